@@ -1,0 +1,30 @@
+# The two front-door commands. Each one sets up everything it needs on a fresh machine.
+PY      ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+# torch is pinned for development; these machines install 2.13.0 from a local file.
+TORCH   ?= torch==2.13.0
+
+.PHONY: demo test bench clean venv
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(VPY) || $(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q "$(TORCH)"
+	$(VPY) -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VPY) -m neogluon.examples.digits $(DEMO_ARGS)
+
+test: $(STAMP)
+	$(VPY) -m pytest -n 2 tests
+
+bench: $(STAMP)
+	$(VPY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

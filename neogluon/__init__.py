@@ -1,0 +1,30 @@
+"""neogluon: MXNet 1.x Gluon's training system, rebuilt on PyTorch.
+
+    import neogluon as mx
+    from neogluon import gluon, nd, autograd, optimizer
+"""
+from .base import MXNetError
+from . import base
+from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus
+from . import context
+from . import autograd
+from . import random
+from . import ndarray
+from . import ndarray as nd
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Higher layers import lazily so `import neogluon` stays fast and layering stays clean.
+    import importlib
+    lazy = {"gluon": ".gluon", "optimizer": ".optimizer", "lr_scheduler": ".lr_scheduler",
+            "kv": ".kvstore", "kvstore": ".kvstore", "init": ".initializer",
+            "initializer": ".initializer", "metric": ".metric", "amp": ".amp",
+            "test_utils": ".test_utils", "io": ".io", "profiler": ".profiler",
+            "engine": ".engine", "util": ".util"}
+    if name in lazy:
+        mod = importlib.import_module(lazy[name], __name__)
+        globals()[name] = mod
+        return mod
+    raise AttributeError(f"module 'neogluon' has no attribute {name!r}")

@@ -1,0 +1,328 @@
+"""Imperative autograd with MXNet 1.x semantics, on torch's autograd engine.
+
+Outside ``record()`` no graph is built: an op whose inputs require grad runs with torch's
+grad mode off. Inside it, torch records as usual. ``backward`` computes the gradients of every
+array that had ``attach_grad`` (or ``mark_variables``) and writes them into their persistent
+gradient buffers according to ``grad_req``, marking exactly those buffers fresh.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Sequence
+
+import torch
+
+from .base import MXNetError
+
+__all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
+           "set_recording", "set_training", "backward", "grad", "mark_variables", "Function",
+           "get_symbol"]
+
+
+class _State(threading.local):
+    recording = False
+    training = False
+
+
+_state = _State()
+# Arrays with an attached gradient; weak so that dropping a model frees them.
+_variables: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def is_recording() -> bool:
+    """Whether operations are being recorded for ``backward``."""
+    return _state.recording
+
+
+def is_training() -> bool:
+    """Whether layers such as Dropout and BatchNorm run in training mode."""
+    return _state.training
+
+
+def set_recording(is_recording: bool) -> bool:  # noqa: D401 - MXNet's name
+    """Set recording on or off; returns the previous value."""
+    prev = _state.recording
+    _state.recording = bool(is_recording)
+    return prev
+
+
+def set_training(train_mode: bool) -> bool:
+    """Set training mode on or off; returns the previous value."""
+    prev = _state.training
+    _state.training = bool(train_mode)
+    return prev
+
+
+class _RecordingStateScope:
+    __slots__ = ("_enter_rec", "_enter_train", "_prev_rec", "_prev_train", "_prev_grad")
+
+    def __init__(self, is_record, train_mode):
+        self._enter_rec = is_record
+        self._enter_train = train_mode
+        self._prev_rec = self._prev_train = self._prev_grad = None
+
+    def __enter__(self):
+        self._prev_grad = torch.is_grad_enabled()
+        if self._enter_rec is not None:
+            self._prev_rec = set_recording(self._enter_rec)
+            torch.set_grad_enabled(bool(self._enter_rec))
+        if self._enter_train is not None:
+            self._prev_train = set_training(self._enter_train)
+        return self
+
+    def __exit__(self, *exc):
+        if self._enter_rec is not None:
+            set_recording(self._prev_rec)
+        if self._enter_train is not None:
+            set_training(self._prev_train)
+        torch.set_grad_enabled(self._prev_grad)
+
+
+def record(train_mode: bool = True):
+    """Scope in which operations are recorded for gradient computation.
+
+    Parameters
+    ----------
+    train_mode : bool
+        Whether layers run in training mode (Dropout active, BatchNorm uses batch statistics).
+    """
+    return _RecordingStateScope(True, train_mode)
+
+
+def pause(train_mode: bool = False):
+    """Scope in which recording stops (inside a ``record()`` scope)."""
+    return _RecordingStateScope(False, train_mode)
+
+
+def train_mode():
+    """Scope that sets training mode without changing recording."""
+    return _RecordingStateScope(None, True)
+
+
+def predict_mode():
+    """Scope that sets inference mode without changing recording."""
+    return _RecordingStateScope(None, False)
+
+
+def _as_list(x):
+    if isinstance(x, (list, tuple)):
+        return list(x), True
+    return [x], False
+
+
+def _head_grads(heads, head_grads):
+    from .ndarray.ndarray import NDArray
+    if head_grads is None:
+        return [None] * len(heads)
+    head_grads, _ = _as_list(head_grads)
+    if len(head_grads) != len(heads):
+        raise ValueError(f"heads and head_grads must have the same length, got {len(heads)} "
+                         f"and {len(head_grads)}")
+    out = []
+    for h, g in zip(heads, head_grads):
+        if g is None:
+            out.append(None)
+            continue
+        if not isinstance(g, NDArray):
+            raise TypeError(f"head_grads must be NDArrays, got {type(g).__name__}")
+        if g.shape != h.shape:
+            raise MXNetError(f"head_grads shape {g.shape} does not match head shape {h.shape}")
+        out.append(g._t)
+    return out
+
+
+def _check_heads(heads):
+    from .ndarray.ndarray import NDArray
+    for h in heads:
+        if not isinstance(h, NDArray):
+            raise TypeError(f"heads must be NDArrays, got {type(h).__name__}")
+        if not h._t.requires_grad:
+            raise MXNetError(
+                "Cannot differentiate node because it is not in a computational graph. "
+                "You need to set is_recording to true or use autograd.record() to save "
+                "computational graphs for backward. If you want to differentiate the same "
+                "graph twice, you need to pass retain_graph=True to backward.")
+
+
+def _fill(h, g):
+    return torch.ones_like(h) if g is None else g
+
+
+def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True):
+    """Compute the gradients of ``heads`` with respect to every attached variable.
+
+    Gradients are written into each variable's buffer: overwritten for ``grad_req='write'``,
+    accumulated for ``'add'``. Variables not reached keep their buffer and stay not fresh.
+    """
+    heads, _ = _as_list(heads)
+    _check_heads(heads)
+    hg = _head_grads(heads, head_grads)
+    variables = [v for v in _variables if v._t.requires_grad and v._ag is not None
+                 and v._ag.grad_req != "null"]
+    heads_t = [h._t for h in heads]
+    grads_out = [_fill(h, g) for h, g in zip(heads_t, hg)]
+    if not variables:
+        torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
+        return
+    try:
+        grads = torch.autograd.grad(heads_t, [v._t for v in variables], grads_out,
+                                    retain_graph=retain_graph, allow_unused=True)
+    except RuntimeError as err:
+        if "backward through the graph a second time" in str(err):
+            raise MXNetError(
+                "the graph was freed by an earlier backward; pass retain_graph=True to "
+                "backward to differentiate the same graph twice") from None
+        raise MXNetError(f"backward failed: {err}") from None
+    with torch.no_grad():
+        for v, g in zip(variables, grads):
+            if g is None:
+                continue
+            ag = v._ag
+            buf = ag.grad._t
+            if ag.grad_req == "add":
+                buf.add_(g)
+            else:
+                buf.copy_(g)
+            ag.fresh = True
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: bool = False,
+         train_mode: bool = True):
+    """Return the gradients of ``heads`` with respect to ``variables`` (no buffer is touched).
+
+    With ``create_graph=True`` the returned gradients are themselves recorded, so they can be
+    differentiated again (higher-order gradients).
+    """
+    from .ndarray.ndarray import NDArray, _new
+    heads, _ = _as_list(heads)
+    variables, was_list = _as_list(variables)
+    _check_heads(heads)
+    for v in variables:
+        if not isinstance(v, NDArray):
+            raise TypeError(f"variables must be NDArrays, got {type(v).__name__}")
+    hg = _head_grads(heads, head_grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    heads_t = [h._t for h in heads]
+    with torch.enable_grad() if create_graph else torch.no_grad():
+        try:
+            grads = torch.autograd.grad(heads_t, [v._t for v in variables],
+                                        [_fill(h, g) for h, g in zip(heads_t, hg)],
+                                        retain_graph=retain_graph, create_graph=create_graph,
+                                        allow_unused=True)
+        except RuntimeError as err:
+            raise MXNetError(f"autograd.grad failed: {err}") from None
+    out = []
+    for v, g in zip(variables, grads):
+        if g is None:
+            g = torch.zeros_like(v._t)
+        out.append(_new(g, v._ctx))
+    return out
+
+
+class _AutogradInfo:
+    """What an array with an attached gradient carries: its buffer, grad_req, fresh flag."""
+    __slots__ = ("grad", "grad_req", "fresh")
+
+    def __init__(self, grad, grad_req):
+        self.grad = grad
+        self.grad_req = grad_req
+        self.fresh = False
+
+
+_GRAD_REQS = ("write", "add", "null")
+
+
+def _attach(arr, grad_req="write", grad_buf=None):
+    if grad_req not in _GRAD_REQS:
+        raise ValueError(f"grad_req must be one of {_GRAD_REQS}, got {grad_req!r}")
+    from .ndarray.ndarray import _new
+    t = arr._t
+    if t.requires_grad or t.grad_fn is not None:
+        t = t.detach()
+    differentiable = t.is_floating_point() or t.is_complex()
+    if grad_req != "null" and differentiable:
+        t.requires_grad_(True)
+    arr._t = t
+    if grad_buf is None:
+        with torch.no_grad():
+            grad_buf = _new(torch.zeros_like(t), arr._ctx)
+    arr._ag = _AutogradInfo(grad_buf, grad_req)
+    _variables.add(arr)
+
+
+def mark_variables(variables, gradients, grad_reqs="write"):
+    """Mark arrays as variables whose gradients go into the given buffers."""
+    variables, _ = _as_list(variables)
+    gradients, _ = _as_list(gradients)
+    if len(variables) != len(gradients):
+        raise ValueError("variables and gradients must have the same length, got "
+                         f"{len(variables)} and {len(gradients)}")
+    if isinstance(grad_reqs, str):
+        grad_reqs = [grad_reqs] * len(variables)
+    for v, g, r in zip(variables, gradients, grad_reqs):
+        _attach(v, r, g)
+
+
+def get_symbol(x):
+    raise MXNetError("autograd.get_symbol is not supported: neogluon has no symbolic graph")
+
+
+class Function:
+    """A user-defined differentiable function, written MXNet's way.
+
+    Subclass it and define ``forward(self, *inputs)`` and ``backward(self, *output_grads)``,
+    both on NDArrays. ``save_for_backward`` keeps arrays for ``backward`` in ``saved_tensors``.
+    Each instance is called once per forward, as in MXNet.
+    """
+
+    def __init__(self):
+        self._saved = ()
+        self._used = False
+
+    def save_for_backward(self, *args):
+        self._saved = args
+
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+    def forward(self, *inputs):
+        raise NotImplementedError
+
+    def backward(self, *output_grads):
+        raise NotImplementedError
+
+    def __call__(self, *inputs):
+        from .ndarray.ndarray import NDArray, _new
+        if self._used:
+            raise MXNetError("each autograd.Function instance can be called only once")
+        self._used = True
+        fn = self
+        ctx = inputs[0]._ctx
+
+        class _Bridge(torch.autograd.Function):
+            @staticmethod
+            def forward(tctx, *ts):
+                with pause(train_mode=is_training()):
+                    outs = fn.forward(*[_new(t.detach(), ctx) for t in ts])
+                single = isinstance(outs, NDArray)
+                outs_l = [outs] if single else list(outs)
+                tctx.single = single
+                return tuple(o._t for o in outs_l) if not single else outs_l[0]._t
+
+            @staticmethod
+            def backward(tctx, *gs):
+                with pause():
+                    igs = fn.backward(*[_new(g, ctx) for g in gs])
+                igs_l = [igs] if isinstance(igs, NDArray) else list(igs)
+                if len(igs_l) != len(inputs):
+                    raise MXNetError(f"{type(fn).__name__}.backward returned {len(igs_l)} "
+                                     f"gradients for {len(inputs)} inputs")
+                return tuple(g._t for g in igs_l)
+
+        out = _Bridge.apply(*[x._t for x in inputs])
+        if isinstance(out, tuple):
+            return [_new(o, ctx) for o in out]
+        return _new(out, ctx)

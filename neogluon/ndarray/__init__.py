@@ -1,0 +1,13 @@
+"""``mx.nd``: arrays and the operators on them."""
+from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, from_torch, to_torch,
+                      from_numpy, from_dlpack, to_dlpack_for_read, to_dlpack_for_write, waitall,
+                      concat, stack, infer_reshape)
+from .ops import *  # noqa: F401,F403
+from .nn_ops import *  # noqa: F401,F403
+from . import random
+from . import contrib
+from .io import save, load
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "from_torch",
+           "to_torch", "from_numpy", "from_dlpack", "waitall", "random", "save", "load",
+           "contrib"]

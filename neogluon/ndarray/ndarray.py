@@ -1,0 +1,831 @@
+"""NDArray: one torch.Tensor and the Context it belongs to.
+
+The class is deliberately thin (``__slots__``, no checks that torch already does) so that a
+training loop written on NDArrays costs about what the same loop costs in plain torch.
+
+Grad-mode rule: outside ``autograd.record()`` no graph is built. Ops whose inputs require
+grad (attached variables) then run with torch's grad mode off; ops on plain arrays run as is.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import torch
+
+from .. import autograd as _ag_mod
+from ..base import MXNetError, to_numpy_dtype, to_torch_dtype
+from ..context import Context, current_context, context_of_device
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "from_torch",
+           "to_torch", "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
+           "waitall", "concat", "stack"]
+
+_state = _ag_mod._state
+_object_new = object.__new__
+_is_grad_enabled = torch.is_grad_enabled
+_set_grad_enabled = torch._C._set_grad_enabled
+_Tensor = torch.Tensor
+
+
+def _new(t: torch.Tensor, ctx: Context) -> "NDArray":
+    """Wrap a tensor without copying (internal fast constructor)."""
+    a = _object_new(NDArray)
+    a._t = t
+    a._ctx = ctx
+    a._ag = None
+    return a
+
+
+def _call_nograd(fn, *args, **kwargs):
+    prev = _is_grad_enabled()
+    _set_grad_enabled(False)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _set_grad_enabled(prev)
+
+
+def _run(fn, *args, **kwargs):
+    """Run a torch function under neogluon's grad-mode rule."""
+    if _state.recording:
+        return fn(*args, **kwargs)
+    return _call_nograd(fn, *args, **kwargs)
+
+
+def _shape_str(shape):
+    return "x".join(str(s) for s in shape) if shape else "0"
+
+
+def _scalar_result(t, scalar, r):
+    # MXNet keeps an integer array integer when it meets a Python float scalar.
+    if r.dtype is not t.dtype and not t.is_floating_point() and t.dtype is not torch.bool:
+        return r.to(t.dtype)
+    return r
+
+
+class NDArray:
+    """An n-dimensional array on a Context, backed by one ``torch.Tensor``.
+
+    Create arrays with :func:`neogluon.nd.array`, ``nd.zeros`` and friends. The tensor is
+    reachable, without a copy, through :func:`neogluon.nd.to_torch`.
+    """
+
+    __slots__ = ("_t", "_ctx", "_ag", "__weakref__")
+    __array_priority__ = 1000.0
+
+    # ------------------------------------------------------------------ construction
+    def __init__(self, data=None, ctx=None, dtype=None):
+        if isinstance(data, torch.Tensor):
+            t = data
+        else:
+            t = torch.as_tensor(np.asarray(data), dtype=to_torch_dtype(dtype))
+        ctx = ctx or (context_of_device(t.device) if t.device.type == "cuda" else current_context())
+        self._t = t if t.device == ctx.torch_device else t.to(ctx.torch_device)
+        self._ctx = ctx
+        self._ag = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self):
+        return tuple(self._t.shape)
+
+    @property
+    def dtype(self):
+        return to_numpy_dtype(self._t.dtype)
+
+    @property
+    def size(self):
+        return self._t.numel()
+
+    @property
+    def ndim(self):
+        return self._t.dim()
+
+    @property
+    def context(self):
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def stype(self):
+        return "default"
+
+    @property
+    def T(self):
+        if self._t.dim() < 2:
+            return self
+        return _new(self._t.permute(*range(self._t.dim() - 1, -1, -1)), self._ctx)
+
+    @property
+    def handle(self):
+        return self._t
+
+    @property
+    def writable(self):
+        return True
+
+    # --------------------------------------------------------------- autograd
+    @property
+    def grad(self):
+        ag = self._ag
+        return None if ag is None else ag.grad
+
+    @property
+    def _fresh_grad(self):
+        ag = self._ag
+        return ag is not None and ag.fresh
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        if self._ag is not None:
+            self._ag.fresh = bool(value)
+
+    def attach_grad(self, grad_req="write", stype=None):
+        """Allocate a gradient buffer and make this array a variable for ``backward``."""
+        if stype not in (None, "default"):
+            from .sparse import _attach_sparse_grad  # noqa: WPS433 - optional layer
+            return _attach_sparse_grad(self, grad_req, stype)
+        _ag_mod._attach(self, grad_req)
+        return None
+
+    def detach(self):
+        """A new array with the same data, cut from the recorded graph."""
+        return _new(self._t.detach(), self._ctx)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Compute the gradients of this array with respect to attached variables."""
+        _ag_mod.backward([self], None if out_grad is None else [out_grad],
+                         retain_graph=retain_graph, train_mode=train_mode)
+
+    # ------------------------------------------------------------------ conversion
+    def asnumpy(self):
+        """A numpy copy of the data."""
+        t = self._t.detach()
+        if t.dtype is torch.bfloat16:
+            t = t.float()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        return t.numpy().copy()
+
+    def asscalar(self):
+        """The value of a one-element array, as a numpy scalar."""
+        if self._t.numel() != 1:
+            raise ValueError(f"The current array is not a scalar: shape {self.shape}")
+        return self.asnumpy().reshape(())[()]
+
+    def item(self):
+        return self.asscalar()
+
+    def astype(self, dtype, copy=True):
+        """This array converted to ``dtype`` (a copy unless ``copy=False`` and equal)."""
+        td = to_torch_dtype(dtype)
+        if td is self._t.dtype and not copy:
+            return self
+        return _new(_run(self._t.to, td, copy=True), self._ctx)
+
+    def copy(self):
+        return _new(_run(torch.clone, self._t), self._ctx)
+
+    def copyto(self, other):
+        """Copy into another array (in place) or onto a Context (a new array)."""
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            if other.shape != self.shape:
+                raise MXNetError(f"copyto: shape mismatch, source {self.shape} and "
+                                 f"target {other.shape}")
+            _call_nograd(other._t.copy_, self._t.detach())
+            return other
+        if isinstance(other, Context):
+            t = self._t.detach().to(other.torch_device, copy=True)
+            return _new(t, other)
+        raise TypeError(f"copyto does not support type {type(other).__name__}")
+
+    def as_in_context(self, context):
+        """This array on ``context`` (itself if it is there already)."""
+        if context == self._ctx:
+            return self
+        return _new(_run(self._t.to, context.torch_device, copy=True), context)
+
+    as_in_ctx = as_in_context
+
+    def tostype(self, stype):
+        if stype == "default":
+            return self
+        from . import sparse
+        return sparse.cast_storage(self, stype)
+
+    def wait_to_read(self):
+        if self._t.device.type == "cuda":
+            torch.cuda.synchronize(self._t.device)
+
+    wait_to_write = wait_to_read
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __dlpack__(self, stream=None):
+        return self._t.detach().__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._t.__dlpack_device__()
+
+    def __reduce__(self):
+        return (_rebuild, (self.asnumpy(), str(self._t.dtype).split(".")[1],
+                           self._ctx.device_type, self._ctx.device_id))
+
+    def __len__(self):
+        if self._t.dim() == 0:
+            raise TypeError("len() of a 0-d array")
+        return self._t.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self):
+        n = self._t.numel()
+        if n == 0:
+            return False
+        if n == 1:
+            return bool(self._t.item())
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    def __index__(self):
+        if self._t.is_floating_point() or self._t.numel() != 1:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._t.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        body = str(self.asnumpy())
+        return f"\n{body}\n<{type(self).__name__} {_shape_str(self.shape)} @{self._ctx}>"
+
+    __str__ = __repr__
+
+    # ------------------------------------------------------------------ arithmetic
+    def _operand(self, other):
+        if type(other) is NDArray:
+            o = other._t
+            if o.dtype is not self._t.dtype:
+                raise MXNetError(
+                    f"dtype mismatch: {self.dtype.__name__} array with shape {self.shape} and "
+                    f"{other.dtype.__name__} array with shape {other.shape}; cast one with "
+                    "astype() first")
+            return o
+        if isinstance(other, (int, float, bool)):
+            return other
+        if isinstance(other, NDArray):  # sparse arrays and subclasses
+            return other.tostype("default")._t
+        if isinstance(other, np.ndarray):
+            return torch.as_tensor(other, dtype=self._t.dtype, device=self._t.device)
+        if isinstance(other, numbers.Number):
+            return other.item() if hasattr(other, "item") else other
+        return None
+
+    def _binary(self, other, fn):
+        t = self._t
+        o = self._operand(other)
+        if o is None:
+            return NotImplemented
+        try:
+            if _state.recording or not (t.requires_grad or (type(o) is _Tensor and o.requires_grad)):
+                r = fn(t, o)
+            else:
+                r = _call_nograd(fn, t, o)
+        except RuntimeError as err:
+            raise _shape_error(fn, self, other, err) from None
+        if type(o) is not _Tensor:
+            r = _scalar_result(t, o, r)
+        return _new(r, self._ctx)
+
+    def _rbinary(self, other, fn):
+        o = self._operand(other)
+        if o is None:
+            return NotImplemented
+        t = self._t
+        if type(o) is not _Tensor:
+            o = torch.tensor(o, dtype=t.dtype, device=t.device)
+        if _state.recording or not t.requires_grad:
+            r = fn(o, t)
+        else:
+            r = _call_nograd(fn, o, t)
+        return _new(r, self._ctx)
+
+    def _inplace(self, other, fn):
+        o = self._operand(other)
+        if o is None:
+            return NotImplemented
+        t = self._t
+        if t.requires_grad:
+            if _state.recording:
+                raise MXNetError("In-place operations (+=, -=, x[:]=, ...) on a variable with "
+                                 "an attached gradient are not supported while recording")
+            _call_nograd(fn, t, o)
+        else:
+            try:
+                fn(t, o)
+            except RuntimeError as err:
+                raise _shape_error(fn, self, other, err) from None
+        return self
+
+    def __add__(self, other):
+        return self._binary(other, torch.add)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._binary(other, torch.sub)
+
+    def __rsub__(self, other):
+        return self._rbinary(other, torch.sub)
+
+    def __mul__(self, other):
+        return self._binary(other, torch.mul)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if not self._t.is_floating_point():
+            return self._binary(other, _int_div)
+        return self._binary(other, torch.div)
+
+    def __rtruediv__(self, other):
+        if not self._t.is_floating_point():
+            return self._rbinary(other, _int_div)
+        return self._rbinary(other, torch.div)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __floordiv__(self, other):
+        return self._binary(other, torch.floor_divide)
+
+    def __rfloordiv__(self, other):
+        return self._rbinary(other, torch.floor_divide)
+
+    def __mod__(self, other):
+        return self._binary(other, torch.fmod)
+
+    def __rmod__(self, other):
+        return self._rbinary(other, torch.fmod)
+
+    def __pow__(self, other):
+        return self._binary(other, torch.pow)
+
+    def __rpow__(self, other):
+        return self._rbinary(other, torch.pow)
+
+    def __neg__(self):
+        return _new(_run(torch.neg, self._t), self._ctx)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _new(_run(torch.abs, self._t), self._ctx)
+
+    def __iadd__(self, other):
+        return self._inplace(other, _Tensor.add_)
+
+    def __isub__(self, other):
+        return self._inplace(other, _Tensor.sub_)
+
+    def __imul__(self, other):
+        return self._inplace(other, _Tensor.mul_)
+
+    def __itruediv__(self, other):
+        return self._inplace(other, _Tensor.div_)
+
+    __idiv__ = __itruediv__
+
+    def __imod__(self, other):
+        return self._inplace(other, _Tensor.fmod_)
+
+    # Comparisons return 0/1 in the array's own dtype, as MXNet does.
+    def _compare(self, other, fn):
+        o = self._operand(other)
+        if o is None:
+            return NotImplemented
+        try:
+            r = fn(self._t.detach(), o.detach() if type(o) is _Tensor else o)
+        except RuntimeError as err:
+            raise _shape_error(fn, self, other, err) from None
+        return _new(r.to(self._t.dtype), self._ctx)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return self._compare(other, torch.eq)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return self._compare(other, torch.ne)
+
+    def __gt__(self, other):
+        return self._compare(other, torch.gt)
+
+    def __ge__(self, other):
+        return self._compare(other, torch.ge)
+
+    def __lt__(self, other):
+        return self._compare(other, torch.lt)
+
+    def __le__(self, other):
+        return self._compare(other, torch.le)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        k = _convert_key(key, self._t.device)
+        t = self._t
+        try:
+            r = t[k] if (_state.recording or not t.requires_grad) else _call_nograd(t.__getitem__, k)
+        except IndexError as err:
+            raise IndexError(f"index {key!r} is out of bounds for array of shape "
+                             f"{self.shape}: {err}") from None
+        if r.dim() == 0:
+            r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
+        return _new(r, self._ctx)
+
+    def __setitem__(self, key, value):
+        k = _convert_key(key, self._t.device)
+        t = self._t
+        if isinstance(value, NDArray):
+            v = value._t
+            if v.dtype is not t.dtype:
+                v = v.to(t.dtype)
+            if v.device != t.device:
+                v = v.to(t.device)
+        elif isinstance(value, (int, float, bool, np.generic)):
+            v = value
+        else:
+            v = torch.as_tensor(np.asarray(value), dtype=t.dtype, device=t.device)
+        if t.requires_grad and _state.recording:
+            raise MXNetError("In-place assignment to a variable with an attached gradient is "
+                             "not supported while recording")
+        try:
+            if t.requires_grad or (type(v) is _Tensor and v.requires_grad and not _state.recording):
+                _call_nograd(t.__setitem__, k, v)
+            else:
+                t[k] = v
+        except RuntimeError as err:
+            target = t[k].shape if not isinstance(k, tuple) or k else t.shape
+            raise MXNetError(f"cannot assign a value of shape "
+                             f"{tuple(getattr(v, 'shape', ()))} to a region of shape "
+                             f"{tuple(target)} of an array with shape {self.shape}: {err}") from None
+
+    # ------------------------------------------------------------------ shape ops
+    def reshape(self, *shape, **kwargs):
+        """Reshape, with MXNet's special codes 0, -1, -2, -3, -4 and ``reverse``."""
+        reverse = kwargs.pop("reverse", False)
+        if "shape" in kwargs:
+            shape = kwargs.pop("shape")
+        elif len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = shape[0]
+        if kwargs:
+            raise TypeError(f"reshape got unexpected arguments {sorted(kwargs)}")
+        target = infer_reshape(self.shape, tuple(shape), reverse)
+        return _new(_run(self._t.reshape, target), self._ctx)
+
+    def reshape_like(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, inplace=False):
+        t = self._t
+        n = t.shape[0] if t.dim() else 1
+        return _new(_run(t.reshape, n, -1), self._ctx)
+
+    def expand_dims(self, axis):
+        return _new(_run(self._t.unsqueeze, axis), self._ctx)
+
+    def zeros_like(self):
+        return _new(torch.zeros_like(self._t, requires_grad=False), self._ctx)
+
+    def ones_like(self):
+        return _new(torch.ones_like(self._t, requires_grad=False), self._ctx)
+
+    def as_nd_ndarray(self):
+        return self
+
+    def to_dlpack_for_read(self):
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        return to_dlpack_for_write(self)
+
+
+def _int_div(a, b):
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+def _rebuild(data, dtype, dev_type, dev_id):
+    ctx = Context(dev_type, dev_id)
+    return _new(torch.as_tensor(data).to(getattr(torch, dtype)).to(ctx.torch_device), ctx)
+
+
+def _shape_error(fn, a, b, err):
+    bshape = getattr(b, "shape", "scalar")
+    name = getattr(fn, "__name__", str(fn))
+    return MXNetError(f"{name}: operands with shapes {a.shape} and {bshape} cannot be "
+                      f"broadcast together ({err})")
+
+
+def _convert_key(key, device):
+    if type(key) is tuple:
+        return tuple(_convert_one(k, device) for k in key)
+    return _convert_one(key, device)
+
+
+def _convert_one(k, device):
+    if isinstance(k, NDArray):
+        t = k._t.detach()
+        return t if t.dtype is torch.bool else t.long()
+    if isinstance(k, np.ndarray):
+        return torch.as_tensor(k if k.dtype == bool else k.astype(np.int64), device=device)
+    if isinstance(k, list):
+        return torch.as_tensor(np.asarray(k, dtype=np.int64), device=device)
+    return k
+
+
+def infer_reshape(src, target, reverse=False):
+    """Output shape of MXNet's ``reshape`` for input shape ``src`` and ``target`` codes.
+
+    Codes: 0 copies an input dimension, -1 infers one, -2 copies all remaining dimensions,
+    -3 merges two consecutive dimensions, -4 splits one into the next two values (one may be
+    -1). With ``reverse`` the codes are matched from the right.
+    """
+    src = list(src)
+    tgt = list(target)
+    if reverse:
+        src = src[::-1]
+        # -4 takes the two values after it, so reversing must keep each triple in order.
+        rev, i = [], len(tgt) - 1
+        out_groups = []
+        i = 0
+        while i < len(tgt):
+            if tgt[i] == -4:
+                out_groups.append(tgt[i:i + 3])
+                i += 3
+            else:
+                out_groups.append([tgt[i]])
+                i += 1
+        for g in out_groups[::-1]:
+            if g[0] == -4:
+                rev.extend([-4, g[2], g[1]])
+            else:
+                rev.extend(g)
+        tgt = rev
+    out = []
+    si = 0
+    i = 0
+    infer_at = -1
+    try:
+        while i < len(tgt):
+            code = tgt[i]
+            if code > 0:
+                out.append(code)
+                si += 1
+            elif code == 0:
+                out.append(src[si])
+                si += 1
+            elif code == -1:
+                if infer_at >= 0:
+                    raise MXNetError(f"reshape: more than one -1 in target shape {tuple(target)}")
+                infer_at = len(out)
+                out.append(-1)
+                si += 1
+            elif code == -2:
+                out.extend(src[si:])
+                si = len(src)
+            elif code == -3:
+                out.append(src[si] * src[si + 1])
+                si += 2
+            elif code == -4:
+                d = src[si]
+                a, b = tgt[i + 1], tgt[i + 2]
+                if a == -1:
+                    a = d // b
+                if b == -1:
+                    b = d // a
+                if a * b != d:
+                    raise MXNetError(f"reshape: cannot split dimension {d} into ({tgt[i + 1]}, "
+                                     f"{tgt[i + 2]}) for input shape {tuple(src)}")
+                out.extend([a, b])
+                si += 1
+                i += 2
+            else:
+                raise MXNetError(f"reshape: invalid code {code} in target shape {tuple(target)}")
+            i += 1
+    except IndexError:
+        raise MXNetError(f"reshape: target shape {tuple(target)} refers to more dimensions "
+                         f"than input shape {tuple(src[::-1] if reverse else src)} has") from None
+    total = 1
+    for d in src:
+        total *= d
+    if infer_at >= 0:
+        known = 1
+        for j, d in enumerate(out):
+            if j != infer_at:
+                known *= d
+        if known == 0 or total % known:
+            raise MXNetError(f"reshape: cannot infer -1 in {tuple(target)} for input shape "
+                             f"{tuple(src)}")
+        out[infer_at] = total // known
+    prod = 1
+    for d in out:
+        prod *= d
+    if prod != total:
+        shown_src = tuple(src[::-1]) if reverse else tuple(src)
+        shown_out = tuple(out[::-1]) if reverse else tuple(out)
+        raise MXNetError(f"reshape: cannot reshape array of shape {shown_src} "
+                         f"({total} elements) into {shown_out} ({prod} elements)")
+    return tuple(out[::-1]) if reverse else tuple(out)
+
+
+# ---------------------------------------------------------------------- creation
+def _ctx_dtype(ctx, dtype):
+    return (ctx if ctx is not None else current_context()), to_torch_dtype(dtype)
+
+
+def array(source_array, ctx=None, dtype=None):
+    """Create an array from a list, a numpy array, an NDArray or a tensor.
+
+    The default dtype is float32, except that an NDArray or numpy array keeps its dtype.
+    """
+    if isinstance(source_array, NDArray):
+        dt = source_array._t.dtype if dtype is None else to_torch_dtype(dtype)
+        ctx = ctx or source_array._ctx
+        return _new(source_array._t.detach().to(ctx.torch_device, dt, copy=True), ctx)
+    ctx = ctx if ctx is not None else current_context()
+    if isinstance(source_array, torch.Tensor):
+        dt = source_array.dtype if dtype is None else to_torch_dtype(dtype)
+        return _new(source_array.detach().to(ctx.torch_device, dt, copy=True), ctx)
+    if isinstance(source_array, np.ndarray):
+        dt = to_torch_dtype(source_array.dtype if dtype is None else dtype)
+        np_arr = source_array
+    else:
+        dt = to_torch_dtype(dtype)
+        try:
+            np_arr = np.array(source_array, dtype=np.float32 if dtype is None else None)
+        except (ValueError, TypeError) as err:
+            raise TypeError(f"cannot create an NDArray from {type(source_array).__name__}: "
+                            f"{err}") from None
+    t = torch.from_numpy(np.ascontiguousarray(np_arr)).to(ctx.torch_device, dt, copy=True)
+    if t.dim() == 0:
+        t = t.reshape(1)
+    return _new(t, ctx)
+
+
+def _shape(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def empty(shape, ctx=None, dtype=None):
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    return _new(torch.empty(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    if stype not in (None, "default"):
+        from . import sparse
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    return _new(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    return _new(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    r = _new(torch.full(_shape(shape), val, dtype=dt, device=ctx.torch_device), ctx)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
+    if repeat != 1:
+        t = t.repeat_interleave(repeat)
+    return _new(t, ctx)
+
+
+def from_torch(tensor: torch.Tensor, ctx=None) -> NDArray:
+    """Wrap a torch tensor as an NDArray without copying."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"from_torch expects a torch.Tensor, got {type(tensor).__name__}")
+    if ctx is None:
+        ctx = context_of_device(tensor.device)
+    elif ctx.torch_device != tensor.device:
+        raise MXNetError(f"tensor on {tensor.device} cannot be wrapped as an array on {ctx}")
+    return _new(tensor, ctx)
+
+
+def to_torch(arr: NDArray) -> torch.Tensor:
+    """The torch tensor behind an NDArray (shared memory, no copy)."""
+    if not isinstance(arr, NDArray):
+        raise TypeError(f"to_torch expects an NDArray, got {type(arr).__name__}")
+    return arr._t
+
+
+def from_numpy(ndarray, zero_copy=True, ctx=None):
+    """Wrap a numpy array; shares memory with it when ``zero_copy`` and possible."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(ndarray).__name__}")
+    if zero_copy and ndarray.flags["C_CONTIGUOUS"] and ndarray.flags["WRITEABLE"]:
+        t = torch.from_numpy(ndarray)
+    else:
+        t = torch.from_numpy(np.array(ndarray, copy=True, order="C"))
+    ctx = ctx or Context("cpu", 0)
+    if ctx.torch_device.type != "cpu":
+        t = t.to(ctx.torch_device)
+    return _new(t, ctx)
+
+
+def from_dlpack(dlpack):
+    """An NDArray that shares memory with a DLPack capsule or an object with ``__dlpack__``."""
+    t = torch.utils.dlpack.from_dlpack(dlpack)
+    return _new(t, context_of_device(t.device))
+
+
+def to_dlpack_for_read(data: NDArray):
+    return torch.utils.dlpack.to_dlpack(data._t.detach())
+
+
+def to_dlpack_for_write(data: NDArray):
+    return torch.utils.dlpack.to_dlpack(data._t.detach())
+
+
+def waitall():
+    """Wait until every pending computation has finished."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def _tensors(arrays, what):
+    ts = []
+    for a in arrays:
+        if not isinstance(a, NDArray):
+            raise TypeError(f"{what} expects NDArrays, got {type(a).__name__}")
+        ts.append(a._t)
+    if not ts:
+        raise MXNetError(f"{what} needs at least one array")
+    dt = ts[0].dtype
+    for a, t in zip(arrays, ts):
+        if t.dtype is not dt:
+            raise MXNetError(f"{what}: all arrays must have the same dtype, got "
+                             f"{arrays[0].dtype.__name__} and {a.dtype.__name__}")
+    return ts
+
+
+def concat(*data, dim=1, num_args=None, out=None):
+    """Join arrays along an existing axis (``dim``, default 1 as in MXNet)."""
+    if len(data) == 1 and isinstance(data[0], (list, tuple)):
+        data = tuple(data[0])
+    ts = _tensors(data, "concat")
+    try:
+        r = _run(torch.cat, ts, dim)
+    except (RuntimeError, IndexError) as err:
+        raise MXNetError(f"concat along dim {dim} of shapes {[a.shape for a in data]}: "
+                         f"{err}") from None
+    return _assign_out(_new(r, data[0]._ctx), out)
+
+
+def stack(*data, axis=0, num_args=None, out=None):
+    """Join arrays along a new axis."""
+    if len(data) == 1 and isinstance(data[0], (list, tuple)):
+        data = tuple(data[0])
+    ts = _tensors(data, "stack")
+    try:
+        r = _run(torch.stack, ts, axis)
+    except (RuntimeError, IndexError) as err:
+        raise MXNetError(f"stack along axis {axis} of shapes {[a.shape for a in data]}: "
+                         f"{err}") from None
+    return _assign_out(_new(r, data[0]._ctx), out)
+
+
+def _assign_out(result, out):
+    if out is None:
+        return result
+    out[:] = result
+    return out

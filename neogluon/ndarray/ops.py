@@ -1,0 +1,611 @@
+"""``nd.*`` operators as functions; most are also fluent methods of NDArray.
+
+Each op unwraps its NDArray inputs, calls torch under neogluon's grad-mode rule, and wraps the
+result on the first input's context. ``out=`` writes the result into an existing array.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..base import MXNetError, to_torch_dtype
+from .ndarray import NDArray, _new, _run, _assign_out, concat, stack  # noqa: F401
+
+__all__ = []  # filled by _export
+
+
+def _export(fluent=True):
+    def deco(fn):
+        __all__.append(fn.__name__)
+        globals()[fn.__name__] = fn
+        if fluent and not hasattr(NDArray, fn.__name__):
+            setattr(NDArray, fn.__name__, fn)
+        return fn
+    return deco
+
+
+def _t(x, what="data"):
+    if isinstance(x, NDArray):
+        return x._t
+    raise TypeError(f"{what} must be an NDArray, got {type(x).__name__}")
+
+
+def _norm_axis(axis, ndim, exclude=False):
+    if axis is None or axis == ():
+        axes = tuple(range(ndim))
+    elif isinstance(axis, int):
+        axes = (axis % ndim if ndim else 0,)
+    else:
+        axes = tuple(a % ndim for a in axis)
+    if exclude:
+        axes = tuple(i for i in range(ndim) if i not in axes)
+    return axes
+
+
+# ---------------------------------------------------------------- elementwise unary
+def _unary(name, fn):
+    def op(data, out=None, name=None):
+        return _assign_out(_new(_run(fn, _t(data)), data._ctx), out)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}``."
+    return op
+
+
+for _name, _fn in {
+    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "square": torch.square, "exp": torch.exp,
+    "expm1": torch.expm1, "log": torch.log, "log2": torch.log2, "log10": torch.log10,
+    "log1p": torch.log1p, "sign": torch.sign, "relu": torch.relu, "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
+    "arcsin": torch.asin, "arccos": torch.acos, "arctan": torch.atan, "sinh": torch.sinh,
+    "cosh": torch.cosh, "arcsinh": torch.asinh, "arccosh": torch.acosh, "arctanh": torch.atanh,
+    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "rint": torch.round,
+    "trunc": torch.trunc, "fix": torch.trunc, "abs": torch.abs, "negative": torch.neg,
+    "reciprocal": torch.reciprocal, "erf": torch.erf, "erfinv": torch.erfinv,
+    "gamma": lambda x: torch.lgamma(x).exp(), "gammaln": torch.lgamma,
+    "softsign": F.softsign, "cbrt": lambda x: torch.sign(x) * torch.abs(x).pow(1.0 / 3),
+    "rcbrt": lambda x: 1.0 / (torch.sign(x) * torch.abs(x).pow(1.0 / 3)),
+    "degrees": torch.rad2deg, "radians": torch.deg2rad, "logical_not": lambda x: (x == 0).to(x.dtype),
+}.items():
+    _export()(_unary(_name, _fn))
+
+
+@_export()
+def clip(data, a_min, a_max, out=None, name=None):
+    """Clip values into [a_min, a_max]."""
+    return _assign_out(_new(_run(torch.clamp, _t(data), a_min, a_max), data._ctx), out)
+
+
+@_export(fluent=False)
+def isnan(data):
+    return _new(torch.isnan(_t(data)).to(data._t.dtype), data._ctx)
+
+
+@_export(fluent=False)
+def isinf(data):
+    return _new(torch.isinf(_t(data)).to(data._t.dtype), data._ctx)
+
+
+@_export(fluent=False)
+def isfinite(data):
+    return _new(torch.isfinite(_t(data)).to(data._t.dtype), data._ctx)
+
+
+# ---------------------------------------------------------------- binary
+def _binary_fn(name, fn):
+    def op(lhs, rhs, out=None, name=None):
+        if isinstance(lhs, NDArray):
+            return _assign_out(lhs._binary(rhs, fn), out)
+        if isinstance(rhs, NDArray):
+            return _assign_out(rhs._rbinary(lhs, fn), out)
+        return fn(torch.as_tensor(lhs), torch.as_tensor(rhs)).item()
+    op.__name__ = name
+    return op
+
+
+for _name, _fn in {
+    "add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div,
+    "power": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
+    "modulo": torch.fmod, "hypot": torch.hypot, "arctan2": torch.atan2,
+    "broadcast_add": torch.add, "broadcast_sub": torch.sub, "broadcast_minus": torch.sub,
+    "broadcast_mul": torch.mul, "broadcast_div": torch.div, "broadcast_power": torch.pow,
+    "broadcast_maximum": torch.maximum, "broadcast_minimum": torch.minimum,
+    "broadcast_mod": torch.fmod, "broadcast_hypot": torch.hypot,
+    "elemwise_add": torch.add, "elemwise_sub": torch.sub, "elemwise_mul": torch.mul,
+    "elemwise_div": torch.div,
+}.items():
+    _export(fluent=False)(_binary_fn(_name, _fn))
+
+
+def _scalar_max(fn):
+    def wrapped(a, b):
+        if not isinstance(b, torch.Tensor):
+            b = torch.tensor(b, dtype=a.dtype, device=a.device)
+        return fn(a, b)
+    return wrapped
+
+
+globals()["maximum"] = _binary_fn("maximum", _scalar_max(torch.maximum))
+globals()["minimum"] = _binary_fn("minimum", _scalar_max(torch.minimum))
+
+
+def _cmp(name, fn):
+    def op(lhs, rhs, out=None, name=None):
+        return _assign_out(lhs._compare(rhs, fn), out)
+    op.__name__ = name
+    return op
+
+
+for _name, _fn in {"equal": torch.eq, "not_equal": torch.ne, "greater": torch.gt,
+                   "greater_equal": torch.ge, "lesser": torch.lt, "lesser_equal": torch.le,
+                   "broadcast_equal": torch.eq, "broadcast_not_equal": torch.ne,
+                   "broadcast_greater": torch.gt, "broadcast_greater_equal": torch.ge,
+                   "broadcast_lesser": torch.lt, "broadcast_lesser_equal": torch.le}.items():
+    _export(fluent=False)(_cmp(_name, _fn))
+
+
+# ---------------------------------------------------------------- reductions
+def _reduce(name, fn):
+    def op(data, axis=None, keepdims=False, exclude=False, out=None, name=None):
+        t = _t(data)
+        axes = _norm_axis(axis, t.dim(), exclude)
+        if t.dim() == 0:
+            r = t
+        elif not axes:
+            r = t
+        else:
+            r = _run(fn, t, axes, keepdims)
+        if r.dim() == 0:
+            r = r.reshape(1)
+        return _assign_out(_new(r, data._ctx), out)
+    op.__name__ = name
+    op.__doc__ = f"``{name}`` over ``axis`` (all axes by default), with keepdims and exclude."
+    return op
+
+
+def _amax(t, axes, keep):
+    return torch.amax(t, dim=axes, keepdim=keep)
+
+
+def _amin(t, axes, keep):
+    return torch.amin(t, dim=axes, keepdim=keep)
+
+
+def _prod(t, axes, keep):
+    for a in sorted(axes, reverse=True):
+        t = torch.prod(t, dim=a, keepdim=keep)
+    return t
+
+
+for _name, _fn in {"sum": lambda t, a, k: torch.sum(t, dim=a, keepdim=k),
+                   "mean": lambda t, a, k: torch.mean(t, dim=a, keepdim=k),
+                   "max": _amax, "min": _amin, "prod": _prod,
+                   "nansum": lambda t, a, k: torch.nansum(t, dim=a, keepdim=k),
+                   "nanprod": lambda t, a, k: _prod(torch.nan_to_num(t, nan=1.0), a, k)}.items():
+    _export()(_reduce(_name, _fn))
+
+globals()["sum_axis"] = globals()["sum"]
+
+
+@_export()
+def norm(data, ord=2, axis=None, keepdims=False, out=None, name=None):
+    """L1 or L2 norm over ``axis`` (all elements by default)."""
+    t = _t(data)
+    if ord not in (1, 2):
+        raise MXNetError(f"norm: ord must be 1 or 2, got {ord}")
+    dims = None if axis is None else _norm_axis(axis, t.dim())
+    r = _run(torch.linalg.vector_norm, t, ord, dims, keepdims)
+    if r.dim() == 0:
+        r = r.reshape(1)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+def _arg(name, fn):
+    def op(data, axis=None, keepdims=False, out=None, name=None):
+        t = _t(data)
+        if axis is None:
+            r = fn(t.reshape(-1), 0, False)
+        else:
+            r = fn(t, axis, keepdims)
+        if r.dim() == 0:
+            r = r.reshape(1)
+        return _assign_out(_new(r.to(t.dtype), data._ctx), out)
+    op.__name__ = name
+    return op
+
+
+_export()(_arg("argmax", lambda t, a, k: torch.argmax(t, dim=a, keepdim=k)))
+_export()(_arg("argmin", lambda t, a, k: torch.argmin(t, dim=a, keepdim=k)))
+
+
+@_export(fluent=False)
+def argmax_channel(data, out=None):
+    return argmax(data, axis=-1, out=out)
+
+
+# ---------------------------------------------------------------- shape manipulation
+@_export(fluent=False)
+def reshape(data, shape=None, reverse=False, out=None, name=None, **kwargs):
+    return _assign_out(data.reshape(shape, reverse=reverse), out)
+
+
+@_export()
+def transpose(data, axes=None, out=None, name=None):
+    t = _t(data)
+    axes = tuple(range(t.dim() - 1, -1, -1)) if not axes else tuple(axes)
+    return _assign_out(_new(_run(t.permute, axes), data._ctx), out)
+
+
+@_export()
+def swapaxes(data, dim1=0, dim2=0, out=None, name=None):
+    return _assign_out(_new(_run(torch.transpose, _t(data), dim1, dim2), data._ctx), out)
+
+
+globals()["SwapAxis"] = swapaxes
+
+
+@_export(fluent=False)
+def expand_dims(data, axis, out=None, name=None):
+    return _assign_out(data.expand_dims(axis), out)
+
+
+@_export()
+def squeeze(data, axis=None, out=None, name=None):
+    t = _t(data)
+    if axis is None:
+        r = _run(torch.squeeze, t)
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        for a in axes:
+            if t.shape[a] != 1:
+                raise MXNetError(f"squeeze: axis {a} of shape {tuple(t.shape)} has size "
+                                 f"{t.shape[a]}, not 1")
+        r = _run(torch.squeeze, t, axes)
+    if r.dim() == 0:
+        r = r.reshape(1)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export(fluent=False)
+def flatten(data, out=None, name=None):
+    return _assign_out(data.flatten(), out)
+
+
+globals()["Flatten"] = flatten
+globals()["Concat"] = concat
+
+
+@_export()
+def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
+    """Split into ``num_outputs`` equal parts along ``axis``."""
+    t = _t(data)
+    n = t.shape[axis]
+    if n % num_outputs:
+        raise MXNetError(f"split: axis {axis} of size {n} (shape {tuple(t.shape)}) cannot be "
+                         f"split into {num_outputs} equal parts")
+    parts = _run(torch.chunk, t, num_outputs, axis)
+    if squeeze_axis:
+        parts = [p.squeeze(axis) for p in parts]
+    res = [_new(p, data._ctx) for p in parts]
+    return res[0] if len(res) == 1 else res
+
+
+globals()["SliceChannel"] = split
+
+
+@_export()
+def slice(data, begin, end, step=None, out=None, name=None):  # noqa: A001 - MXNet's name
+    """Slice with per-axis ``begin``/``end``/``step`` (None keeps the whole axis)."""
+    t = _t(data)
+    step = step or [None] * len(begin)
+    idx = []
+    for b, e, s in zip(begin, end, step):
+        import builtins
+        idx.append(builtins.slice(b, e, s))
+    return _assign_out(_new(_run(t.__getitem__, tuple(idx)), data._ctx), out)
+
+
+@_export()
+def slice_axis(data, axis, begin, end, out=None, name=None):
+    t = _t(data)
+    n = t.shape[axis]
+    end = n if end is None else end
+    r = _run(torch.narrow, t, axis, begin % n if begin < 0 else begin,
+             (end % n if end < 0 else end) - (begin % n if begin < 0 else begin))
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export()
+def slice_like(data, shape_like, axes=(), out=None, name=None):
+    t = _t(data)
+    axes = axes or range(t.dim())
+    import builtins
+    idx = [builtins.slice(None)] * t.dim()
+    for a in axes:
+        idx[a] = builtins.slice(0, shape_like.shape[a])
+    return _assign_out(_new(_run(t.__getitem__, tuple(idx)), data._ctx), out)
+
+
+@_export()
+def take(a, indices, axis=0, mode="clip", out=None, name=None):
+    """Pick slices along ``axis`` at integer ``indices`` (clipped, or wrapped)."""
+    t = _t(a)
+    idx = _t(indices, "indices").long()
+    n = t.shape[axis]
+    idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
+    r = _run(torch.index_select, t, axis, idx.reshape(-1))
+    axis = axis % t.dim()
+    r = r.reshape(t.shape[:axis] + idx.shape + t.shape[axis + 1:])
+    return _assign_out(_new(r, a._ctx), out)
+
+
+@_export()
+def pick(data, index, axis=-1, keepdims=False, mode="clip", out=None, name=None):
+    """Pick one element per row along ``axis`` at ``index``."""
+    t = _t(data)
+    axis = axis % t.dim()
+    idx = _t(index, "index").long()
+    n = t.shape[axis]
+    idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
+    r = _run(torch.gather, t, axis, idx.unsqueeze(axis))
+    if not keepdims:
+        r = r.squeeze(axis)
+        if r.dim() == 0:
+            r = r.reshape(1)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export()
+def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", out=None, name=None):
+    idx = _t(indices).long()
+    valid = (idx >= 0) & (idx < depth)
+    oh = F.one_hot(idx.clamp(0, depth - 1), depth) * valid.unsqueeze(-1)
+    r = oh.to(to_torch_dtype(dtype)) * (on_value - off_value) + off_value
+    return _assign_out(_new(r, indices._ctx), out)
+
+
+@_export(fluent=False)
+def where(condition, x, y, out=None, name=None):
+    c = _t(condition)
+    xt, yt = _t(x), _t(y)
+    if c.shape != xt.shape:
+        if c.dim() == 1 and c.shape[0] == xt.shape[0]:
+            c = c.reshape((-1,) + (1,) * (xt.dim() - 1))
+        else:
+            raise MXNetError(f"where: condition shape {tuple(c.shape)} must equal x's shape "
+                             f"{tuple(xt.shape)} or be its first dimension")
+    return _assign_out(_new(_run(torch.where, c != 0, xt, yt), x._ctx), out)
+
+
+@_export()
+def broadcast_to(data, shape, out=None, name=None):
+    t = _t(data)
+    shape = tuple(s if s != 0 else t.shape[i] for i, s in enumerate(shape))
+    try:
+        r = _run(t.expand, shape).contiguous()
+    except RuntimeError as err:
+        raise MXNetError(f"broadcast_to: cannot broadcast shape {tuple(t.shape)} to "
+                         f"{shape}: {err}") from None
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export()
+def broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None, out=None, name=None):
+    return broadcast_to(lhs, rhs.shape, out=out)
+
+
+@_export(fluent=False)
+def broadcast_axis(data, axis=(), size=(), out=None, name=None):
+    axis = (axis,) if isinstance(axis, int) else axis
+    size = (size,) if isinstance(size, int) else size
+    shape = list(data.shape)
+    for a, s in zip(axis, size):
+        shape[a] = s
+    return broadcast_to(data, tuple(shape), out=out)
+
+
+globals()["broadcast_axes"] = broadcast_axis
+
+
+@_export()
+def tile(data, reps, out=None, name=None):
+    return _assign_out(_new(_run(torch.tile, _t(data), tuple(reps)), data._ctx), out)
+
+
+@_export()
+def repeat(data, repeats, axis=None, out=None, name=None):
+    t = _t(data)
+    if axis is None:
+        r = _run(torch.repeat_interleave, t.reshape(-1), repeats)
+    else:
+        r = _run(torch.repeat_interleave, t, repeats, axis)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export()
+def flip(data, axis, out=None, name=None):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return _assign_out(_new(_run(torch.flip, _t(data), axes), data._ctx), out)
+
+
+globals()["reverse"] = flip
+
+
+@_export()
+def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32", out=None,
+         name=None):
+    """Top ``k`` along ``axis``: indices (default), values, both, or a 0/1 mask."""
+    t = _t(data)
+    if k <= 0:
+        k = t.shape[axis]
+    vals, idx = _run(torch.topk, t, k, axis, not is_ascend, True)
+    idx_out = _new(idx.to(to_torch_dtype(dtype)), data._ctx)
+    if ret_typ == "indices":
+        return idx_out
+    if ret_typ == "value":
+        return _new(vals, data._ctx)
+    if ret_typ == "both":
+        return [_new(vals, data._ctx), idx_out]
+    if ret_typ == "mask":
+        mask = torch.zeros_like(t).scatter_(axis, idx, 1.0)
+        return _new(mask, data._ctx)
+    raise MXNetError(f"topk: ret_typ must be 'indices', 'value', 'both' or 'mask', got "
+                     f"{ret_typ!r}")
+
+
+@_export()
+def sort(data, axis=-1, is_ascend=True, out=None, name=None):
+    r = _run(torch.sort, _t(data), axis, not is_ascend, stable=True)[0]
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export()
+def argsort(data, axis=-1, is_ascend=True, dtype="float32", out=None, name=None):
+    r = torch.sort(_t(data).detach(), axis, not is_ascend, stable=True)[1]
+    return _assign_out(_new(r.to(to_torch_dtype(dtype)), data._ctx), out)
+
+
+# ---------------------------------------------------------------- linear algebra
+@_export()
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, out=None,
+        name=None):
+    """Matrix product; N-d inputs are flattened around the contracted axis as in MXNet."""
+    if getattr(lhs, "stype", "default") != "default" or getattr(rhs, "stype", "default") != "default":
+        from . import sparse
+        return sparse.dot(lhs, rhs, transpose_a=transpose_a, transpose_b=transpose_b)
+    a, b = _t(lhs, "lhs"), _t(rhs, "rhs")
+    if transpose_a:
+        a = a.permute(*range(a.dim() - 1, -1, -1)) if a.dim() > 1 else a
+    if transpose_b:
+        b = b.permute(*range(b.dim() - 1, -1, -1)) if b.dim() > 1 else b
+    if a.dim() == 1 and b.dim() == 1:
+        r = _run(torch.dot, a, b).reshape(1)
+    else:
+        a2 = a.reshape(-1, a.shape[-1]) if a.dim() > 1 else a.reshape(1, -1)
+        b2 = b.reshape(b.shape[0], -1) if b.dim() > 1 else b.reshape(-1, 1)
+        if a2.shape[1] != b2.shape[0]:
+            raise MXNetError(f"dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
+                             f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
+        r = _run(torch.matmul, a2, b2)
+        r = r.reshape(tuple(a.shape[:-1]) + tuple(b.shape[1:]))
+    return _assign_out(_new(r, lhs._ctx), out)
+
+
+@_export()
+def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, out=None, name=None):
+    a, b = _t(lhs), _t(rhs)
+    if transpose_a:
+        a = a.transpose(-1, -2)
+    if transpose_b:
+        b = b.transpose(-1, -2)
+    if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise MXNetError(f"batch_dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
+                         f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
+    return _assign_out(_new(_run(torch.bmm, a, b), lhs._ctx), out)
+
+
+@_export(fluent=False)
+def add_n(*args, out=None, name=None):
+    """Sum of all arguments."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    ts = [_t(a) for a in args]
+    r = ts[0]
+    for t in ts[1:]:
+        r = r + t
+    if len(ts) == 1:
+        r = r.clone()
+    return _assign_out(_new(r, args[0]._ctx), out)
+
+
+globals()["ElementWiseSum"] = add_n
+
+
+# ---------------------------------------------------------------- activations
+@_export()
+def softmax(data, axis=-1, temperature=None, length=None, use_length=False, dtype=None,
+            out=None, name=None):
+    t = _t(data)
+    if temperature:
+        t = t / temperature
+    if use_length and length is not None:
+        n = t.shape[axis]
+        ar = torch.arange(n, device=t.device)
+        mask = ar.reshape((1,) * (t.dim() - 1) + (n,)) < _t(length).reshape(-1, *([1] * (t.dim() - 1))).long()
+        t = t.masked_fill(~mask, float("-inf"))
+        r = _run(torch.softmax, t, axis).masked_fill(~mask, 0.0)
+    else:
+        r = _run(torch.softmax, t, axis)
+    if dtype is not None:
+        r = r.to(to_torch_dtype(dtype))
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export()
+def log_softmax(data, axis=-1, temperature=None, dtype=None, out=None, name=None):
+    t = _t(data)
+    if temperature:
+        t = t / temperature
+    r = _run(torch.log_softmax, t, axis)
+    if dtype is not None:
+        r = r.to(to_torch_dtype(dtype))
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export(fluent=False)
+def softmin(data, axis=-1, out=None, name=None):
+    return _assign_out(_new(_run(torch.softmax, -_t(data), axis), data._ctx), out)
+
+
+@_export(fluent=False)
+def zeros_like(data, out=None, name=None):
+    return _assign_out(data.zeros_like(), out)
+
+
+@_export(fluent=False)
+def ones_like(data, out=None, name=None):
+    return _assign_out(data.ones_like(), out)
+
+
+@_export(fluent=False)
+def full_like(data, fill_value, out=None, name=None):
+    return _assign_out(_new(torch.full_like(data._t.detach(), fill_value), data._ctx), out)
+
+
+@_export()
+def shape_array(data, out=None, name=None):
+    return _new(torch.tensor(data.shape, dtype=torch.int64, device=data._t.device), data._ctx)
+
+
+@_export()
+def size_array(data, out=None, name=None):
+    return _new(torch.tensor([data.size], dtype=torch.int64, device=data._t.device), data._ctx)
+
+
+@_export()
+def cast(data, dtype, out=None, name=None):
+    return _assign_out(data.astype(dtype), out)
+
+
+globals()["Cast"] = cast
+
+
+@_export()
+def stop_gradient(data, out=None, name=None):
+    return _assign_out(data.detach(), out)
+
+
+globals()["BlockGrad"] = stop_gradient
+
+
+@_export(fluent=False)
+def identity(data, out=None, name=None):
+    return _assign_out(_new(_run(torch.clone, _t(data)), data._ctx), out)
+
+
+globals()["_copy"] = identity
+
+for _alias in ("maximum", "minimum", "sum_axis", "SwapAxis", "Flatten", "Concat", "SliceChannel",
+               "reverse", "broadcast_axes", "ElementWiseSum", "Cast", "BlockGrad"):
+    if _alias not in __all__:
+        __all__.append(_alias)
+__all__ += ["concat", "stack"]

@@ -1,0 +1,56 @@
+"""Seeded random generators: one per torch device, reset by ``mx.random.seed``."""
+from __future__ import annotations
+
+import torch
+
+__all__ = ["seed", "uniform", "normal", "randint", "shuffle", "exponential", "gamma",
+           "poisson", "multinomial", "generator"]
+
+_generators: dict = {}
+
+
+def generator(device: torch.device) -> torch.Generator:
+    """The neogluon generator for one torch device (created on first use)."""
+    key = (device.type, device.index if device.type == "cuda" else None)
+    gen = _generators.get(key)
+    if gen is None:
+        gen = torch.Generator(device=device)
+        gen.seed()
+        _generators[key] = gen
+    return gen
+
+
+def seed(seed_state: int, ctx="all") -> None:
+    """Seed the generators so that results repeat from run to run.
+
+    Parameters
+    ----------
+    seed_state : int
+        The seed.
+    ctx : Context or 'all'
+        Seed only that context's device, or every device (the default). torch's global
+        generator is seeded too, so that layers built on torch (dropout's masks) repeat.
+    """
+    if not isinstance(seed_state, int):
+        raise ValueError(f"seed_state must be an int, got {type(seed_state).__name__}")
+    if ctx == "all":
+        torch.manual_seed(seed_state)
+        for key in list(_generators):
+            _generators[key].manual_seed(seed_state)
+        generator(torch.device("cpu")).manual_seed(seed_state)
+    else:
+        dev = ctx.torch_device
+        generator(dev).manual_seed(seed_state)
+        if dev.type == "cuda":
+            torch.cuda.manual_seed(seed_state)
+        else:
+            torch.manual_seed(seed_state)
+
+
+def __getattr__(name):
+    # mx.random.uniform & co. are nd.random's samplers; imported lazily to keep layering.
+    if name in ("uniform", "normal", "randint", "shuffle", "exponential", "gamma", "poisson",
+                "multinomial", "randn"):
+        from .ndarray import random as _ndr
+        return getattr(_ndr, name)
+    raise AttributeError(name)
