@@ -82,17 +82,12 @@ def FullyConnected(data, weight, bias=None, num_hidden=None, no_bias=False, flat
 
 
 # ---------------------------------------------------------------- Activation
-def _log_sigmoid(x):
-    return F.logsigmoid(x)
-
-
 _ACTS = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
-         "softrelu": F.softplus, "softsign": F.softsign, "log_sigmoid": _log_sigmoid,
-         "mish": F.mish}
+         "softrelu": F.softplus, "softsign": F.softsign}
 
 
 def Activation(data, act_type="relu", out=None, name=None):
-    """Elementwise activation: relu, sigmoid, tanh, softrelu, softsign, log_sigmoid, mish."""
+    """Elementwise activation: relu, sigmoid, tanh, softrelu or softsign (MXNet 1.9.1's set)."""
     fn = _ACTS.get(act_type)
     if fn is None:
         raise MXNetError(f"Activation: unknown act_type {act_type!r}; expected one of "
@@ -369,6 +364,8 @@ def Pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off=False
         stride = _tuple(stride, nd, 1)
         pad = _tuple(pad, nd, 0)
         spatial = x.shape[2:]
+        if any(p >= k for p, k in zip(pad, kernel)):
+            raise MXNetError(f"Pooling: pad {pad} must be smaller than kernel {kernel}")
         if pooling_convention == "same":
             if any(pad):
                 raise MXNetError("Pooling: the 'same' pooling convention does not take pad, "
@@ -741,13 +738,12 @@ ctc_loss = CTCLoss
 
 
 def SoftmaxActivation(data, mode="instance", out=None, name=None):
-    """Softmax over the last axis ('instance') or over axis 1 ('channel')."""
+    """Softmax over the last axis ('instance', which is what MXNet 1.9.1 computes) or over
+    axis 1 ('channel')."""
     x = _tt(data, "SoftmaxActivation")
-    ax = 1 if mode == "channel" else -1
-    if mode == "instance" and x.dim() > 2:
-        r = _run(lambda: torch.softmax(x.reshape(x.shape[0], -1), -1).reshape(x.shape))
-    else:
-        r = _run(torch.softmax, x, ax)
+    if mode not in ("instance", "channel"):
+        raise MXNetError(f"SoftmaxActivation: mode must be 'instance' or 'channel', got {mode!r}")
+    r = _run(torch.softmax, x, 1 if mode == "channel" else -1)
     return _assign_out(_new(r, data._ctx), out)
 
 
