@@ -1,0 +1,349 @@
+"""DataLoader: mini-batches from a Dataset, in the main process, threads or worker processes.
+
+Worker processes are torch's (``torch.utils.data.DataLoader`` with MXNet's batch sampler and
+batchify function plugged in): batches come back through shared memory, in sampler order. With
+``thread_pool=True`` a thread pool does the work instead.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import multiprocessing
+import threading
+
+import numpy as np
+import torch
+
+from ...context import Context, cpu_pinned
+from ...ndarray.ndarray import NDArray, _new, array as _nd_array, stack as _nd_stack
+from . import sampler as _sampler
+
+__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+
+_CPU_SHARED = Context("cpu_shared", 0)
+
+
+def default_batchify_fn(data):
+    """Collate a list of samples into a batch.
+
+    NDArrays are stacked along a new first axis; tuples are collated element-wise into a list;
+    anything else goes through ``numpy.asarray`` and becomes an NDArray of numpy's dtype.
+    """
+    first = data[0]
+    if isinstance(first, NDArray):
+        return _nd_stack(*data)
+    if isinstance(first, tuple):
+        return [default_batchify_fn(list(field)) for field in zip(*data)]
+    arr = np.asarray(data)
+    return _nd_array(arr, dtype=arr.dtype)
+
+
+def _to_shared_ctx(batch):
+    if isinstance(batch, NDArray):
+        return _new(batch._t, _CPU_SHARED)
+    if isinstance(batch, list):
+        return [_to_shared_ctx(b) for b in batch]
+    return batch
+
+
+def default_mp_batchify_fn(data):
+    """:func:`default_batchify_fn` for worker pools: the arrays are reported on the
+    ``cpu_shared(0)`` context, as MXNet's shared-memory batches are."""
+    return _to_shared_ctx(default_batchify_fn(data))
+
+
+class _Packed:
+    """An NDArray on its way out of a worker process: torch moves the tensor through shared
+    memory, and the context comes back as MXNet reports it (``cpu_shared``)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    def __reduce__(self):
+        return (_Packed, (self.t,))
+
+
+def _pack(obj):
+    if isinstance(obj, NDArray):
+        t = obj._t
+        if t.requires_grad:
+            t = t.detach()
+        return _Packed(t)
+    if isinstance(obj, list):
+        return [_pack(o) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(_pack(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _pack(v) for k, v in obj.items()}
+    return obj
+
+
+def _unpack(obj):
+    if isinstance(obj, _Packed):
+        return _new(obj.t, _CPU_SHARED)
+    if isinstance(obj, list):
+        return [_unpack(o) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(_unpack(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _unpack(v) for k, v in obj.items()}
+    return obj
+
+
+class _WorkerCollate:
+    """The collate function torch runs inside each worker (a class, so it pickles)."""
+
+    def __init__(self, batchify_fn):
+        self.batchify_fn = batchify_fn
+
+    def __call__(self, samples):
+        return _pack(self.batchify_fn(samples))
+
+
+def _as_in_context(data, ctx):
+    if isinstance(data, NDArray):
+        return data.as_in_context(ctx)
+    if isinstance(data, (list, tuple)):
+        return [_as_in_context(d, ctx) for d in data]
+    return data
+
+
+def _pin(data, ctx):
+    """Move a batch to ``cpu_pinned``: page-locked when CUDA is present (for fast, async
+    host-to-device copies), plain CPU memory otherwise."""
+    if isinstance(data, NDArray):
+        t = data._t
+        if t.device.type == "cpu" and torch.cuda.is_available():
+            t = t.pin_memory()
+        elif t.device.type != "cpu":
+            t = t.to("cpu")
+        return _new(t, ctx)
+    if isinstance(data, (list, tuple)):
+        return [_pin(d, ctx) for d in data]
+    return data
+
+
+class _BatchSamplerView(torch.utils.data.Sampler):
+    """Lets torch iterate MXNet's batch sampler (in the main process, so a ``rollover``
+    remainder is carried over exactly as without workers)."""
+
+    def __init__(self, batch_sampler):
+        self.batch_sampler = batch_sampler
+
+    def __iter__(self):
+        for batch in self.batch_sampler:
+            yield [int(i) for i in batch]
+
+    def __len__(self):
+        return len(self.batch_sampler)
+
+
+def _timeout_error(timeout, threads):
+    msg = (f"Worker timed out after {timeout} seconds. This might be caused by a slow "
+           "transform: increase timeout to allow slower data loading in each worker.")
+    if not threads:
+        msg += (" If timeout is large enough, shared memory may be exhausted: reduce "
+                "num_workers or increase the shared memory of the system.")
+    return multiprocessing.TimeoutError(msg)
+
+
+class DataLoader:
+    """Load mini-batches of data from a dataset.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The source of samples (numpy arrays and NDArrays work directly).
+    batch_size : int
+        Size of each mini-batch. Required unless ``batch_sampler`` is given.
+    shuffle : bool, default False
+        Visit the samples in a new random order every epoch (numpy's global generator).
+    sampler : Sampler
+        The order of the samples. Give either ``sampler`` or ``shuffle``, not both.
+    last_batch : {'keep', 'discard', 'rollover'}, default 'keep'
+        What to do with a final incomplete batch (see :class:`BatchSampler`).
+    batch_sampler : Sampler
+        Yields lists of indices. When given, ``batch_size``, ``shuffle``, ``sampler`` and
+        ``last_batch`` must not be.
+    batchify_fn : callable
+        Turns a list of samples into a batch; by default :func:`default_batchify_fn`
+        (:func:`default_mp_batchify_fn` when ``num_workers > 0``).
+    num_workers : int, default 0
+        Number of worker processes (or threads, with ``thread_pool``) that load and batchify
+        samples. 0 loads in the main process.
+    pin_memory : bool, default False
+        Return batches on the ``cpu_pinned`` context (page-locked memory where CUDA is
+        available), which makes copies to a GPU faster.
+    pin_device_id : int, default 0
+        The device id of the ``cpu_pinned`` context.
+    prefetch : int, default ``2 * num_workers``
+        Number of batches requested ahead from the workers.
+    thread_pool : bool, default False
+        Use threads instead of processes for the workers.
+    timeout : int, default 120
+        Seconds to wait for a worker to deliver a batch before raising
+        ``multiprocessing.TimeoutError``.
+    auto_reload : bool, default False
+        Start fetching the next epoch's first batches as soon as an epoch ends.
+
+    Notes
+    -----
+    Batches come in the order of the batch sampler whatever the number of workers. Worker
+    processes are started once, on the first iteration, and reused for later epochs. Arrays
+    made by worker processes report the ``cpu_shared(0)`` context, as in MXNet.
+    """
+
+    def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
+                 batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
+                 pin_device_id=0, prefetch=None, thread_pool=False, timeout=120,
+                 auto_reload=False):
+        self._dataset = dataset
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._thread_pool = thread_pool
+        self._timeout = timeout
+        assert timeout > 0, f"timeout must be positive, given {timeout}"
+
+        if batch_sampler is None:
+            if batch_size is None:
+                raise ValueError("batch_size must be specified unless batch_sampler is "
+                                 "specified")
+            if sampler is None:
+                if shuffle:
+                    sampler = _sampler.RandomSampler(len(dataset))
+                else:
+                    sampler = _sampler.SequentialSampler(len(dataset))
+            elif shuffle:
+                raise ValueError("shuffle must not be specified if sampler is specified")
+            batch_sampler = _sampler.BatchSampler(sampler, batch_size,
+                                                  last_batch if last_batch else "keep")
+        elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
+            raise ValueError("batch_size, shuffle, sampler and last_batch must not be "
+                             "specified if batch_sampler is specified.")
+
+        self._batch_sampler = batch_sampler
+        self._num_workers = num_workers if num_workers >= 0 else 0
+        self._prefetch = max(0, int(prefetch) if prefetch is not None else 2 * self._num_workers)
+        if batchify_fn is None:
+            batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
+        self._batchify_fn = batchify_fn
+        self._torch_loader = None
+        self._executor = None
+        self._lock = threading.Lock()
+        self.auto_reload = auto_reload
+        self._iter = None
+        if auto_reload:
+            self.refresh()
+
+    # ---------------------------------------------------------------- iteration
+    def __iter__(self):
+        if self._iter is None:
+            self.refresh()
+        it, self._iter = self._iter, None
+        for batch in it:
+            yield batch
+        if self._iter is None and self.auto_reload:
+            self.refresh()
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+    def refresh(self):
+        """Prepare a fresh iterator over the data (the next epoch)."""
+        self._iter = self._make_iter()
+
+    def clean(self):
+        """Drop a prepared iterator; the next ``iter()`` prepares a new one."""
+        self._iter = None
+
+    def _make_iter(self):
+        if self._num_workers == 0:
+            return self._same_process_iter()
+        if self._thread_pool:
+            return self._thread_iter()
+        return self._process_iter()
+
+    def _finish(self, batch):
+        if self._pin_memory:
+            return _pin(batch, cpu_pinned(self._pin_device_id))
+        return batch
+
+    def _same_process_iter(self):
+        dataset, batchify = self._dataset, self._batchify_fn
+        for indices in self._batch_sampler:
+            yield self._finish(batchify([dataset[i] for i in indices]))
+
+    def _thread_iter(self):
+        with self._lock:
+            if self._executor is None:
+                self._executor = concurrent.futures.ThreadPoolExecutor(
+                    self._num_workers, thread_name_prefix="neogluon-dataloader")
+        pool, dataset, batchify = self._executor, self._dataset, self._batchify_fn
+        pending = []
+        batches = iter(self._batch_sampler)
+
+        def push():
+            indices = next(batches, None)
+            if indices is not None:
+                pending.append(pool.submit(lambda ix: batchify([dataset[i] for i in ix]),
+                                           indices))
+
+        for _ in range(self._prefetch):
+            push()
+        while True:
+            push()
+            if not pending:
+                return
+            future = pending.pop(0)
+            try:
+                batch = future.result(self._timeout)
+            except concurrent.futures.TimeoutError:
+                raise _timeout_error(self._timeout, True) from None
+            yield self._finish(batch)
+
+    def _process_iter(self):
+        with self._lock:
+            if self._torch_loader is None:
+                self._torch_loader = torch.utils.data.DataLoader(
+                    self._dataset, batch_sampler=_BatchSamplerView(self._batch_sampler),
+                    num_workers=self._num_workers,
+                    collate_fn=_WorkerCollate(self._batchify_fn),
+                    prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
+                    persistent_workers=True, timeout=self._timeout,
+                    # A private generator: making an iterator must not draw from torch's or
+                    # numpy's global streams (numpy's decides the shuffle order, as in MXNet).
+                    generator=torch.Generator().manual_seed(torch.initial_seed() % 2**63))
+        it = iter(self._torch_loader)
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            except BaseException as err:
+                # Stop the workers now, as MXNet terminates its pool: left to the garbage
+                # collector, torch's shutdown stalls for seconds on half-finalised queues.
+                self._shutdown_workers()
+                if isinstance(err, RuntimeError) and "timed out" in str(err):
+                    raise _timeout_error(self._timeout, False) from None
+                raise
+            yield self._finish(_unpack(batch))
+
+    def _shutdown_workers(self):
+        loader = self._torch_loader
+        self._torch_loader = None
+        it = getattr(loader, "_iterator", None)
+        if it is not None:
+            loader._iterator = None
+            it._shutdown_workers()
+
+    def __del__(self):
+        if getattr(self, "_torch_loader", None) is not None:
+            try:
+                self._shutdown_workers()
+            except Exception:  # noqa: BLE001 - interpreter shutdown; nothing left to do
+                pass
+        executor = getattr(self, "_executor", None)
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
