@@ -1,0 +1,1206 @@
+"""Block, HybridBlock and SymbolBlock: Gluon's model containers, as in MXNet 1.x.
+
+Hybridisation in neogluon
+-------------------------
+MXNet turns a hybridized block into a symbolic graph. neogluon has no Symbol API; instead the
+first forward pass of a hybridized block runs under a *tracer*: ``F`` is a proxy of ``nd`` and
+the arrays are NDArrays that remember which recorded op made them, so the pass computes the
+real result while recording a flat list of operator calls (the graph). Later calls with the
+same input signature replay that list directly (no Block dispatch, hooks or parameter lookups
+by name). The graph is what ``export`` writes as ``path-symbol.json`` -- neogluon's own JSON
+graph description, *not* MXNet's symbol JSON -- and what ``SymbolBlock.imports`` reads back.
+
+When a forward cannot be captured (values read back into Python, in-place writes, arrays that
+did not come from the inputs or parameters), the block warns once and keeps running
+imperatively. Any structural change (new children, cast, hybridize again) drops the graphs.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import tempfile
+import threading
+import warnings
+import weakref
+from collections import OrderedDict, defaultdict
+
+import numpy as np
+import torch
+
+from .. import autograd
+from .. import initializer
+from .. import ndarray as _nd
+from ..base import MXNetError
+from ..context import Context, current_context
+from ..ndarray.ndarray import NDArray, _new
+from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
+                        _brief_print_list, _atomic_nd_save, _nd_load)
+
+__all__ = ["Block", "HybridBlock", "SymbolBlock", "HookHandle"]
+
+
+# ---------------------------------------------------------------------------- naming
+class _NameManager(threading.local):
+    def __init__(self):
+        self.counter = {}
+
+    def get(self, hint):
+        n = self.counter.get(hint, 0)
+        self.counter[hint] = n + 1
+        return f"{hint}{n}"
+
+
+_NAMES = _NameManager()
+
+
+class _BlockScope:
+    """The scope that ``with block.name_scope():`` opens, collecting child names."""
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._old_scope = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        current = getattr(_BlockScope._current, "value", None)
+        if current is None:
+            if prefix is None:
+                prefix = _NAMES.get(hint) + "_"
+            if params is None:
+                params = ParameterDict(prefix)
+            else:
+                params = ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = f"{hint}{count}_"
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return current._block.prefix + prefix, params
+
+    def __enter__(self):
+        if self._block._empty_prefix:
+            return self
+        self._old_scope = getattr(_BlockScope._current, "value", None)
+        _BlockScope._current.value = self
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        if self._block._empty_prefix:
+            return
+        _BlockScope._current.value = self._old_scope
+
+
+class HookHandle:
+    """A handle that detaches a forward (pre-)hook: ``handle.detach()`` or ``with handle:``."""
+
+    def __init__(self):
+        self._hooks_dict_ref = None
+        self._id = None
+
+    def attach(self, hooks_dict, hook):
+        if self._hooks_dict_ref is not None:
+            raise AssertionError("The same handle cannot be attached twice.")
+        self._id = id(hook)
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = weakref.ref(hooks_dict)
+
+    def detach(self):
+        hooks = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
+        if hooks is not None and self._id in hooks:
+            del hooks[self._id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        self.detach()
+
+
+# Bumped whenever any block's structure changes, so cached graphs of ancestors notice too.
+_STRUCTURE = [0]
+
+
+def _bump():
+    _STRUCTURE[0] += 1
+
+
+def _first_ctx(args):
+    for a in args:
+        if isinstance(a, NDArray):
+            return a._ctx
+        if isinstance(a, (list, tuple)):
+            c = _first_ctx(a)
+            if c is not None:
+                return c
+    return None
+
+
+# ---------------------------------------------------------------------------- Block
+class Block:
+    """Base class of all layers and models.
+
+    Assign child Blocks and Parameters as attributes to register them. Names follow MXNet:
+    a block made outside any ``name_scope`` gets ``<alias><n>_`` from a global per-class
+    counter; inside a parent's ``name_scope()`` it gets the parent's prefix plus a per-parent
+    counter.
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Prefix of this block's name and of its parameters' names.
+    params : ParameterDict, optional
+        Parameters to share (looked up before new ones are created).
+    """
+
+    def __init__(self, prefix=None, params=None):
+        self._empty_prefix = prefix == ""
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._scope = _BlockScope(self)
+        self._children = OrderedDict()
+        self._reg_params = {}
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def __repr__(self):
+        modstr = "\n".join(f"  ({key}): {_indent(repr(block), 2)}"
+                           for key, block in self.__dict__.items() if isinstance(block, Block))
+        return f"{type(self).__name__}(\n{modstr}\n)"
+
+    def __setattr__(self, name, value):
+        if hasattr(self, name):
+            existing = getattr(self, name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value, type(existing)):
+                raise TypeError(f"Changing attribute type for {name} from {type(existing)} to "
+                                f"{type(value)}is not allowed.")
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            if name in self._reg_params:
+                raise AssertionError(
+                    f"Overriding Parameter attribute {name} is not allowed. If you want to share "
+                    "parameters between blocks, please set 'params' at Block construction "
+                    "instead.")
+            self._reg_params[name] = value
+            _bump()
+        object.__setattr__(self, name, value)
+
+    def _check_container_with_block(self):
+        children = set(id(c) for c in self._children.values())
+
+        def find(data):
+            if isinstance(data, (list, tuple)):
+                return any(find(e) for e in data)
+            if isinstance(data, dict):
+                return any(find(v) for v in data.values())
+            if isinstance(data, Block):
+                return id(data) not in children
+            return False
+
+        for k, v in self.__dict__.items():
+            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
+                if find(v):
+                    warnings.warn(
+                        f'"{type(self).__name__}.{k}" is an unregistered container with Blocks. '
+                        "Note that Blocks inside the list, tuple or dict will not be registered "
+                        "automatically. Make sure to register them using register_child() or "
+                        "switching to nn.Sequential/nn.HybridSequential instead. ", stacklevel=3)
+
+    def _alias(self):
+        return type(self).__name__.lower()
+
+    @property
+    def prefix(self):
+        """Prefix of this Block."""
+        return self._prefix
+
+    @property
+    def name(self):
+        """Name of this Block (its prefix without the trailing '_')."""
+        return self._name
+
+    def name_scope(self):
+        """A ``with`` scope in which child Blocks get names under this Block's prefix."""
+        return self._scope
+
+    @property
+    def params(self):
+        """This Block's own ParameterDict (children's parameters not included)."""
+        return self._params
+
+    def collect_params(self, select=None):
+        """A ParameterDict of this Block's and its descendants' parameters.
+
+        Parameters
+        ----------
+        select : str, optional
+            A regular expression; only parameters whose full name matches it (``re.match``)
+            are returned, e.g. ``'.*weight|.*bias'``.
+        """
+        self._check_container_with_block()
+        ret = ParameterDict(self._params.prefix)
+        if not select:
+            ret.update(self.params)
+        else:
+            pattern = re.compile(select)
+            ret.update({n: v for n, v in self.params.items() if pattern.match(n)})
+        for cld in self._children.values():
+            ret.update(cld.collect_params(select=select))
+        return ret
+
+    def _collect_params_with_prefix(self, prefix=""):
+        if prefix:
+            prefix += "."
+        ret = {prefix + key: val for key, val in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def save_parameters(self, filename, deduplicate=False):
+        """Save the parameters, keyed by their structural names (``0.weight``, ``conv.bias``).
+
+        Parameters
+        ----------
+        filename : str
+        deduplicate : bool, default False
+            Save a parameter shared by several children only once.
+        """
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            reverse = {v: k for k, v in params.items()}
+            params = {v: k for k, v in reverse.items()}
+        _atomic_nd_save(filename, {key: val._reduce() for key, val in params.items()})
+
+    def save_params(self, filename):
+        """Deprecated: use :meth:`save_parameters` (this saves full names minus the prefix)."""
+        warnings.warn("save_params is deprecated. Please use save_parameters. Note that if you "
+                      "want load from SymbolBlock later, please use export instead. For "
+                      "details, see https://mxnet.apache.org/tutorials/gluon/save_load_params.html")
+        try:
+            self.collect_params().save(filename, strip_prefix=self.prefix)
+        except ValueError as e:
+            raise ValueError(f"{e}\nsave_params is deprecated. Using save_parameters may resolve "
+                             "this error.") from None
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source="current"):
+        """Load parameters saved by :meth:`save_parameters` (or by MXNet).
+
+        Files with full parameter names (from ``save_params`` or ``ParameterDict.save``) are
+        accepted too. On any error the block is left unchanged.
+
+        Parameters
+        ----------
+        filename : str
+        ctx : Context or list of Context, optional
+        allow_missing : bool, default False
+        ignore_extra : bool, default False
+        cast_dtype : bool, default False
+        dtype_source : {'current', 'saved'}
+        """
+        loaded = _nd_load(filename)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"file '{filename}' holds a list of arrays without names; "
+                             "load_parameters needs named parameters")
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any("." in k for k in loaded.keys()):
+            del loaded
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
+                                       cast_dtype=cast_dtype, dtype_source=dtype_source)
+            return
+        if not allow_missing:
+            params_inv = defaultdict(list)
+            for k, v in params.items():
+                params_inv[v].append(k)
+            for name, param in params.items():
+                if not any(p in loaded for p in params_inv[param]):
+                    raise AssertionError(
+                        f"Parameter '{name}' is missing in file '{filename}', which contains "
+                        f"parameters: {_brief_print_list(loaded.keys())}. Set allow_missing=True "
+                        "to ignore missing parameters.")
+        todo = []
+        for name in loaded:
+            if not ignore_extra and name not in params:
+                raise ValueError(
+                    f"Parameter '{name}' loaded from file '{filename}' is not present in "
+                    f"ParameterDict, which contains parameters "
+                    f"{_brief_print_list(self._params.keys())}. Set ignore_extra=True to ignore. ")
+            if name in params:
+                params[name]._check_load(loaded[name], ctx, cast_dtype, dtype_source)
+                todo.append((params[name], loaded[name]))
+        for param, value in todo:
+            param._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """Deprecated: use :meth:`load_parameters`."""
+        warnings.warn("load_params is deprecated. Please use load_parameters.")
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    def register_child(self, block, name=None):
+        """Register ``block`` as a child (attributes that are Blocks are registered already)."""
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+        _bump()
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, inputs)`` before each forward; returns a :class:`HookHandle`."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(block, inputs, outputs)`` after each forward; returns a HookHandle."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def apply(self, fn):
+        """Apply ``fn(block)`` to every descendant, then to this block; returns this block."""
+        for cld in self._children.values():
+            cld.apply(fn)
+        fn(self)
+        return self
+
+    def initialize(self, init=initializer.Uniform(), ctx=None, verbose=False,
+                   force_reinit=False):
+        """Initialise the parameters of this block and its descendants.
+
+        Same as ``self.collect_params().initialize(...)``.
+
+        Parameters
+        ----------
+        init : Initializer, default Uniform()
+            Used for parameters whose own ``init`` is None.
+        ctx : Context or list of Context, optional
+        verbose : bool, default False
+        force_reinit : bool, default False
+        """
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize the HybridBlock descendants (see :meth:`HybridBlock.hybridize`)."""
+        for cld in self._children.values():
+            cld.hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        """Cast the parameters of this block and its descendants to ``dtype``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for _, param in self.params.items():
+            param.cast(dtype)
+        _bump()
+
+    def __call__(self, *args):
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
+        out = self.forward(*args)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        """Override to compute the output from NDArray inputs."""
+        raise NotImplementedError
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Operator-level monitoring hooks are not available in neogluon."""
+        for cld in self._children.values():
+            cld.register_op_hook(callback, monitor_all)
+
+    def summary(self, *inputs):
+        """Print a table of the layers, their output shapes and parameter counts.
+
+        The block must be initialised and not hybridized.
+        """
+        summary = OrderedDict()
+        seen = set()
+        hooks = []
+
+        def shape_str(args):
+            def conv(a):
+                if isinstance(a, NDArray):
+                    return a.shape
+                if isinstance(a, (list, tuple)):
+                    return [conv(i) for i in a]
+                return a
+            shapes = conv(args)
+            if isinstance(shapes, list):
+                return str(shapes)[1:-1]
+            return str(shapes)
+
+        def register(block):
+            if isinstance(block, HybridBlock) and block._active:
+                raise AssertionError(f'"{block.name}" must not be hybridized to print summary.')
+
+            def hook(blk, _, outputs):
+                key = f"{type(blk).__name__}-{len(summary)}"
+                entry = summary[key] = OrderedDict()
+                entry["output_shape"] = shape_str(outputs)
+                n = trainable = shared = 0
+                for p in blk.params.values():
+                    size = p.data().size
+                    n += size
+                    trainable += 0 if p.grad_req == "null" else size
+                    if p in seen:
+                        shared += size
+                    else:
+                        seen.add(p)
+                entry["trainable"] = trainable
+                entry["shared"] = shared
+                entry["n_params"] = n
+
+            from .nn.basic_layers import Sequential, HybridSequential
+            if not isinstance(block, (Sequential, HybridSequential)):
+                hooks.append(block.register_forward_hook(hook))
+
+        summary["Input"] = OrderedDict(output_shape=shape_str(list(inputs)) if len(inputs) > 1
+                                       else shape_str(inputs[0]),
+                                       n_params=0, trainable=0, shared=0)
+        try:
+            self.apply(register)
+            self(*inputs)
+            fmt = "{:>20}  {:>42} {:>15}"
+            print("-" * 80)
+            print(fmt.format("Layer (type)", "Output Shape", "Param #"))
+            print("=" * 80)
+            total = trainable = shared = 0
+            for layer, e in summary.items():
+                print(fmt.format(layer, str(e["output_shape"]), e["n_params"]))
+                total += e["n_params"]
+                trainable += e["trainable"]
+                shared += e["shared"]
+            print("=" * 80)
+            print("Parameters in forward computation graph, duplicate included")
+            print("   Total params: " + str(total))
+            print("   Trainable params: " + str(trainable))
+            print("   Non-trainable params: " + str(total - trainable))
+            print("Shared params in forward computation graph: " + str(shared))
+            print("Unique parameters in model: " + str(total - shared))
+            print("-" * 80)
+        finally:
+            for h in hooks:
+                h.detach()
+
+
+# ---------------------------------------------------------------------------- tracing
+class _TraceState(threading.local):
+    tracer = None
+
+
+_TRACE = _TraceState()
+
+
+class _CaptureError(Exception):
+    pass
+
+
+class _Ref:
+    __slots__ = ("slot",)
+
+    def __init__(self, slot):
+        self.slot = slot
+
+
+class _TracedNDArray(NDArray):
+    """An NDArray that knows which graph slot holds it (only exists during a capture)."""
+    __slots__ = ("_slot",)
+
+
+def _traced(arr, slot):
+    a = object.__new__(_TracedNDArray)
+    a._t = arr._t
+    a._ctx = arr._ctx
+    a._ag = arr._ag
+    a._slot = slot
+    return a
+
+
+_NOT_TRACED = {"__init__", "__new__", "__repr__", "__str__", "__getattribute__", "__setattr__",
+               "__hash__", "__reduce__", "__reduce_ex__", "__dir__", "__class__", "__sizeof__",
+               "__init_subclass__", "__subclasshook__", "__format__", "__delattr__",
+               "__getstate__", "__len__", "__iter__", "__array__", "__dlpack__",
+               "__dlpack_device__", "_operand", "_binary", "_rbinary", "_inplace", "_compare",
+               "wait_to_read", "wait_to_write", "attach_grad", "backward", "__eq__", "__ne__",
+               "__lt__", "__le__", "__gt__", "__ge__"}
+_VALUE_READS = {"asnumpy", "asscalar", "item", "__bool__", "__float__", "__int__", "__index__",
+                "tolist"}
+_IN_PLACE = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__",
+             "__imod__", "copyto"}
+
+
+def _make_traced_method(name):
+    base = getattr(NDArray, name)
+    if name in _VALUE_READS or name in _IN_PLACE:
+        what = ("reads values back into Python" if name in _VALUE_READS
+                else "writes in place")
+
+        def m(self, *args, **kwargs):
+            tr = _TRACE.tracer
+            if tr is not None and not tr.depth:
+                tr.fail(f"NDArray.{name}() {what}")
+            return base(self, *args, **kwargs)
+    else:
+        def m(self, *args, **kwargs):
+            tr = _TRACE.tracer
+            if tr is None or tr.depth:
+                return base(self, *args, **kwargs)
+            tr.depth += 1
+            try:
+                out = base(self, *args, **kwargs)
+            finally:
+                tr.depth -= 1
+            return tr.record(("method", name), (self,) + args, kwargs, out)
+    m.__name__ = name
+    return m
+
+
+def _install_traced_methods():
+    for name in dir(NDArray):
+        if name in _NOT_TRACED:
+            continue
+        attr = getattr(NDArray, name, None)
+        if callable(attr) and not isinstance(attr, type):
+            setattr(_TracedNDArray, name, _make_traced_method(name))
+    for cmp in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+        setattr(_TracedNDArray, cmp, _make_traced_method(cmp))
+
+    def _T(self):
+        tr = _TRACE.tracer
+        if tr is None or tr.depth:
+            return NDArray.T.fget(self)
+        tr.depth += 1
+        try:
+            out = NDArray.T.fget(self)
+        finally:
+            tr.depth -= 1
+        return tr.record(("method", "transpose"), (self,), {}, out)
+    _TracedNDArray.T = property(_T)
+    _TracedNDArray.__hash__ = NDArray.__hash__
+
+
+_install_traced_methods()
+
+
+class _FProxy:
+    """Stands in for ``nd`` as ``F`` while a forward pass is captured."""
+
+    def __init__(self, tracer, path=()):
+        self._tracer = tracer
+        self._path = path
+
+    def __getattr__(self, name):
+        target = _nd
+        for p in self._path + (name,):
+            target = getattr(target, p)
+        path = self._path + (name,)
+        if not callable(target) or isinstance(target, type):
+            if hasattr(target, "__dict__") and type(target).__name__ == "module":
+                return _FProxy(self._tracer, path)
+            return target
+        tracer = self._tracer
+
+        def call(*args, **kwargs):
+            if tracer.depth:
+                return target(*args, **kwargs)
+            tracer.depth += 1
+            try:
+                out = target(*args, **kwargs)
+            finally:
+                tracer.depth -= 1
+            return tracer.record(("nd", ".".join(path)), args, kwargs, out)
+        return call
+
+
+def _encode(value, tracer):
+    """JSON-able description of an op argument, with array slots as {'@': slot}."""
+    if isinstance(value, _TracedNDArray):
+        return {"@": value._slot}
+    if isinstance(value, NDArray):
+        raise _CaptureError("an NDArray that is neither an input, a parameter nor the result of "
+                            "an F operator was used")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if isinstance(value, float) and not np.isfinite(value):
+            return {"float": repr(value)}
+        return value
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if isinstance(value, tuple):
+        return {"tuple": [_encode(v, tracer) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, tracer) for v in value]
+    if isinstance(value, dict):
+        return {"dict": {str(k): _encode(v, tracer) for k, v in value.items()}}
+    if isinstance(value, slice):
+        return {"slice": [_encode(value.start, tracer), _encode(value.stop, tracer),
+                          _encode(value.step, tracer)]}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return {"dtype": np.dtype(value).name}
+    if isinstance(value, np.dtype):
+        return {"dtype": value.name}
+    if isinstance(value, Context):
+        return {"ctx": [value.device_type, value.device_id]}
+    raise _CaptureError(f"an argument of type {type(value).__name__} cannot be recorded")
+
+
+def _decode(value, env):
+    if isinstance(value, dict):
+        if "@" in value:
+            return env[value["@"]]
+        if "tuple" in value:
+            return tuple(_decode(v, env) for v in value["tuple"])
+        if "dict" in value:
+            return {k: _decode(v, env) for k, v in value["dict"].items()}
+        if "slice" in value:
+            return slice(*[_decode(v, env) for v in value["slice"]])
+        if "ellipsis" in value:
+            return Ellipsis
+        if "dtype" in value:
+            return np.dtype(value["dtype"]).type
+        if "float" in value:
+            return float(value["float"])
+        if "ctx" in value:
+            return Context(*value["ctx"])
+        raise MXNetError(f"graph file: unknown argument encoding {value!r}")
+    if isinstance(value, list):
+        return [_decode(v, env) for v in value]
+    return value
+
+
+def _has_ref(enc):
+    if isinstance(enc, dict):
+        return "@" in enc or any(_has_ref(v) for v in enc.values())
+    if isinstance(enc, list):
+        return any(_has_ref(v) for v in enc)
+    return False
+
+
+class _Tracer:
+    def __init__(self):
+        self.nodes = []
+        self.nslots = 0
+        self.inputs = []
+        self.params = []  # (slot, Parameter)
+        self.param_slots = {}
+        self.failed = None
+        self.depth = 0
+        self.F = _FProxy(self)
+
+    def fail(self, reason):
+        if self.failed is None:
+            self.failed = reason
+
+    def new_slot(self):
+        s = self.nslots
+        self.nslots += 1
+        return s
+
+    def add_input(self, arr):
+        s = self.new_slot()
+        self.inputs.append(s)
+        return _traced(arr, s)
+
+    def param(self, p, arr):
+        s = self.param_slots.get(id(p))
+        if s is None:
+            s = self.new_slot()
+            self.param_slots[id(p)] = s
+            self.params.append((s, p))
+        return _traced(arr, s)
+
+    def _wrap(self, out, slots):
+        if isinstance(out, NDArray):
+            s = self.new_slot()
+            slots.append(s)
+            return _traced(out, s)
+        if isinstance(out, (list, tuple)):
+            return type(out)(self._wrap(o, slots) for o in out)
+        return out
+
+    def record(self, op, args, kwargs, out):
+        if self.failed is not None:
+            return out
+        try:
+            enc_args = [_encode(a, self) for a in args]
+            enc_kwargs = {k: _encode(v, self) for k, v in kwargs.items()}
+        except _CaptureError as err:
+            self.fail(str(err))
+            return out
+        if kwargs.get("out") is not None:
+            self.fail("an operator with out= writes in place")
+            return out
+        slots = []
+        wrapped = self._wrap(out, slots)
+        structure = _structure(out)
+        self.nodes.append({"op": list(op), "args": enc_args, "kwargs": enc_kwargs,
+                           "out": slots, "structure": structure})
+        return wrapped
+
+
+def _structure(out):
+    if isinstance(out, NDArray):
+        return 0
+    if isinstance(out, (list, tuple)):
+        return {"list" if isinstance(out, list) else "tuple": [_structure(o) for o in out]}
+    return None
+
+
+def _flatten_out(out, tracer, flat):
+    if isinstance(out, _TracedNDArray):
+        flat.append(out._slot)
+        return 0
+    if isinstance(out, NDArray):
+        raise _CaptureError("an output is not the result of an F operator")
+    if isinstance(out, (list, tuple)):
+        return {"list" if isinstance(out, list) else "tuple":
+                [_flatten_out(o, tracer, flat) for o in out]}
+    raise _CaptureError(f"an output of type {type(out).__name__} cannot be recorded")
+
+
+def _rebuild(fmt, values, pos):
+    if fmt == 0:
+        return values[pos], pos + 1
+    if isinstance(fmt, dict):
+        kind, items = next(iter(fmt.items()))
+        res = []
+        for f in items:
+            v, pos = _rebuild(f, values, pos)
+            res.append(v)
+        return (res if kind == "list" else tuple(res)), pos
+    return None, pos
+
+
+def _untrace(out):
+    if isinstance(out, _TracedNDArray):
+        a = _new(out._t, out._ctx)
+        a._ag = out._ag
+        return a
+    if isinstance(out, (list, tuple)):
+        return type(out)(_untrace(o) for o in out)
+    return out
+
+
+def _resolve_op(op):
+    kind, name = op
+    if kind == "method":
+        fn = getattr(NDArray, name, None)
+        if fn is None and name == "transpose":
+            fn = NDArray.transpose
+        if fn is None:
+            raise MXNetError(f"graph: NDArray has no method {name!r}")
+        return fn
+    target = _nd
+    for p in name.split("."):
+        target = getattr(target, p, None)
+        if target is None:
+            raise MXNetError(f"graph: neogluon.nd has no operator {name!r}")
+    return target
+
+
+class _Graph:
+    """A recorded forward pass: inputs, parameter slots, a list of op calls and outputs."""
+
+    def __init__(self, nnodes_slots, inputs, params, nodes, out_slots, out_fmt):
+        self.nslots = nnodes_slots
+        self.inputs = inputs
+        self.params = params          # list of (slot, Parameter)
+        self.nodes = nodes
+        self.out_slots = out_slots
+        self.out_fmt = out_fmt
+        self._compile()
+
+    def _compile(self):
+        prog = []
+        for node in self.nodes:
+            fn = _resolve_op(node["op"])
+            args = node["args"]
+            kwargs = node["kwargs"]
+            simple = all((not isinstance(a, (dict, list))) or (isinstance(a, dict) and "@" in a
+                                                               and len(a) == 1)
+                         for a in args) and not any(_has_ref(v) for v in kwargs.values())
+            if simple:
+                spec = [(True, a["@"]) if isinstance(a, dict) else (False, a) for a in args]
+                kw = {k: _decode(v, None) for k, v in kwargs.items()}
+                prog.append((fn, spec, kw, None, node["out"], node["structure"]))
+            else:
+                prog.append((fn, None, None, (args, kwargs), node["out"], node["structure"]))
+        self._prog = prog
+
+    def run(self, inputs, ctx):
+        env = [None] * self.nslots
+        for s, a in zip(self.inputs, inputs):
+            env[s] = a
+        for s, p in self.params:
+            env[s] = p.data(ctx)
+        for fn, spec, kw, raw, outs, structure in self._prog:
+            if spec is not None:
+                args = [env[v] if isref else v for isref, v in spec]
+                res = fn(*args, **kw)
+            else:
+                args = [_decode(a, env) for a in raw[0]]
+                kwargs = {k: _decode(v, env) for k, v in raw[1].items()}
+                res = fn(*args, **kwargs)
+            if structure == 0:
+                env[outs[0]] = res
+            elif outs:
+                flat = []
+                _flat_values(res, flat)
+                for s, v in zip(outs, flat):
+                    env[s] = v
+        vals = [env[s] for s in self.out_slots]
+        return _rebuild(self.out_fmt, vals, 0)[0]
+
+    def to_json(self, input_names):
+        slot_name = {}
+        for s, n in zip(self.inputs, input_names):
+            slot_name[s] = n
+        params = []
+        for s, p in self.params:
+            params.append({"slot": s, "name": p.name, "shape": list(p.shape),
+                           "dtype": np.dtype(p.dtype).name,
+                           "kind": "arg" if p._differentiable else "aux"})
+        return json.dumps({
+            "format": "neogluon-graph", "version": 1,
+            "note": "neogluon's own graph description; not MXNet symbol JSON",
+            "nslots": self.nslots,
+            "inputs": [{"slot": s, "name": slot_name[s]} for s in self.inputs],
+            "params": params, "nodes": self.nodes,
+            "outputs": self.out_slots, "output_format": self.out_fmt}, indent=1)
+
+
+def _flat_values(res, flat):
+    if isinstance(res, NDArray):
+        flat.append(res)
+    elif isinstance(res, (list, tuple)):
+        for r in res:
+            _flat_values(r, flat)
+
+
+# ---------------------------------------------------------------------------- HybridBlock
+class HybridBlock(Block):
+    """A Block whose forward is written once, as ``hybrid_forward(F, x, *args, **params)``.
+
+    ``F`` is ``neogluon.nd``; the block's registered parameters arrive as keyword arguments
+    holding their arrays on the input's context. Children must be HybridBlocks.
+    After :meth:`hybridize` the forward pass is captured once per input signature and replayed
+    (see the module notes); the numbers and gradients are those of the imperative pass.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._cached_graph = ()
+        self._graphs = {}
+        self._active = False
+        self._flags = []
+        self._capture_failed = None
+        self._graph_version = None
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, HybridBlock):
+            self._clear_cached_op()
+
+    def _clear_cached_op(self):
+        self._cached_graph = ()
+        self._graphs = {}
+        self._capture_failed = None
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise ValueError(
+                f"Children of HybridBlock must also be HybridBlock, but {block} has type "
+                f"{type(block)}. If you are using Sequential, please try HybridSequential "
+                "instead.")
+        super().register_child(block, name)
+        self._clear_cached_op()
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+        """Turn capture-and-replay on or off, for this block and its descendants.
+
+        Parameters
+        ----------
+        active : bool, default True
+        static_alloc, static_shape : bool
+            Accepted for compatibility; replay already reuses the captured graph.
+        """
+        self._active = active
+        self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape)]
+        self._clear_cached_op()
+        _bump()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn(f'"{self}" is being hybridized while still having forward hook/'
+                          f'pre-hook. If "{self}" is a child of HybridBlock, the hooks will not '
+                          "take effect.")
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          **kwargs)
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)
+
+    def infer_shape(self, *args):
+        """Fill in the unknown dimensions of this block's parameters from the inputs.
+
+        Built-in layers implement this; a custom HybridBlock with parameters of unknown shape
+        must implement it too (neogluon has no symbolic shape inference).
+        """
+        raise ValueError(
+            f"Deferred initialization failed because shape cannot be inferred: "
+            f"{type(self).__name__} '{self.name}' has parameters with unknown shape "
+            f"({', '.join(f'{p.name} {p.shape}' for p in self.params.values() if p._deferred_init)}"
+            f") and does not implement infer_shape(); give the shapes explicitly")
+
+    def infer_type(self, *args):
+        """Set the dtype of this block's parameters to the first input's dtype."""
+        for p in self.collect_params().values():
+            p.dtype = args[0].dtype
+
+    def _deferred_infer_shape(self, *args):
+        try:
+            self.infer_shape(*args)
+        except (AssertionError, MXNetError) as e:
+            raise ValueError(f"Deferred initialization failed because shape cannot be "
+                             f"inferred. {e}") from None
+
+    def _param_arrays(self, ctx, x, args):
+        reg = self._reg_params
+        if not reg:
+            return {}
+        try:
+            return {k: v.data(ctx) for k, v in reg.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(x, *args)
+            for v in self.params.values():
+                v._finish_deferred_init()
+            for v in reg.values():
+                v._finish_deferred_init()
+            return {k: v.data(ctx) for k, v in reg.items()}
+
+    def forward(self, x, *args):
+        """Run ``hybrid_forward`` with ``F = nd`` and this block's parameter arrays."""
+        tr = _TRACE.tracer
+        if tr is not None:
+            return self._forward_traced(tr, x, args)
+        if self._active:
+            return self._call_cached(x, args)
+        ctx = x._ctx if type(x) is NDArray else _first_ctx((x,) + args)
+        if ctx is None:
+            raise ValueError("In HybridBlock, there must be one NDArray in the input. Please "
+                             "check the type of the args.\n")
+        params = self._param_arrays(ctx, x, args)
+        if ctx == current_context():
+            return self.hybrid_forward(_nd, x, *args, **params)
+        with ctx:
+            return self.hybrid_forward(_nd, x, *args, **params)
+
+    def _forward_traced(self, tr, x, args):
+        ctx = _first_ctx((x,) + args)
+        params = self._param_arrays(ctx, x, args)
+        params = {k: tr.param(self._reg_params[k], v) for k, v in params.items()}
+        with ctx:
+            return self.hybrid_forward(tr.F, x, *args, **params)
+
+    def _signature(self, flat, ctx):
+        return (tuple((a.shape, a._t.dtype) if a is not None else None for a in flat), ctx,
+                autograd.is_training(), _STRUCTURE[0])
+
+    def _call_cached(self, x, args):
+        allargs = (x,) + args
+        for a in allargs:
+            if a is not None and not isinstance(a, NDArray):
+                raise ValueError(
+                    "When hybridized, the input of HybridBlock must be NDArrays or None, but "
+                    f"got {type(a).__name__}")
+        ctx = x._ctx if isinstance(x, NDArray) else _first_ctx(allargs)
+        key = self._signature(allargs, ctx)
+        g = self._graphs.get(key)
+        if g is not None:
+            if ctx == current_context():
+                return g.run(allargs, ctx)
+            with ctx:
+                return g.run(allargs, ctx)
+        if self._capture_failed is not None and self._capture_failed == _STRUCTURE[0]:
+            return self._imperative(x, args, ctx)
+        return self._capture(allargs, ctx, key)
+
+    def _imperative(self, x, args, ctx):
+        params = self._param_arrays(ctx, x, args)
+        with ctx:
+            return self.hybrid_forward(_nd, x, *args, **params)
+
+    def _capture(self, allargs, ctx, key):
+        tr = _Tracer()
+        traced_in = [tr.add_input(a) if a is not None else None for a in allargs]
+        _TRACE.tracer = tr
+        try:
+            out = self._forward_traced(tr, traced_in[0], tuple(traced_in[1:]))
+        finally:
+            _TRACE.tracer = None
+        graph = None
+        if tr.failed is None:
+            try:
+                flat = []
+                fmt = _flatten_out(out, tr, flat)
+                graph = _Graph(tr.nslots, tr.inputs, tr.params, tr.nodes, flat, fmt)
+            except (_CaptureError, MXNetError) as err:
+                tr.fail(str(err))
+        if graph is None:
+            warnings.warn(f"{type(self).__name__} '{self.name}': hybridize could not capture the "
+                          f"forward pass ({tr.failed}); running it imperatively instead.",
+                          stacklevel=4)
+            self._capture_failed = _STRUCTURE[0]
+            self._cached_graph = ()
+        else:
+            key = self._signature(allargs, ctx)  # deferred init may have bumped the version
+            if len(self._graphs) >= 16:
+                self._graphs.pop(next(iter(self._graphs)))
+            self._graphs[key] = graph
+            self._cached_graph = (tr.inputs, graph)
+        return _untrace(out)
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` (neogluon's graph description) and ``path-%04d.params``.
+
+        The parameter file is MXNet's format with ``arg:``/``aux:`` keys. The block must have
+        been hybridized and run forward once.
+        """
+        if not self._cached_graph:
+            raise RuntimeError("Please first call block.hybridize() and then run forward with "
+                               "this block at least once before calling export.")
+        _, graph = self._cached_graph
+        n = len(graph.inputs)
+        names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+        text = graph.to_json(names)
+        sym_file = f"{path}-symbol.json"
+        folder = os.path.dirname(os.path.abspath(sym_file))
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-symbol.", dir=folder)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, sym_file)
+        arg_dict = {}
+        for _, p in graph.params:
+            kind = "arg" if p._differentiable else "aux"
+            arg_dict[f"{kind}:{p.name}"] = p._reduce()
+        _atomic_nd_save("%s-%04d.params" % (path, epoch), arg_dict)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """Override: compute the output with ``F`` operators (``F`` is ``neogluon.nd``)."""
+        raise NotImplementedError
+
+
+def _common_prefix(names):
+    if not names:
+        return ""
+    prefix = names[0]
+    for name in names:
+        i = 0
+        while i < len(prefix) and i < len(name) and prefix[i] == name[i]:
+            i += 1
+        prefix = prefix[:i]
+    return prefix
+
+
+class SymbolBlock(HybridBlock):
+    """A block that runs a graph loaded by :meth:`imports` (written by ``export``).
+
+    neogluon has no Symbol API, so SymbolBlocks are made from exported graph files only.
+    """
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
+                ignore_extra=False):
+        """Load a model written by :meth:`HybridBlock.export`.
+
+        Parameters
+        ----------
+        symbol_file : str
+            ``path-symbol.json``.
+        input_names : str or list of str
+            Names of the inputs (``'data'``, or ``'data0'``, ``'data1'``...).
+        param_file : str, optional
+            ``path-%04d.params``.
+        ctx : Context or list of Context, optional
+        """
+        with open(symbol_file) as f:
+            try:
+                desc = json.load(f)
+            except ValueError as err:
+                raise MXNetError(f"{symbol_file}: not a graph file written by neogluon's "
+                                 f"export ({err})") from None
+        if not isinstance(desc, dict) or desc.get("format") != "neogluon-graph":
+            raise MXNetError(f"{symbol_file}: not a graph file written by neogluon's export "
+                             "(MXNet symbol JSON cannot be run by neogluon)")
+        if isinstance(input_names, str):
+            input_names = [input_names]
+        ret = SymbolBlock(desc, input_names)
+        if param_file is not None:
+            ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
+                                      cast_dtype=True, dtype_source="saved")
+        return ret
+
+    def __init__(self, outputs, inputs, params=None):
+        super().__init__(prefix=None, params=None)
+        if not isinstance(outputs, dict):
+            raise MXNetError("neogluon has no Symbol API: build SymbolBlocks with "
+                             "SymbolBlock.imports from files written by HybridBlock.export")
+        desc = outputs
+        self._prefix = ""
+        self._params = ParameterDict("", params)
+        by_name = {i["name"]: i["slot"] for i in desc["inputs"]}
+        missing = [n for n in inputs if n not in by_name]
+        if missing or len(inputs) != len(by_name):
+            raise MXNetError(f"input names {list(inputs)} do not match the graph's inputs "
+                             f"{list(by_name)}")
+        slot_params = []
+        for pd in desc["params"]:
+            kw = dict(shape=tuple(pd["shape"]), dtype=pd["dtype"], allow_deferred_init=True)
+            if pd["kind"] == "aux":
+                kw["grad_req"] = "null"
+                kw["differentiable"] = False
+            p = self.params.get(pd["name"], **kw)
+            slot_params.append((pd["slot"], p))
+        nodes = desc["nodes"]
+        self._graph = _Graph(desc["nslots"], [by_name[n] for n in inputs], slot_params, nodes,
+                             desc["outputs"], desc["output_format"])
+        self._cached_graph = (self._graph.inputs, self._graph)
+        names = list(self._params.keys())
+        lp = len(_common_prefix(names)) if len(names) > 1 else 0
+        self._reg_params = {k[lp:]: v for k, v in self._params.items()}
+
+    def __repr__(self):
+        g = self._graph
+        return (f"SymbolBlock(\n<graph of {len(g.nodes)} ops> : {len(g.inputs)} -> "
+                f"{len(g.out_slots)}\n)")
+
+    def forward(self, x, *args):
+        allargs = (x,) + args
+        ctx = _first_ctx(allargs)
+        for _, p in self._graph.params:
+            if p._deferred_init:
+                p._finish_deferred_init()
+        with ctx:
+            return self._graph.run(allargs, ctx)
+
+    def _clear_cached_op(self):
+        pass
+
+    def cast(self, dtype):
+        Block.cast(self, dtype)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError
