@@ -264,6 +264,84 @@ def _json_default(o):
     raise TypeError(type(o))
 
 
+# ----------------------------------------------------------------------------- nd.save files
+def io_content():
+    """What both sides write: the same arrays, made without randomness."""
+    return {
+        "weight": (np.arange(12, dtype=np.float32).reshape(3, 4) - 5) / 7,
+        "f64": np.linspace(-1, 1, 5).astype(np.float64),
+        "f16": (np.arange(6, dtype=np.float16) / 3).reshape(2, 3),
+        "u8": np.arange(5, dtype=np.uint8) * 50,
+        "i8": np.array([-128, -1, 0, 127], dtype=np.int8),
+        "i32": np.array([[-7, 0], [3, 2 ** 30]], dtype=np.int32),
+        "i64": np.array([-(2 ** 40), 5, 2 ** 50], dtype=np.int64),
+        "flag": np.array([True, False, True]),
+        "big.name/with:chars": np.ones((2, 1, 2), dtype=np.float32),
+    }
+
+
+def io_fixtures(mx):
+    from mxnet import nd
+    content = io_content()
+    nd.save(os.path.join(OUT, "mx_dict.params"),
+            {k: nd.array(v, dtype=v.dtype) for k, v in content.items()})
+    nd.save(os.path.join(OUT, "mx_list.params"),
+            [nd.array(content["weight"]), nd.array(content["i64"], dtype=np.int64)])
+    nd.save(os.path.join(OUT, "mx_single.params"), nd.array([3.5, -1.0]))
+    nd.save(os.path.join(OUT, "mx_empty.params"), [])
+    np.savez(os.path.join(OUT, "io_content.npz"), **content)
+    print("io: MXNet files written")
+
+
+def write_neogluon_file(path):
+    """Run with neogluon's interpreter: write ``io_content`` with neogluon's nd.save."""
+    sys.path.insert(0, os.path.join(HERE, ".."))
+    from neogluon import nd
+    content = io_content()
+    nd.save(path, {k: nd.array(v, dtype=v.dtype) for k, v in content.items()})
+    nd.save(path + ".list", [nd.array(content["weight"]), nd.array(content["i64"])])
+
+
+def verify_neogluon_file(mx, path):
+    """Load a neogluon-written file in MXNet and check every array, name, dtype and value."""
+    from mxnet import nd
+    content = io_content()
+    report = {"file": os.path.basename(path), "mxnet": mx.__version__, "checks": {}}
+    loaded = nd.load(path)
+    ok = isinstance(loaded, dict) and sorted(loaded) == sorted(content)
+    report["checks"]["names"] = bool(ok)
+    for k, v in content.items():
+        a = loaded.get(k) if isinstance(loaded, dict) else None
+        good = (a is not None and a.shape == v.shape and np.dtype(a.dtype) == v.dtype
+                and np.array_equal(a.asnumpy(), v) and str(a.context) == "cpu(0)")
+        report["checks"][k] = bool(good)
+    lst = nd.load(path + ".list")
+    report["checks"]["list"] = bool(
+        isinstance(lst, list) and len(lst) == 2
+        and np.array_equal(lst[0].asnumpy(), content["weight"])
+        and np.array_equal(lst[1].asnumpy(), content["i64"]) and lst[1].dtype == np.int64)
+    report["all_ok"] = all(report["checks"].values())
+    with open(os.path.join(OUT, "neogluon_file_in_mxnet.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    print("neogluon file loaded in MXNet:", "OK" if report["all_ok"] else report)
+    return report
+
+
+def roundtrip_check(mx):
+    """Write a file with neogluon (the dev venv) and verify it in MXNet."""
+    import subprocess
+    import tempfile
+    venv = os.path.join(HERE, "..", ".venv", "bin", "python")
+    if not os.path.exists(venv):
+        print("no .venv: skipping the neogluon -> MXNet check")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "neogluon.params")
+        subprocess.run([venv, os.path.abspath(__file__), "--write-neogluon-file", path],
+                       check=True)
+        verify_neogluon_file(mx, path)
+
+
 def main():
     import mxnet as mx
     os.makedirs(OUT, exist_ok=True)
@@ -272,13 +350,17 @@ def main():
     write_cases(mx, "nn_ops")
     for name in EXTRA:
         name(mx)
+    io_fixtures(mx)
+    roundtrip_check(mx)
 
 
 EXTRA = []
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--verify-neogluon-file":
+    if len(sys.argv) > 2 and sys.argv[1] == "--verify-neogluon-file":
         import mxnet as mx
-        verify_neogluon_file(mx, sys.argv[2])  # noqa: F821 - defined below
+        verify_neogluon_file(mx, sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--write-neogluon-file":
+        write_neogluon_file(sys.argv[2])
     else:
         main()

@@ -6,8 +6,9 @@ from .ops import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
 from . import random
 from . import contrib
-from .io import save, load
+from . import sparse
+from .io import save, load, load_frombuffer, save_tobuffer
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "from_torch",
            "to_torch", "from_numpy", "from_dlpack", "waitall", "random", "save", "load",
-           "contrib"]
+           "contrib", "sparse"]
