@@ -239,3 +239,282 @@ with open(os.path.join(OUT, "metric_cases.json"), "w") as f:
                "errors": ERRORS, "fresh": FRESH}, f, indent=None, separators=(",", ":"))
 print("wrote", len(CASES), "cases,", len(CUSTOM), "custom,", len(ERRORS), "errors,",
       len(FRESH), "fresh", file=sys.stderr)
+
+
+# ============================================================================ Estimator (Fit API)
+# A tiny, fully determined model: Dense(3) on 4 features with fixed weights, SGD with momentum,
+# an unshuffled DataLoader. The fixture records the event trace, metric names and values, the
+# final weights and the checkpoint files MXNet writes, so tests/test_estimator.py can replay
+# the same scenarios on neogluon.
+import logging  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+import warnings  # noqa: E402
+
+from mxnet import gluon  # noqa: E402
+from mxnet.gluon.contrib import estimator as est  # noqa: E402
+
+warnings.simplefilter("ignore")
+erng = np.random.RandomState(7)
+EX = erng.randn(20, 4).astype("float32")
+EY = (EX[:, 0] + 0.5 * EX[:, 1] > 0).astype("float32") + (EX[:, 2] > 1).astype("float32")
+VX = erng.randn(8, 4).astype("float32")
+VY = (VX[:, 0] + 0.5 * VX[:, 1] > 0).astype("float32")
+W0 = (erng.randn(3, 4) * 0.1).astype("float32")
+B0 = np.zeros(3, "float32")
+
+
+class Recorder(est.TrainBegin, est.TrainEnd, est.EpochBegin, est.EpochEnd, est.BatchBegin,
+               est.BatchEnd):
+    """Records every event, with the metric values at each epoch end."""
+
+    def __init__(self):
+        self.trace = []
+
+    def train_begin(self, estimator, *args, **kwargs):
+        self.trace.append(["train_begin", estimator.max_epoch, estimator.max_batch])
+
+    def train_end(self, estimator, *args, **kwargs):
+        self.trace.append(["train_end"])
+
+    def epoch_begin(self, estimator, *args, **kwargs):
+        self.trace.append(["epoch_begin"])
+
+    def epoch_end(self, estimator, *args, **kwargs):
+        vals = [[m.name, enc_value(m.get()[1])] for m in estimator.train_metrics
+                + estimator.val_metrics]
+        self.trace.append(["epoch_end", vals])
+        return False
+
+    def batch_begin(self, estimator, *args, **kwargs):
+        self.trace.append(["batch_begin", int(kwargs["batch"][0].shape[0])])
+
+    def batch_end(self, estimator, *args, **kwargs):
+        self.trace.append(["batch_end", len(kwargs["pred"]), len(kwargs["label"]),
+                           len(kwargs["loss"])])
+        return False
+
+
+def make_est(lr=0.1, metrics=None, val_metrics=None):
+    net = gluon.nn.Dense(3, in_units=4)
+    net.initialize()
+    net.weight.set_data(mx.nd.array(W0))
+    net.bias.set_data(mx.nd.array(B0))
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": lr, "momentum": 0.9})
+    e = est.Estimator(net, gluon.loss.SoftmaxCrossEntropyLoss(), train_metrics=metrics,
+                      val_metrics=val_metrics, trainer=trainer, context=mx.cpu())
+    return net, e
+
+
+def loaders():
+    train = gluon.data.DataLoader(gluon.data.ArrayDataset(EX, EY), batch_size=6)
+    val = gluon.data.DataLoader(gluon.data.ArrayDataset(VX, VY), batch_size=5)
+    return train, val
+
+
+class Capture(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        msg = record.getMessage()
+        # times vary from run to run
+        msg = re.sub(r"\d+\.\d+s", "<t>s", msg)
+        msg = re.sub(r"total \d+s", "total <t>s", msg)
+        self.lines.append(msg)
+
+
+EST = []
+
+
+def est_case(name, run):
+    tmp = tempfile.mkdtemp()
+    try:
+        rec = {"name": name}
+        run(rec, tmp)
+        EST.append(rec)
+    finally:
+        shutil.rmtree(tmp)
+
+
+def final(rec, net, e):
+    rec["weight"] = net.weight.data().asnumpy().tolist()
+    rec["bias"] = net.bias.data().asnumpy().tolist()
+    rec["train_metrics"] = [[m.name, enc_value(m.get()[1])] for m in e.train_metrics]
+    rec["val_metrics"] = [[m.name, enc_value(m.get()[1])] for m in e.val_metrics]
+
+
+def run_epochs(rec, tmp):
+    net, e = make_est()
+    r, cap = Recorder(), Capture()
+    e.logger.handlers = [cap]
+    train, val = loaders()
+    e.fit(train, val_data=val, epochs=3, event_handlers=[r])
+    rec["trace"] = r.trace
+    rec["log"] = cap.lines
+    final(rec, net, e)
+
+
+def run_batches(rec, tmp):
+    net, e = make_est()
+    r, cap = Recorder(), Capture()
+    e.logger.handlers = [cap]
+    train, _ = loaders()
+    e.fit(train, batches=5, event_handlers=[r])
+    rec["trace"] = r.trace
+    rec["log"] = cap.lines
+    final(rec, net, e)
+
+
+def run_log_interval(rec, tmp):
+    net, e = make_est(metrics=[mx.metric.Accuracy(), mx.metric.Loss("lossval")])
+    cap = Capture()
+    e.logger.handlers = [cap]
+    train, val = loaders()
+    e.fit(train, val_data=val, epochs=2,
+          event_handlers=[est.LoggingHandler(log_interval=2, metrics=e.train_metrics)])
+    rec["log"] = cap.lines
+    final(rec, net, e)
+
+
+def run_evaluate(rec, tmp):
+    net, e = make_est()
+    cap = Capture()
+    e.logger.handlers = [cap]
+    _, val = loaders()
+    e.evaluate(val)
+    rec["log"] = cap.lines
+    final(rec, net, e)
+
+
+def run_early_stop(rec, tmp):
+    net, e = make_est()
+    r = Recorder()
+    train, val = loaders()
+    acc = e.train_metrics[0]
+    e.fit(train, val_data=val, epochs=6,
+          event_handlers=[r, est.EarlyStoppingHandler(acc, mode="max", baseline=2.0,
+                                                      patience=2)])
+    rec["epochs_run"] = sum(1 for t in r.trace if t[0] == "epoch_end")
+    final(rec, net, e)
+
+
+def run_validation_batch_period(rec, tmp):
+    net, e = make_est()
+    cap = Capture()
+    e.logger.handlers = [cap]
+    train, val = loaders()
+    e.fit(train, epochs=1, event_handlers=[
+        est.ValidationHandler(val, e.evaluate, epoch_period=None, batch_period=2)])
+    rec["log"] = cap.lines
+    final(rec, net, e)
+
+
+def run_checkpoint(rec, tmp):
+    net, e = make_est()
+    train, val = loaders()
+    e.fit(train, val_data=val, epochs=4, event_handlers=[
+        est.CheckpointHandler(tmp, model_prefix="m", max_checkpoints=2)])
+    rec["files"] = sorted(os.listdir(tmp))
+    final(rec, net, e)
+    net2, e2 = make_est()
+    cap = Capture()
+    e2.logger.handlers = [cap]
+    e2.fit(train, val_data=val, epochs=6, event_handlers=[
+        est.CheckpointHandler(tmp, model_prefix="m", max_checkpoints=10,
+                              resume_from_checkpoint=True)])
+    rec["files_after_resume"] = sorted(os.listdir(tmp))
+    rec["resume_log"] = [l for l in cap.lines if "CheckpointHandler" in l]
+    rec["weight_resumed"] = net2.weight.data().asnumpy().tolist()
+    net3, e3 = make_est()
+    e3.fit(train, val_data=val, epochs=6)
+    rec["weight_uninterrupted"] = net3.weight.data().asnumpy().tolist()
+
+
+def run_checkpoint_batches(rec, tmp):
+    net, e = make_est()
+    train, _ = loaders()
+    e.fit(train, batches=7, event_handlers=[
+        est.CheckpointHandler(tmp, model_prefix="b", epoch_period=None, batch_period=3)])
+    rec["files"] = sorted(os.listdir(tmp))
+    net2, e2 = make_est()
+    e2.fit(train, batches=10, event_handlers=[
+        est.CheckpointHandler(tmp, model_prefix="b", epoch_period=None, batch_period=3,
+                              resume_from_checkpoint=True)])
+    rec["files_after_resume"] = sorted(os.listdir(tmp))
+    final(rec, net2, e2)
+
+
+def run_save_best(rec, tmp):
+    net, e = make_est()
+    train, val = loaders()
+    e.fit(train, val_data=val, epochs=3, event_handlers=[
+        est.CheckpointHandler(tmp, model_prefix="s", monitor=e.val_metrics[0], save_best=True,
+                              mode="max")])
+    rec["files"] = sorted(os.listdir(tmp))
+
+
+for nm, fn in [("epochs", run_epochs), ("batches", run_batches),
+               ("log_interval", run_log_interval), ("evaluate", run_evaluate),
+               ("early_stop", run_early_stop),
+               ("validation_batch_period", run_validation_batch_period),
+               ("checkpoint", run_checkpoint), ("checkpoint_batches", run_checkpoint_batches),
+               ("save_best", run_save_best)]:
+    est_case(nm, fn)
+
+EST_ERRORS = []
+
+
+def est_error(name, fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        EST_ERRORS.append({"name": name, "type": type(e).__name__})
+    else:
+        EST_ERRORS.append({"name": name, "type": None})
+
+
+def _fit(**kw):
+    _, e = make_est()
+    train, _ = loaders()
+    e.fit(train, **kw)
+
+
+est_error("fit_both", lambda: _fit(epochs=1, batches=1))
+est_error("fit_neither", lambda: _fit())
+est_error("fit_not_loader", lambda: make_est()[1].fit([(EX, EY)], epochs=1))
+est_error("bad_loss", lambda: est.Estimator(gluon.nn.Dense(2), loss="l2"))
+est_error("bad_trainer", lambda: est.Estimator(gluon.nn.Dense(2), gluon.loss.L2Loss(),
+                                               trainer="sgd"))
+est_error("bad_context", lambda: est.Estimator(gluon.nn.Dense(2), gluon.loss.L2Loss(),
+                                               context="cpu"))
+est_error("bad_log_interval", lambda: est.LoggingHandler(log_interval="batch"))
+est_error("early_stop_composite",
+          lambda: est.EarlyStoppingHandler(mx.metric.CompositeEvalMetric(["acc"])))
+est_error("early_stop_not_metric", lambda: est.EarlyStoppingHandler("acc"))
+est_error("save_best_no_monitor", lambda: est.CheckpointHandler(tempfile.mkdtemp(),
+                                                                save_best=True))
+est_error("handler_unknown_metric", lambda: _fit(epochs=1, event_handlers=[
+    est.MetricHandler([mx.metric.Accuracy()])]) if False else _fit(
+    epochs=1, event_handlers=[est.LoggingHandler(metrics=[mx.metric.Accuracy()])]))
+est_error("bad_handler", lambda: _fit(epochs=1, event_handlers=["log"]))
+est_error("bad_batch_processor", lambda: est.Estimator(gluon.nn.Dense(2), gluon.loss.L2Loss(),
+                                                       batch_processor=object()))
+
+
+def _resume_done():
+    tmp = tempfile.mkdtemp()
+    _fit(epochs=2, event_handlers=[est.CheckpointHandler(tmp)])
+    _fit(epochs=2, event_handlers=[est.CheckpointHandler(tmp, resume_from_checkpoint=True)])
+
+
+est_error("resume_already_done", _resume_done)
+
+with open(os.path.join(OUT, "estimator_cases.json"), "w") as f:
+    json.dump({"mxnet_version": mx.__version__, "data": {
+        "x": EX.tolist(), "y": EY.tolist(), "vx": VX.tolist(), "vy": VY.tolist(),
+        "w0": W0.tolist(), "b0": B0.tolist()}, "cases": EST, "errors": EST_ERRORS}, f,
+        separators=(",", ":"))
+print("wrote", len(EST), "estimator cases,", len(EST_ERRORS), "errors", file=sys.stderr)
