@@ -1,0 +1,152 @@
+"""gluon.loss: values and gradients against MXNet 1.9.1 (tools/gen_loss_fixtures.py)."""
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon import autograd, gluon, nd
+from neogluon.gluon import loss as gloss
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures", "loss")
+with open(os.path.join(FIX, "loss.json")) as _f:
+    META = json.load(_f)
+ARR = np.load(os.path.join(FIX, "loss.npz"))
+CASES = META["cases"]
+
+
+def _tol(case):
+    # torch's CTC and MXNet's warp-ctc sum the alignments in different orders.
+    return (2e-5, 2e-5) if case["cls"] == "CTCLoss" else (1e-4, 1e-5)
+
+
+def _run(case, hybridize):
+    loss = getattr(gloss, case["cls"])(**case["kwargs"])
+    if hybridize:
+        loss.hybridize()
+    name = case["name"]
+    arrays = []
+    for i, spec in enumerate(case["inputs"]):
+        if spec is None:
+            arrays.append(None)
+            continue
+        a = nd.array(ARR[f"{name}/in{i}"], dtype=ARR[f"{name}/in{i}"].dtype)
+        if spec["grad"]:
+            a.attach_grad()
+        arrays.append(a)
+    any_grad = any(s is not None and s["grad"] for s in case["inputs"])
+    if any_grad:
+        with autograd.record():
+            out = loss(*arrays)
+        out.backward(nd.array(ARR[f"{name}/head"]))
+    else:
+        out = loss(*arrays)
+    return out, arrays
+
+
+@pytest.mark.parametrize("hybridize", [False, True], ids=["imperative", "hybridized"])
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_loss_matches_mxnet(case, hybridize):
+    rtol, atol = _tol(case)
+    with warnings.catch_warnings():
+        # a loss that hybridize could not capture would warn here
+        warnings.simplefilter("error")
+        out, arrays = _run(case, hybridize)
+    name = case["name"]
+    ref = ARR[f"{name}/out"]
+    assert out.shape == ref.shape
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=rtol, atol=atol)
+    for i, spec in enumerate(case["inputs"]):
+        if spec is not None and spec["grad"]:
+            want = ARR[f"{name}/grad{i}"]
+            # float32 sums with cancellation: the absolute error scales with the largest entry
+            scale = max(1.0, float(np.abs(want).max()))
+            np.testing.assert_allclose(arrays[i].grad.asnumpy(), want, rtol=rtol,
+                                       atol=atol * scale, err_msg=f"gradient of input {i}")
+
+
+def test_hybridized_loss_replays_and_recaptures_on_new_shape():
+    loss = gloss.SoftmaxCrossEntropyLoss()
+    loss.hybridize()
+    case = next(c for c in CASES if c["name"] == "sce_basic")
+    ref = ARR["sce_basic/out"]
+    for _ in range(2):  # the second call replays the captured graph
+        out, _ = _run(case, hybridize=True)
+        np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-5)
+    p = nd.array(ARR["sce_basic/in0"][:3])
+    np.testing.assert_allclose(loss(p, nd.array(ARR["sce_basic/in1"][:3])).asnumpy(), ref[:3],
+                               rtol=1e-5)
+
+
+def test_repr_matches_mxnet():
+    for key, ref in META["repr"].items():
+        if key == "L1Loss_w":
+            obj = gloss.L1Loss(weight=0.5, batch_axis=1)
+        elif key == "CTCLoss_TN":
+            obj = gloss.CTCLoss(label_layout="TN")
+        else:
+            obj = getattr(gloss, key)()
+        assert repr(obj) == ref, key
+
+
+def test_aliases_and_all():
+    assert gloss.SigmoidBCELoss is gloss.SigmoidBinaryCrossEntropyLoss
+    assert gloss.SoftmaxCELoss is gloss.SoftmaxCrossEntropyLoss
+    assert gluon.loss.L2Loss is gloss.L2Loss
+    assert isinstance(gloss.L2Loss(), gluon.HybridBlock)
+    for name in gloss.__all__:
+        assert hasattr(gloss, name)
+
+
+def _check_err(key, fn, exc):
+    ref = META["errors"][key]
+    with pytest.raises(exc) as err:
+        fn()
+    return ref, str(err.value)
+
+
+def test_errors_match_mxnet():
+    ref, msg = _check_err("logistic_format", lambda: gloss.LogisticLoss(label_format="x"),
+                          ValueError)
+    assert msg == ref["message"]
+    ref, msg = _check_err("ctc_layout", lambda: gloss.CTCLoss(layout="NCT"), AssertionError)
+    assert msg == ref["message"]
+    ref, msg = _check_err("ctc_label_layout", lambda: gloss.CTCLoss(label_layout="NN"),
+                          AssertionError)
+    assert msg == ref["message"]
+    ref, msg = _check_err("weight_not_number",
+                          lambda: gloss.L1Loss(weight="a")(nd.ones((2, 2)), nd.ones((2, 2))),
+                          AssertionError)
+    assert msg == ref["message"]
+    ref, msg = _check_err("reshape_mismatch",
+                          lambda: gloss.L2Loss()(nd.ones((3, 4)), nd.ones((4, 4))), ValueError)
+    assert msg == ref["message"]
+    ref, msg = _check_err("ctc_too_long",
+                          lambda: gloss.CTCLoss()(nd.ones((2, 3, 4)), nd.ones((2, 5))),
+                          mx.MXNetError)
+    assert "The max number of labels cannot exceed the maximum sequence length" in ref["message"]
+    assert "The max number of labels cannot exceed the maximum sequence length" in msg
+
+
+def test_poisson_full_trains_under_record():
+    """MXNet 1.9.1 cannot record compute_full (it updates in place); neogluon can, and the
+    gradient is the analytic one: d/dpred of exp(pred) - target * pred."""
+    pred = nd.array(ARR["poisson_full/in0"])
+    target = nd.array(ARR["poisson_full/in1"])
+    pred.attach_grad()
+    with autograd.record():
+        out = gloss.PoissonNLLLoss(compute_full=True, weight=2.0)(pred, target)
+    out.backward()
+    np.testing.assert_allclose(out.asnumpy(), ARR["poisson_full/out"], rtol=1e-5)
+    expect = 2.0 * (np.exp(pred.asnumpy()) - target.asnumpy()) / pred.size
+    np.testing.assert_allclose(pred.grad.asnumpy(), expect, rtol=1e-5)
+
+
+def test_loss_no_graph_outside_record():
+    pred = nd.array(ARR["L2Loss_basic/in0"])
+    pred.attach_grad()
+    out = gloss.L2Loss()(pred, nd.array(ARR["L2Loss_basic/in1"]))
+    assert not nd.to_torch(out).requires_grad
