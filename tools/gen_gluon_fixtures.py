@@ -110,6 +110,19 @@ def naming():
     sl = s[1:]
     res["slice"] = {"type": type(sl).__name__, "len": len(sl), "prefix": sl.prefix,
                     "children": [b.name for b in sl._children.values()]}
+    # summary table
+    import contextlib
+    import io
+    reset_names()
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Dense(4, in_units=3, activation="relu"), nn.Dense(2, in_units=4),
+                nn.BatchNorm(in_channels=2))
+    net.initialize()
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        net.summary(nd.ones((5, 3)))
+    res["summary"] = buf.getvalue()
     return res
 
 
