@@ -128,6 +128,10 @@ def _head_grads(heads, head_grads):
             raise TypeError(f"head_grads must be NDArrays, got {type(g).__name__}")
         if g.shape != h.shape:
             raise MXNetError(f"head_grads shape {g.shape} does not match head shape {h.shape}")
+        if h.stype != "default":
+            from .ndarray.sparse import _head_grad
+            out.append(_head_grad(h, g))
+            continue
         out.append(g._t)
     return out
 
@@ -137,7 +141,7 @@ def _check_heads(heads):
     for h in heads:
         if not isinstance(h, NDArray):
             raise TypeError(f"heads must be NDArrays, got {type(h).__name__}")
-        if not h._t.requires_grad:
+        if not _leaf(h).requires_grad:
             raise MXNetError(
                 "Cannot differentiate node because it is not in a computational graph. "
                 "You need to set is_recording to true or use autograd.record() to save "
@@ -158,15 +162,15 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     heads, _ = _as_list(heads)
     _check_heads(heads)
     hg = _head_grads(heads, head_grads)
-    variables = [v for v in _variables if v._t.requires_grad and v._ag is not None
-                 and v._ag.grad_req != "null"]
-    heads_t = [h._t for h in heads]
+    variables = [v for v in _variables if v._ag is not None and v._ag.grad_req != "null"
+                 and _leaf(v).requires_grad]
+    heads_t = [_leaf(h) for h in heads]
     grads_out = [_fill(h, g) for h, g in zip(heads_t, hg)]
     if not variables:
         torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
         return
     try:
-        grads = torch.autograd.grad(heads_t, [v._t for v in variables], grads_out,
+        grads = torch.autograd.grad(heads_t, [_leaf(v) for v in variables], grads_out,
                                     retain_graph=retain_graph, allow_unused=True)
     except RuntimeError as err:
         if "backward through the graph a second time" in str(err):
@@ -179,6 +183,12 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
             if g is None:
                 continue
             ag = v._ag
+            if g.layout is not torch.strided or ag.grad.stype != "default" or \
+                    v.stype != "default":
+                from .ndarray.sparse import _write_grad
+                _write_grad(v, g)
+                ag.fresh = True
+                continue
             buf = ag.grad._t
             if ag.grad_req == "add":
                 buf.add_(g)
@@ -204,10 +214,10 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
     hg = _head_grads(heads, head_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    heads_t = [h._t for h in heads]
+    heads_t = [_leaf(h) for h in heads]
     with torch.enable_grad() if create_graph else torch.no_grad():
         try:
-            grads = torch.autograd.grad(heads_t, [v._t for v in variables],
+            grads = torch.autograd.grad(heads_t, [_leaf(v) for v in variables],
                                         [_fill(h, g) for h, g in zip(heads_t, hg)],
                                         retain_graph=retain_graph, create_graph=create_graph,
                                         allow_unused=True)
@@ -215,6 +225,10 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
             raise MXNetError(f"autograd.grad failed: {err}") from None
     out = []
     for v, g in zip(variables, grads):
+        if v.stype != "default" or (g is not None and g.layout is not torch.strided):
+            from .ndarray.sparse import _grad_result
+            out.append(_grad_result(v, g))
+            continue
         if g is None:
             g = torch.zeros_like(v._t)
         out.append(_new(g, v._ctx))
@@ -234,7 +248,17 @@ class _AutogradInfo:
 _GRAD_REQS = ("write", "add", "null")
 
 
+def _leaf(v):
+    """The torch tensor autograd differentiates for variable ``v``: a sparse array's stored
+    values, else the array's tensor."""
+    s = getattr(v, "_sdata", None)
+    return v._t if s is None else s
+
+
 def _attach(arr, grad_req="write", grad_buf=None):
+    if arr.stype != "default":
+        from .ndarray.sparse import _attach_sparse_var
+        return _attach_sparse_var(arr, grad_req, grad_buf)
     if grad_req not in _GRAD_REQS:
         raise ValueError(f"grad_req must be one of {_GRAD_REQS}, got {grad_req!r}")
     from .ndarray.ndarray import _new

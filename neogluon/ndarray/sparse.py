@@ -1,0 +1,1373 @@
+"""Sparse arrays: ``row_sparse`` (a few non-zero rows of a tall array) and ``csr`` matrices.
+
+Storage
+-------
+Each sparse array keeps explicit torch tensors rather than a torch sparse tensor:
+
+* ``RowSparseNDArray``: ``_sdata`` of shape ``(nnz_rows,) + shape[1:]`` and one aux tensor, the
+  sorted int64 row ``indices``. A lazy optimizer update or a KVStore row pull is then a plain
+  ``index_select`` / ``index_copy_`` on the dense table, with no coalescing or layout rules of
+  torch's sparse kernels in the way, and it works for every dtype and device torch indexes.
+* ``CSRNDArray``: ``_sdata`` of shape ``(nnz,)`` and the aux tensors ``indptr`` and ``indices``
+  (MXNet's aux order), both int64.
+
+``arr._t`` of a sparse array is its dense equivalent, computed on access. That is MXNet's
+*storage fallback*: any operator without a sparse kernel runs on the dense form and returns a
+dense result. Operators with sparse kernels (arithmetic, ``dot``, ``add_n``, zero-preserving
+unary functions, ``retain``) live here and keep the storage type MXNet 1.9.1 gives.
+
+Autograd: a dense array may carry a sparse gradient buffer (``attach_grad(stype=...)``); a
+sparse array may itself be a variable, in which case its values tensor ``_sdata`` is the torch
+leaf. ``neogluon.autograd.backward`` hands sparse results to :func:`_write_grad`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .. import autograd as _ag_mod
+from ..base import MXNetError, NotSupportedForSparseNDArray, to_torch_dtype, to_numpy_dtype
+from ..context import Context, current_context
+from .ndarray import NDArray, _new, _call_nograd
+
+__all__ = ["BaseSparseNDArray", "RowSparseNDArray", "CSRNDArray", "row_sparse_array",
+           "csr_matrix", "zeros", "empty", "array", "zeros_like", "cast_storage", "dot",
+           "add_n", "retain", "add", "subtract", "multiply", "divide", "elemwise_add",
+           "elemwise_sub", "elemwise_mul", "negative", "square", "sqrt", "abs", "sign", "relu",
+           "clip", "round", "rint", "ceil", "floor", "trunc", "fix", "sin", "tan", "arcsin",
+           "arctan", "sinh", "tanh", "arcsinh", "arctanh", "expm1", "log1p", "degrees",
+           "radians", "cbrt", "Embedding"]
+
+_state = _ag_mod._state
+_I64 = torch.int64
+_STYPES = ("default", "row_sparse", "csr")
+
+
+# ---------------------------------------------------------------------------- helpers
+def _ctx_of(ctx):
+    return ctx if ctx is not None else current_context()
+
+
+def _grad_guard(fn, *args):
+    """Run ``fn`` with torch's grad mode off unless recording (neogluon's grad-mode rule)."""
+    if _state.recording:
+        return fn(*args)
+    return _call_nograd(fn, *args)
+
+
+def _make_rsp(data, indices, shape, ctx):
+    a = object.__new__(RowSparseNDArray)
+    a._sdata = data
+    a._aux = (indices,)
+    a._sshape = tuple(shape)
+    a._ctx = ctx
+    a._ag = None
+    a._gr = None
+    return a
+
+
+def _make_csr(data, indptr, indices, shape, ctx):
+    a = object.__new__(CSRNDArray)
+    a._sdata = data
+    a._aux = (indptr, indices)
+    a._sshape = tuple(shape)
+    a._ctx = ctx
+    a._ag = None
+    a._gr = None
+    return a
+
+
+def _csr_rows(indptr):
+    """Row id of every stored element of a CSR matrix."""
+    n = indptr.numel() - 1
+    return torch.repeat_interleave(torch.arange(n, device=indptr.device), torch.diff(indptr))
+
+
+def _rsp_dense_t(data, idx, shape):
+    out = torch.zeros(shape, dtype=data.dtype, device=data.device)
+    if idx.numel():
+        out = out.index_copy(0, idx, data)
+    return out
+
+
+def _csr_dense_t(data, indptr, indices, shape):
+    out = torch.zeros(shape, dtype=data.dtype, device=data.device)
+    if indices.numel():
+        out = out.index_put((_csr_rows(indptr), indices), data, accumulate=True)
+    return out
+
+
+def _dense_to_rsp_t(t):
+    """(values, row indices) of the rows of ``t`` holding a non-zero."""
+    n = t.shape[0]
+    flat = t.detach().reshape(n, -1)
+    idx = flat.ne(0).any(1).nonzero().reshape(-1)
+    return t.index_select(0, idx), idx
+
+
+def _dense_to_csr_t(t):
+    if t.dim() != 2:
+        raise ValueError("To convert to a CSR, the NDArray should be 2 Dimensional. Current "
+                         f"shape is {tuple(t.shape)}")
+    n = t.shape[0]
+    rows, cols = t.detach().ne(0).nonzero(as_tuple=True)
+    data = t[rows, cols]
+    indptr = torch.zeros(n + 1, dtype=_I64, device=t.device)
+    if rows.numel():
+        indptr[1:] = torch.cumsum(torch.bincount(rows, minlength=n), 0)
+    return data, indptr, cols.to(_I64)
+
+
+def _as_tensor(x, dtype, device):
+    if isinstance(x, NDArray):
+        t = x._t.detach()
+        return t.to(device=device, dtype=dtype or t.dtype)
+    if isinstance(x, torch.Tensor):
+        return x.detach().to(device=device, dtype=dtype or x.dtype)
+    a = np.asarray(x)
+    return torch.as_tensor(a, device=device, dtype=dtype)
+
+
+def _source_dtype(x, dtype):
+    """dtype MXNet picks for data given as ``x``: an explicit dtype, else the array's own, else
+    float32 (for Python lists)."""
+    if dtype is not None:
+        return to_torch_dtype(dtype)
+    if isinstance(x, NDArray):
+        return x._t.dtype if not isinstance(x, BaseSparseNDArray) else x._sdata.dtype
+    if isinstance(x, np.ndarray):
+        return to_torch_dtype(x.dtype)
+    if isinstance(x, torch.Tensor):
+        return x.dtype
+    return torch.float32
+
+
+def _not_supported(name, *args):
+    kinds = ", ".join(str(type(a)) for a in args)
+    return NotSupportedForSparseNDArray(
+        f"Function {name} with arguments ({kinds}) is not supported for SparseNDArray and only "
+        "available in NDArray.")
+
+
+# ------------------------------------------------------------------------- classes
+class BaseSparseNDArray(NDArray):
+    """Common behaviour of :class:`RowSparseNDArray` and :class:`CSRNDArray`.
+
+    ``_t`` is the dense equivalent, built on access (MXNet's storage fallback); the stored
+    tensors are ``_sdata`` and ``_aux``.
+    """
+
+    __slots__ = ("_sdata", "_aux", "_sshape", "_gr")
+
+    # ----------------------------------------------------------------- storage
+    def _dense_t(self):
+        raise NotImplementedError
+
+    def _get_t(self):
+        d = self._sdata
+        if d.requires_grad:
+            if _state.recording:
+                self._gr = True  # a dense op saw every row: the gradient may touch all of them
+                return self._dense_t()
+            return _call_nograd(self._dense_t)
+        return self._dense_t()
+
+    def _set_t(self, value):
+        raise MXNetError(f"cannot replace the storage of a {type(self).__name__} with a dense "
+                         "tensor; assign with arr[:] = value or copyto")
+
+    _t = property(_get_t, _set_t)
+
+    @property
+    def shape(self):
+        return self._sshape
+
+    @property
+    def dtype(self):
+        return to_numpy_dtype(self._sdata.dtype)
+
+    @property
+    def ndim(self):
+        return len(self._sshape)
+
+    @property
+    def size(self):
+        raise NotImplementedError()
+
+    @property
+    def data(self):
+        """The stored values (shares memory with this array)."""
+        return _new(self._sdata, self._ctx)
+
+    @property
+    def indices(self):
+        """The int64 indices of the stored rows (row_sparse) or columns (csr)."""
+        return _new(self._aux[-1], self._ctx)
+
+    @property
+    def _num_aux(self):
+        return len(self._aux)
+
+    @property
+    def _aux_types(self):
+        return [np.int64] * len(self._aux)
+
+    def _aux_type(self, i):
+        return np.int64
+
+    def __len__(self):
+        return self._sshape[0]
+
+    def __repr__(self):
+        shape = "x".join(str(s) for s in self._sshape)
+        return f"\n<{type(self).__name__} {shape} @{self._ctx}>"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_rebuild_sparse, (self.stype, self._sdata.detach().cpu().numpy(),
+                                  tuple(a.cpu().numpy() for a in self._aux), self._sshape,
+                                  self._ctx.device_type, self._ctx.device_id))
+
+    # ----------------------------------------------------------------- conversion
+    def asnumpy(self):
+        """A dense numpy copy."""
+        t = self._dense_t().detach()
+        if t.dtype is torch.bfloat16:
+            t = t.float()
+        return t.cpu().numpy().copy()
+
+    def tostype(self, stype):
+        """This array in storage type ``stype`` ('default', 'row_sparse' or 'csr')."""
+        return cast_storage(self, stype)
+
+    def astype(self, dtype, copy=True):
+        """A copy with values of ``dtype`` and the same storage type."""
+        td = to_torch_dtype(dtype)
+        if td is self._sdata.dtype and not copy:
+            return self
+        return self._with(self._sdata.detach().to(td, copy=True),
+                          tuple(a.clone() for a in self._aux), self._ctx)
+
+    def copy(self):
+        return self.copyto(self._ctx)
+
+    def copyto(self, other):
+        """Copy into ``other`` (an array, whose storage type is kept) or onto a Context."""
+        if isinstance(other, Context):
+            dev = other.torch_device
+            return self._with(self._sdata.detach().to(dev, copy=True),
+                              tuple(a.to(dev, copy=True) for a in self._aux), other)
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            return _copy_into(self, other)
+        raise TypeError(f"copyto does not support type {type(other).__name__}")
+
+    def as_in_context(self, context):
+        """This array on ``context`` (itself if it is there already)."""
+        if context == self._ctx:
+            return self
+        return self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def zeros_like(self, *args, **kwargs):
+        return zeros(self.stype, self._sshape, ctx=self._ctx, dtype=self._sdata.dtype)
+
+    def detach(self):
+        return self._with(self._sdata.detach(), self._aux, self._ctx)
+
+    def attach_grad(self, grad_req="write", stype=None):
+        """Make this array a variable; its gradient has storage ``stype`` (default: its own)."""
+        return _attach_sparse_grad(self, grad_req, stype)
+
+    def check_format(self, full_check=True):
+        """Raise MXNetError if the aux data do not describe a valid array of this shape."""
+        _check_format(self, full_check)
+
+    # ----------------------------------------------------------------- storage swap
+    def _with(self, data, aux, ctx):
+        raise NotImplementedError
+
+    def _replace(self, src):
+        """Take over ``src``'s storage (same stype), keeping this object (and its autograd
+        state) alive; values are converted to this array's dtype and device."""
+        d = src._sdata.detach()
+        own = self._sdata
+        dev = own.device
+        if d.dtype is not own.dtype or d.device != dev:
+            d = d.to(device=dev, dtype=own.dtype)
+        aux = tuple(a.to(dev) for a in src._aux)
+        if own.requires_grad:
+            d = d.clone().requires_grad_(True) if d is src._sdata else d.requires_grad_(True)
+        self._sdata = d
+        self._aux = aux
+        self._gr = None
+
+    def _assign(self, value):
+        """``self[:] = value`` with MXNet's conversions into this array's storage type."""
+        if isinstance(value, BaseSparseNDArray):
+            if value.shape != self.shape:
+                raise MXNetError(f"cannot assign a {value.stype} array of shape {value.shape} "
+                                 f"to a {self.stype} array of shape {self.shape}")
+            if value.stype != self.stype:
+                raise TypeError(f"copyto does not support destination NDArray stype {self.stype}")
+            if value is self:
+                return
+            self._replace(value.copyto(self._ctx) if value._ctx != self._ctx else
+                          value._with(value._sdata.detach().clone(),
+                                      tuple(a.clone() for a in value._aux), self._ctx))
+            return
+        if isinstance(value, NDArray):
+            t = value._t.detach()
+        elif isinstance(value, (int, float, bool, np.generic)):
+            if self.stype == "row_sparse":
+                # MXNet stores every row when a scalar is assigned, zero included
+                dev = self._sdata.device
+                n = self.shape[0]
+                self._replace(_make_rsp(self._full_t(value), torch.arange(n, device=dev),
+                                        self.shape, self._ctx))
+                return
+            t = self._full_t(value)
+        else:
+            t = torch.as_tensor(np.asarray(value), dtype=self._sdata.dtype)
+        t = t.to(device=self._sdata.device, dtype=self._sdata.dtype)
+        if tuple(t.shape) != self.shape:
+            try:
+                t = t.expand(self.shape)
+            except RuntimeError:
+                raise MXNetError(f"cannot assign a value of shape {tuple(t.shape)} to a "
+                                 f"{self.stype} array of shape {self.shape}") from None
+        self._replace(_from_dense_t(t, self.stype, self._ctx))
+
+    def _full_t(self, value):
+        return torch.full(self.shape, value, dtype=self._sdata.dtype, device=self._sdata.device)
+
+    # ----------------------------------------------------------------- indexing
+    def __setitem__(self, key, value):
+        if not (isinstance(key, slice) and key == slice(None)):
+            raise ValueError(f"{type(self).__name__} only supports [:] for assignment")
+        if self._sdata.requires_grad and _state.recording:
+            raise MXNetError("In-place assignment to a variable with an attached gradient is "
+                             "not supported while recording")
+        self._assign(value)
+
+    # ----------------------------------------------------------------- arithmetic
+    def __add__(self, other):
+        return _binary("add", self, other)
+
+    def __radd__(self, other):
+        return _binary("add", other, self)
+
+    def __sub__(self, other):
+        return _binary("sub", self, other)
+
+    def __rsub__(self, other):
+        return _binary("sub", other, self)
+
+    def __mul__(self, other):
+        return _binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return _binary("mul", other, self)
+
+    def __truediv__(self, other):
+        return _binary("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _binary("div", other, self)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __neg__(self):
+        return _unary_sparse(torch.neg, self)
+
+    def __abs__(self):
+        return _unary_sparse(torch.abs, self)
+
+    def _inplace_op(self, op, other):
+        if self._sdata.requires_grad and _state.recording:
+            raise MXNetError("In-place operations on a variable with an attached gradient are "
+                             "not supported while recording")
+        r = _binary(op, self, other)
+        if r is NotImplemented:
+            return r
+        if r is not self:
+            self._assign(r)
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace_op("add", other)
+
+    def __isub__(self, other):
+        return self._inplace_op("sub", other)
+
+    def __imul__(self, other):
+        return self._inplace_op("mul", other)
+
+    def __itruediv__(self, other):
+        return self._inplace_op("div", other)
+
+    __idiv__ = __itruediv__
+
+    # ----------------------------------------------------------------- dense-only methods
+    def reshape(self, *shape, **kwargs):
+        raise _not_supported("reshape", shape)
+
+    def reshape_like(self, *args, **kwargs):
+        raise _not_supported("reshape_like", *args)
+
+    def expand_dims(self, *args, **kwargs):
+        raise _not_supported("expand_dims", *args)
+
+    def broadcast_to(self, *args, **kwargs):
+        raise _not_supported("broadcast_to", *args)
+
+    def flatten(self, *args, **kwargs):
+        raise _not_supported("flatten", *args)
+
+    def to_dlpack_for_read(self):
+        raise _not_supported("to_dlpack_for_read")
+
+    def to_dlpack_for_write(self):
+        raise _not_supported("to_dlpack_for_write")
+
+    def __dlpack__(self, stream=None):
+        raise _not_supported("__dlpack__")
+
+
+class RowSparseNDArray(BaseSparseNDArray):
+    """An array whose only non-zero slices along the first axis are the rows ``indices``.
+
+    ``data[i]`` is row ``indices[i]`` of the dense array. This is the storage MXNet uses for the
+    gradients of embedding tables: a batch touches a few rows of a table with millions.
+    """
+
+    __slots__ = ()
+
+    @property
+    def stype(self):
+        return "row_sparse"
+
+    def _dense_t(self):
+        return _rsp_dense_t(self._sdata, self._aux[0], self._sshape)
+
+    def _with(self, data, aux, ctx):
+        return _make_rsp(data, aux[0], self._sshape, ctx)
+
+    def __getitem__(self, key):
+        if isinstance(key, int):
+            raise Exception("__getitem__ with int key is not implemented for RowSparseNDArray "
+                            "yet")
+        if isinstance(key, slice) and key == slice(None):
+            return self
+        raise Exception("RowSparseNDArray only supports [:] for __getitem__")
+
+    def retain(self, *args, **kwargs):
+        """Keep only the rows in ``indices`` (see :func:`retain`)."""
+        return retain(self, *args, **kwargs)
+
+
+class CSRNDArray(BaseSparseNDArray):
+    """A 2-D matrix in compressed sparse row format: row ``i`` holds ``data[indptr[i]:
+    indptr[i+1]]`` at the columns ``indices[indptr[i]:indptr[i+1]]``."""
+
+    __slots__ = ()
+
+    @property
+    def stype(self):
+        return "csr"
+
+    @property
+    def indptr(self):
+        """The int64 row pointers (length ``shape[0] + 1``)."""
+        return _new(self._aux[0], self._ctx)
+
+    def _dense_t(self):
+        return _csr_dense_t(self._sdata, self._aux[0], self._aux[1], self._sshape)
+
+    def _with(self, data, aux, ctx):
+        return _make_csr(data, aux[0], aux[1], self._sshape, ctx)
+
+    def _full_t(self, value):
+        return torch.full(self.shape, value, dtype=self._sdata.dtype, device=self._sdata.device)
+
+    def __getitem__(self, key):
+        """Rows of the matrix, as a CSRNDArray: ``x[i]`` (shape (1, n)) or ``x[a:b]``."""
+        n = self._sshape[0]
+        if isinstance(key, (int, np.integer)):
+            i = int(key)
+            if i < -n or i >= n:
+                raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+            i %= n
+            begin, end = i, i + 1
+        elif isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise ValueError("CSRNDArray only supports continuous slicing on axis 0")
+            begin, end, _ = key.indices(n)
+            end = max(begin, end)
+        else:
+            raise ValueError(f"Undefined behaviour for {type(self).__name__} __getitem__ with "
+                             f"key {key!r}")
+        indptr = self._aux[0]
+        lo, hi = int(indptr[begin]), int(indptr[end])
+        return _make_csr(self._sdata[lo:hi], indptr[begin:end + 1] - lo,
+                         self._aux[1][lo:hi], (end - begin, self._sshape[1]), self._ctx)
+
+    def asscipy(self):
+        """This matrix as a ``scipy.sparse.csr_matrix``."""
+        import scipy.sparse as sps
+        data = self._sdata.detach().cpu().numpy()
+        return sps.csr_matrix((data, self._aux[1].cpu().numpy(), self._aux[0].cpu().numpy()),
+                              shape=self._sshape)
+
+    @property
+    def T(self):
+        return _new(self._dense_t().t(), self._ctx)
+
+
+def _rebuild_sparse(stype, data, aux, shape, dev_type, dev_id):
+    ctx = Context(dev_type, dev_id)
+    dev = ctx.torch_device
+    d = torch.as_tensor(data).to(dev)
+    a = [torch.as_tensor(x).to(dev) for x in aux]
+    if stype == "row_sparse":
+        return _make_rsp(d, a[0], shape, ctx)
+    return _make_csr(d, a[0], a[1], shape, ctx)
+
+
+def _check_format(arr, full_check=True):
+    shape = arr.shape
+    if arr.stype == "row_sparse":
+        idx = arr._aux[0]
+        if idx.dim() != 1 or arr._sdata.shape[0] != idx.numel() or \
+                tuple(arr._sdata.shape[1:]) != tuple(shape[1:]):
+            raise MXNetError(f"row_sparse array of shape {shape}: data shape "
+                             f"{tuple(arr._sdata.shape)} does not match indices shape "
+                             f"{tuple(idx.shape)}")
+        if full_check and idx.numel():
+            if int(idx.min()) < 0 or int(idx.max()) >= shape[0] or \
+                    (idx.numel() > 1 and bool((torch.diff(idx) <= 0).any())):
+                raise MXNetError("Indices of row_sparse NDArray should be non-negative, less "
+                                 "than the size of first dimension and in ascending order")
+        return
+    indptr, indices = arr._aux
+    if indptr.numel() != shape[0] + 1 or indices.numel() != arr._sdata.numel():
+        raise MXNetError(f"csr array of shape {shape}: indptr has {indptr.numel()} entries "
+                         f"(expected {shape[0] + 1}), indices {indices.numel()} and data "
+                         f"{arr._sdata.numel()} (expected equal)")
+    if full_check:
+        if int(indptr[0]) != 0 or int(indptr[-1]) != indices.numel() or \
+                bool((torch.diff(indptr) < 0).any()):
+            raise MXNetError("indptr of csr NDArray should start with 0, be non-decreasing "
+                             "and end with the number of stored values")
+        if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= shape[1]):
+            raise MXNetError("indices of csr NDArray should be non-negative and less than "
+                             "the number of columns")
+
+
+# ------------------------------------------------------------------------ creation
+def _from_dense_t(t, stype, ctx):
+    if stype == "row_sparse":
+        if t.dim() == 0:
+            t = t.reshape(1)
+        data, idx = _dense_to_rsp_t(t)
+        return _make_rsp(data, idx, tuple(t.shape), ctx)
+    if stype == "csr":
+        data, indptr, indices = _dense_to_csr_t(t)
+        return _make_csr(data, indptr, indices, tuple(t.shape), ctx)
+    return _new(t, ctx)
+
+
+def cast_storage(data, stype):
+    """``data`` converted to storage type ``stype``: 'default', 'row_sparse' or 'csr'."""
+    if stype not in _STYPES:
+        raise MXNetError(f"Invalid Input: {stype!r}, valid values are: {{'csr', 'default', "
+                         f"'row_sparse'}}, in operator cast_storage(stype={stype!r})")
+    src = data.stype
+    if src == stype:
+        return data.copy() if src != "default" else data
+    if stype == "default":
+        return _new(data._t, data._ctx)
+    if src != "default":
+        raise ValueError(f"cast_storage from {src} to {stype} is not supported")
+    return _grad_guard(lambda: _from_dense_t(data._t, stype, data._ctx))
+
+
+def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
+    """An all-zero array of storage type ``stype`` (nothing stored for sparse types)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    ctx = _ctx_of(ctx)
+    dt = to_torch_dtype(dtype)
+    dev = ctx.torch_device
+    if stype == "row_sparse":
+        return _make_rsp(torch.zeros((0,) + shape[1:], dtype=dt, device=dev),
+                         torch.zeros(0, dtype=_I64, device=dev), shape, ctx)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError(f"a csr array must be 2-D, got shape {shape}")
+        return _make_csr(torch.zeros(0, dtype=dt, device=dev),
+                         torch.zeros(shape[0] + 1, dtype=_I64, device=dev),
+                         torch.zeros(0, dtype=_I64, device=dev), shape, ctx)
+    if stype in (None, "default"):
+        return _new(torch.zeros(shape, dtype=dt, device=dev), ctx)
+    raise MXNetError(f"unknown storage type {stype!r}; expected one of {_STYPES}")
+
+
+def empty(stype, shape, ctx=None, dtype=None):
+    """An array of storage type ``stype`` (zeros: sparse arrays store nothing)."""
+    return zeros(stype, shape, ctx=ctx, dtype=dtype)
+
+
+def zeros_like(data, out=None):
+    r = zeros(data.stype, data.shape, ctx=data.context, dtype=data.dtype)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def _is_scipy_sparse(x):
+    mod = type(x).__module__ or ""
+    return mod.startswith("scipy.sparse")
+
+
+def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
+    """Create a RowSparseNDArray.
+
+    Parameters
+    ----------
+    arg1 : tuple, NDArray, numpy.ndarray or RowSparseNDArray
+        ``(data, indices)`` with ``data[i]`` the row ``indices[i]``; or a shape tuple
+        ``(D0, D1, ...)`` for an empty array; or a dense array, converted; or a RowSparseNDArray,
+        copied.
+    shape : tuple, optional
+        The dense shape; inferred from ``(data, indices)`` when missing.
+    ctx : Context, optional
+    dtype : str or numpy dtype, optional
+        Defaults to the dtype of ``data`` when it is an array, else float32.
+
+    Returns
+    -------
+    RowSparseNDArray
+    """
+    ctx = _ctx_of(ctx)
+    if isinstance(arg1, tuple):
+        n = len(arg1)
+        if n < 2:
+            raise ValueError(f"Unexpected length of input tuple: {n}")
+        if n > 2 or all(isinstance(x, (int, np.integer)) for x in arg1):
+            return zeros("row_sparse", tuple(int(x) for x in arg1), ctx=ctx, dtype=dtype)
+        data, indices = arg1
+        dt = _source_dtype(data, dtype)
+        dev = ctx.torch_device
+        d = _as_tensor(data, dt, dev)
+        idx = _as_tensor(indices, None, dev).reshape(-1).to(_I64)
+        if d.dim() == 0 or d.shape[0] != idx.numel():
+            raise MXNetError(f"row_sparse_array: data of shape {tuple(d.shape)} does not match "
+                             f"{idx.numel()} indices (one row of data per index)")
+        if shape is None:
+            nrows = int(idx.max()) + 1 if idx.numel() else 0
+            shape = (nrows,) + tuple(d.shape[1:])
+        shape = tuple(int(s) for s in shape)
+        if tuple(d.shape[1:]) != shape[1:]:
+            raise MXNetError(f"row_sparse_array: data rows of shape {tuple(d.shape[1:])} do "
+                             f"not match shape {shape}")
+        if idx.numel():
+            if int(idx.min()) < 0 or int(idx.max()) >= shape[0]:
+                raise MXNetError(f"row_sparse_array: indices must lie in [0, {shape[0]}), got "
+                                 f"{idx.tolist()}")
+            srt, order = torch.sort(idx, stable=True)
+            if srt.numel() > 1 and bool((torch.diff(srt) == 0).any()):
+                raise MXNetError(f"row_sparse_array: duplicate indices {idx.tolist()}")
+            if not torch.equal(srt, idx):
+                d, idx = d.index_select(0, order), srt
+        return _make_rsp(d.contiguous(), idx.contiguous(), shape, ctx)
+    if isinstance(arg1, RowSparseNDArray):
+        r = arg1.copyto(ctx)
+        return r if dtype is None else r.astype(dtype, copy=False)
+    if isinstance(arg1, CSRNDArray):
+        raise ValueError("Unexpected input type: CSRNDArray (convert it with tostype first)")
+    if _is_scipy_sparse(arg1):
+        raise ValueError(f"Unexpected input type: {type(arg1).__name__}")
+    return _dense_source(arg1, ctx, dtype).tostype("row_sparse")
+
+
+def _dense_source(arg1, ctx, dtype):
+    from .ndarray import array as dense_array
+    if isinstance(arg1, NDArray):
+        return dense_array(arg1, ctx=ctx, dtype=dtype)
+    if isinstance(arg1, np.ndarray):
+        # sparse constructors keep a numpy array's dtype (nd.array would make it float32)
+        return dense_array(arg1, ctx=ctx, dtype=arg1.dtype if dtype is None else dtype)
+    if isinstance(arg1, (list, torch.Tensor)):
+        return dense_array(arg1, ctx=ctx, dtype=dtype)
+    raise ValueError(f"Unexpected input type: {type(arg1).__name__}")
+
+
+def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
+    """Create a CSRNDArray, a 2-D matrix in compressed sparse row format.
+
+    Parameters
+    ----------
+    arg1 : tuple, NDArray, numpy.ndarray, scipy.sparse matrix or CSRNDArray
+        ``(data, indices, indptr)``; ``(data, (row, col))`` in coordinate form (duplicates are
+        summed); a shape ``(M, N)`` for an empty matrix; a dense 2-D array, converted; a scipy
+        sparse matrix; or a CSRNDArray, copied.
+    shape : tuple, optional
+        ``(M, N)``; inferred from the indices when missing.
+    ctx : Context, optional
+    dtype : str or numpy dtype, optional
+        Defaults to the dtype of ``data`` when it is an array, else float32.
+
+    Returns
+    -------
+    CSRNDArray
+    """
+    ctx = _ctx_of(ctx)
+    dev = ctx.torch_device
+    if isinstance(arg1, tuple):
+        n = len(arg1)
+        if n == 2 and all(isinstance(x, (int, np.integer)) for x in arg1):
+            return zeros("csr", tuple(int(x) for x in arg1), ctx=ctx, dtype=dtype)
+        if n == 2:
+            data, rc = arg1
+            if not (isinstance(rc, (tuple, list)) and len(rc) == 2):
+                raise ValueError("csr_matrix: expected (data, (row, col)) for coordinate input")
+            return _csr_from_coo(data, rc[0], rc[1], shape, ctx, dtype)
+        if n != 3:
+            raise ValueError(f"Unexpected length of input tuple: {n}")
+        data, indices, indptr = arg1
+        dt = _source_dtype(data, dtype)
+        d = _as_tensor(data, dt, dev).reshape(-1)
+        ind = _as_tensor(indices, None, dev).reshape(-1).to(_I64)
+        ptr = _as_tensor(indptr, None, dev).reshape(-1).to(_I64)
+        if shape is None:
+            ncols = int(ind.max()) + 1 if ind.numel() else 0
+            shape = (ptr.numel() - 1, ncols)
+        shape = tuple(int(s) for s in shape)
+        if len(shape) != 2:
+            raise ValueError(f"csr_matrix: shape must be 2-D, got {shape}")
+        out = _make_csr(d.contiguous(), ptr.contiguous(), ind.contiguous(), shape, ctx)
+        _check_format(out, True)
+        return out
+    if isinstance(arg1, CSRNDArray):
+        r = arg1.copyto(ctx)
+        return r if dtype is None else r.astype(dtype, copy=False)
+    if isinstance(arg1, RowSparseNDArray):
+        raise ValueError("Unexpected input type: RowSparseNDArray (convert it with tostype "
+                         "first)")
+    if _is_scipy_sparse(arg1):
+        m = arg1.tocsr(copy=True)
+        m.sum_duplicates()
+        m.sort_indices()
+        dt = to_torch_dtype(dtype if dtype is not None else m.dtype)
+        return _make_csr(torch.as_tensor(m.data).to(dev, dt),
+                         torch.as_tensor(m.indptr).to(dev, _I64),
+                         torch.as_tensor(m.indices).to(dev, _I64), tuple(m.shape), ctx)
+    return _dense_source(arg1, ctx, dtype).tostype("csr")
+
+
+def _csr_from_coo(data, row, col, shape, ctx, dtype):
+    dev = ctx.torch_device
+    d = _as_tensor(data, _source_dtype(data, dtype), dev).reshape(-1)
+    r = _as_tensor(row, None, dev).reshape(-1).to(_I64)
+    c = _as_tensor(col, None, dev).reshape(-1).to(_I64)
+    if not (d.numel() == r.numel() == c.numel()):
+        raise MXNetError(f"csr_matrix: data, row and col must have the same length, got "
+                         f"{d.numel()}, {r.numel()} and {c.numel()}")
+    if shape is None:
+        shape = ((int(r.max()) + 1) if r.numel() else 0, (int(c.max()) + 1) if c.numel() else 0)
+    m, n = (int(s) for s in shape)
+    if r.numel() and (int(r.min()) < 0 or int(r.max()) >= m or int(c.min()) < 0
+                      or int(c.max()) >= n):
+        raise MXNetError(f"csr_matrix: coordinates out of range for shape {(m, n)}")
+    key = r * n + c
+    uniq, inv = torch.unique(key, sorted=True, return_inverse=True)
+    vals = torch.zeros(uniq.numel(), dtype=d.dtype, device=dev).index_add_(0, inv, d)
+    rows = torch.div(uniq, max(n, 1), rounding_mode="floor")
+    indptr = torch.zeros(m + 1, dtype=_I64, device=dev)
+    if rows.numel():
+        indptr[1:] = torch.cumsum(torch.bincount(rows, minlength=m), 0)
+    return _make_csr(vals, indptr, uniq - rows * n, (m, n), ctx)
+
+
+def array(source_array, ctx=None, dtype=None):
+    """A sparse array from a sparse source (a sparse NDArray or a scipy.sparse matrix)."""
+    if isinstance(source_array, RowSparseNDArray):
+        return row_sparse_array(source_array, ctx=ctx, dtype=dtype)
+    if isinstance(source_array, CSRNDArray) or _is_scipy_sparse(source_array):
+        return csr_matrix(source_array, ctx=ctx, dtype=dtype)
+    raise ValueError("Please use mx.nd.array to create an NDArray with source_array of type "
+                     f"{type(source_array)}")
+
+
+def _copy_into(src, dst):
+    """``src.copyto(dst)`` where at least one of them is sparse."""
+    if src.shape != dst.shape:
+        raise MXNetError(f"copyto: shape mismatch, source {src.shape} and target {dst.shape}")
+    if isinstance(dst, BaseSparseNDArray):
+        if isinstance(src, BaseSparseNDArray) and src.stype != dst.stype:
+            raise TypeError(f"copyto does not support destination NDArray stype {dst.stype}")
+        dst._assign(src)
+        return dst
+    _call_nograd(dst._t.copy_, src._t.detach())
+    return dst
+
+
+# ---------------------------------------------------------------------- arithmetic
+def _scalar(x):
+    if isinstance(x, (int, float, bool)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    return None
+
+
+def _same_dtype(a, b):
+    if a.dtype != b.dtype:
+        raise MXNetError(f"dtype mismatch: {a.dtype.__name__} {a.stype} array with shape "
+                         f"{a.shape} and {b.dtype.__name__} {b.stype} array with shape "
+                         f"{b.shape}; cast one with astype() first")
+
+
+_TORCH_OPS = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
+
+
+def _dense_result(op, lhs, rhs):
+    """The storage fallback: compute on dense forms, return a dense array."""
+    a = lhs._t if isinstance(lhs, NDArray) else lhs
+    b = rhs._t if isinstance(rhs, NDArray) else rhs
+    ref = lhs if isinstance(lhs, NDArray) else rhs
+    if not isinstance(a, torch.Tensor):
+        a = torch.tensor(a, dtype=b.dtype, device=b.device)
+    fn = _TORCH_OPS[op]
+    try:
+        r = _grad_guard(fn, a, b)
+    except RuntimeError as err:
+        raise MXNetError(f"{op}: operands with shapes {getattr(lhs, 'shape', 'scalar')} and "
+                         f"{getattr(rhs, 'shape', 'scalar')} cannot be combined ({err})") from None
+    return _new(r, ref._ctx)
+
+
+def _union(op, a, b):
+    """add/sub of two sparse arrays of one stype: stored where either stores."""
+    if a.stype == "row_sparse":
+        ka, kb = a._aux[0], b._aux[0]
+    else:
+        n = a.shape[1]
+        ka = _csr_rows(a._aux[0]) * n + a._aux[1]
+        kb = _csr_rows(b._aux[0]) * n + b._aux[1]
+    keys, inv = torch.unique(torch.cat([ka, kb]), sorted=True, return_inverse=True)
+    bd = b._sdata if op == "add" else -b._sdata
+    vals = torch.cat([a._sdata, bd])
+    data = torch.zeros((keys.numel(),) + tuple(a._sdata.shape[1:]), dtype=vals.dtype,
+                       device=vals.device).index_add(0, inv, vals)
+    return _with_keys(a, data, keys)
+
+
+def _with_keys(like, data, keys):
+    if like.stype == "row_sparse":
+        return _make_rsp(data, keys, like.shape, like._ctx)
+    m, n = like.shape
+    rows = torch.div(keys, max(n, 1), rounding_mode="floor")
+    indptr = torch.zeros(m + 1, dtype=_I64, device=keys.device)
+    if rows.numel():
+        indptr[1:] = torch.cumsum(torch.bincount(rows, minlength=m), 0)
+    return _make_csr(data, indptr, keys - rows * n, like.shape, like._ctx)
+
+
+def _rsp_mul(a, b):
+    """row_sparse * row_sparse: MXNet stores the union of the rows (zeros where only one
+    operand has the row)."""
+    ka, kb = a._aux[0], b._aux[0]
+    keys = torch.unique(torch.cat([ka, kb]), sorted=True)
+    return _make_rsp(_gather_rows(a, keys)._sdata * _gather_rows(b, keys)._sdata, keys,
+                     a.shape, a._ctx)
+
+
+def _intersection_mul(a, b):
+    if a.stype == "row_sparse":
+        ka, kb = a._aux[0], b._aux[0]
+    else:
+        n = a.shape[1]
+        ka = _csr_rows(a._aux[0]) * n + a._aux[1]
+        kb = _csr_rows(b._aux[0]) * n + b._aux[1]
+    ma = torch.isin(ka, kb)
+    mb = torch.isin(kb, ka)
+    data = a._sdata[ma] * b._sdata[mb]
+    return _with_keys(a, data, ka[ma])
+
+
+def _mul_dense(sp, dense_t):
+    """sparse * dense of the same shape: stored where the sparse array stores."""
+    if sp.stype == "row_sparse":
+        return _make_rsp(sp._sdata * dense_t.index_select(0, sp._aux[0]), sp._aux[0], sp.shape,
+                         sp._ctx)
+    rows = _csr_rows(sp._aux[0])
+    return _make_csr(sp._sdata * dense_t[rows, sp._aux[1]], sp._aux[0], sp._aux[1], sp.shape,
+                     sp._ctx)
+
+
+def _binary(op, lhs, rhs):
+    """Arithmetic where at least one operand is sparse, with MXNet 1.9.1's output storage."""
+    ls = _scalar(lhs)
+    rs = _scalar(rhs)
+    if ls is None and not isinstance(lhs, NDArray) or rs is None and not isinstance(rhs, NDArray):
+        if isinstance(lhs, np.ndarray) or isinstance(rhs, np.ndarray):
+            from .ndarray import array as dense_array
+            ref = lhs if isinstance(lhs, NDArray) else rhs
+            lhs = dense_array(lhs, ctx=ref._ctx, dtype=ref.dtype) if ls is None and not \
+                isinstance(lhs, NDArray) else lhs
+            rhs = dense_array(rhs, ctx=ref._ctx, dtype=ref.dtype) if rs is None and not \
+                isinstance(rhs, NDArray) else rhs
+        else:
+            return NotImplemented
+    # sparse with scalar
+    if rs is not None or ls is not None:
+        sp = lhs if rs is not None else rhs
+        s = rs if rs is not None else ls
+        if op == "mul" or (op == "div" and rs is not None):
+            fn = torch.mul if op == "mul" else torch.div
+            d = sp._sdata
+            vals = _grad_guard(fn, d, s)
+            if vals.dtype is not d.dtype and not d.is_floating_point():
+                vals = vals.to(d.dtype)
+            return sp._with(vals, sp._aux, sp._ctx)
+        return _dense_result(op, lhs, rhs)
+    lsp = isinstance(lhs, BaseSparseNDArray)
+    rsp = isinstance(rhs, BaseSparseNDArray)
+    if lsp and rsp:
+        if lhs.stype != rhs.stype:
+            return _dense_result(op, lhs, rhs)
+        if lhs.shape != rhs.shape:
+            raise MXNetError(f"{op}: shapes {lhs.shape} and {rhs.shape} of two {lhs.stype} "
+                             "arrays differ")
+        _same_dtype(lhs, rhs)
+        if op in ("add", "sub"):
+            return _grad_guard(_union, op, lhs, rhs)
+        if op == "mul":
+            return _grad_guard(_rsp_mul if lhs.stype == "row_sparse" else _intersection_mul,
+                               lhs, rhs)
+        return _dense_result(op, lhs, rhs)
+    if lsp and op == "mul" and lhs.shape == rhs.shape:
+        _same_dtype(lhs, rhs)
+        return _grad_guard(_mul_dense, lhs, rhs._t)
+    return _dense_result(op, lhs, rhs)
+
+
+def add(lhs, rhs):
+    """``lhs + rhs`` with MXNet's output storage types."""
+    return _binary("add", lhs, rhs)
+
+
+def subtract(lhs, rhs):
+    """``lhs - rhs`` with MXNet's output storage types."""
+    return _binary("sub", lhs, rhs)
+
+
+def multiply(lhs, rhs):
+    """``lhs * rhs`` with MXNet's output storage types."""
+    return _binary("mul", lhs, rhs)
+
+
+def divide(lhs, rhs):
+    """``lhs / rhs`` with MXNet's output storage types."""
+    return _binary("div", lhs, rhs)
+
+
+elemwise_add = add
+elemwise_sub = subtract
+elemwise_mul = multiply
+
+
+def _unary_sparse(fn, x, *args):
+    """A zero-preserving elementwise function: applied to the stored values only."""
+    if not isinstance(x, BaseSparseNDArray):
+        return _new(_grad_guard(fn, x._t, *args), x._ctx)
+    return x._with(_grad_guard(fn, x._sdata, *args), x._aux, x._ctx)
+
+
+def _make_unary(name, fn):
+    def op(data, out=None, name=None):
+        r = _unary_sparse(fn, data)
+        if out is not None:
+            out[:] = r
+            return out
+        return r
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}``; on a sparse array it maps the stored values and "
+                  "keeps the storage type (the function maps 0 to 0).")
+    return op
+
+
+_ZERO_PRESERVING = {
+    "negative": torch.neg, "square": torch.square, "sqrt": torch.sqrt, "abs": torch.abs,
+    "sign": torch.sign, "relu": torch.relu, "round": torch.round, "rint": torch.round,
+    "ceil": torch.ceil, "floor": torch.floor, "trunc": torch.trunc, "fix": torch.trunc,
+    "sin": torch.sin, "tan": torch.tan, "arcsin": torch.asin, "arctan": torch.atan,
+    "sinh": torch.sinh, "tanh": torch.tanh, "arcsinh": torch.asinh, "arctanh": torch.atanh,
+    "expm1": torch.expm1, "log1p": torch.log1p, "degrees": torch.rad2deg,
+    "radians": torch.deg2rad,
+    "cbrt": lambda x: torch.sign(x) * torch.abs(x).pow(1.0 / 3),
+}
+for _n, _f in _ZERO_PRESERVING.items():
+    globals()[_n] = _make_unary(_n, _f)
+
+
+def clip(data, a_min, a_max, out=None, name=None):
+    """Clip values into [a_min, a_max]; a sparse array keeps its storage type (the interval
+    must hold 0, as in MXNet)."""
+    if isinstance(data, BaseSparseNDArray):
+        if not a_min <= 0 <= a_max:
+            raise MXNetError(f"clip of a {data.stype} array needs a_min <= 0 <= a_max (zeros "
+                             f"must stay zeros), got a_min={a_min}, a_max={a_max}")
+        r = _unary_sparse(torch.clamp, data, a_min, a_max)
+    else:
+        r = _new(_grad_guard(torch.clamp, data._t, a_min, a_max), data._ctx)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def add_n(*args, out=None, name=None):
+    """Sum of the arguments; row_sparse (or csr) when every argument is."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    if not args:
+        raise MXNetError("add_n needs at least one array")
+    stypes = {a.stype for a in args}
+    if len(stypes) == 1 and "default" not in stypes:
+        r = args[0]
+        for a in args[1:]:
+            if a.shape != r.shape:
+                raise MXNetError(f"add_n: shapes {r.shape} and {a.shape} differ")
+            _same_dtype(r, a)
+        if len(args) == 1:
+            r = r.copy()
+        else:
+            r = _grad_guard(_union_many, args)
+    else:
+        t = args[0]._t
+        for a in args[1:]:
+            t = _grad_guard(torch.add, t, a._t)
+        if len(args) == 1:
+            t = t.clone()
+        r = _new(t, args[0]._ctx)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def _union_many(arrs):
+    first = arrs[0]
+    if first.stype == "row_sparse":
+        keys = [a._aux[0] for a in arrs]
+    else:
+        n = first.shape[1]
+        keys = [_csr_rows(a._aux[0]) * n + a._aux[1] for a in arrs]
+    uniq, inv = torch.unique(torch.cat(keys), sorted=True, return_inverse=True)
+    vals = torch.cat([a._sdata for a in arrs])
+    data = torch.zeros((uniq.numel(),) + tuple(first._sdata.shape[1:]), dtype=vals.dtype,
+                       device=vals.device).index_add(0, inv, vals)
+    return _with_keys(first, data, uniq)
+
+
+def retain(data, indices):
+    """A row_sparse array with the rows ``indices`` of ``data`` (zero rows where ``data``
+    stores none)."""
+    if not isinstance(data, RowSparseNDArray):
+        raise MXNetError(f"retain expects a row_sparse array, got storage type "
+                         f"{getattr(data, 'stype', type(data).__name__)}")
+    dev = data._sdata.device
+    want = _as_tensor(indices, None, dev).reshape(-1).to(_I64)
+    want = torch.unique(want, sorted=True)
+    if want.numel() and (int(want.min()) < 0 or int(want.max()) >= data.shape[0]):
+        raise MXNetError(f"retain: row ids must lie in [0, {data.shape[0]}) for an array of "
+                         f"shape {data.shape}")
+    return _grad_guard(_gather_rows, data, want)
+
+
+def _gather_rows(rsp, want):
+    """Rows ``want`` (sorted int64) of a row_sparse array, as a row_sparse array."""
+    idx = rsp._aux[0]
+    d = rsp._sdata
+    out = torch.zeros((want.numel(),) + tuple(d.shape[1:]), dtype=d.dtype, device=d.device)
+    if idx.numel() and want.numel():
+        pos = torch.searchsorted(idx, want).clamp_(max=idx.numel() - 1)
+        hit = idx[pos] == want
+        out = out.index_put((hit.nonzero().reshape(-1),), d.index_select(0, pos[hit]))
+    return _make_rsp(out, want, rsp.shape, rsp._ctx)
+
+
+# ----------------------------------------------------------------------------- dot
+def _wants_rsp_grad(x):
+    ag = x._ag
+    return (ag is not None and _state.recording and x._t.requires_grad
+            and ag.grad.stype == "row_sparse")
+
+
+class _CsrDenseDot(torch.autograd.Function):
+    """``csr @ w`` whose gradient for ``w`` is a sparse COO tensor with the csr's columns as
+    rows: MXNet's row_sparse gradient of ``dot(csr, weight)``."""
+
+    @staticmethod
+    def forward(ctx, w, rows, cols, vals, m):
+        ctx.save_for_backward(rows, cols, vals)
+        ctx.k = w.shape[0]
+        out = torch.zeros((m,) + tuple(w.shape[1:]), dtype=w.dtype, device=w.device)
+        return out.index_add_(0, rows, _scale_rows(w.index_select(0, cols), vals))
+
+    @staticmethod
+    def backward(ctx, g):
+        rows, cols, vals = ctx.saved_tensors
+        uniq, inv = torch.unique(cols, sorted=True, return_inverse=True)
+        contrib = _scale_rows(g.index_select(0, rows), vals)
+        data = torch.zeros((uniq.numel(),) + tuple(g.shape[1:]), dtype=g.dtype,
+                           device=g.device).index_add_(0, inv, contrib)
+        grad = torch.sparse_coo_tensor(uniq.reshape(1, -1), data, (ctx.k,) + tuple(g.shape[1:]),
+                                       is_coalesced=True, check_invariants=False)
+        return grad, None, None, None, None
+
+
+def _scale_rows(x, vals):
+    return x * vals.reshape((-1,) + (1,) * (x.dim() - 1))
+
+
+def _csr_parts(c):
+    return _csr_rows(c._aux[0]), c._aux[1], c._sdata
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, out=None,
+        name=None):
+    """Matrix product with sparse operands, with MXNet 1.9.1's output storage types.
+
+    * ``dot(csr, dense)`` -> dense; ``dot(csr.T, dense)`` -> row_sparse;
+    * ``dot(csr, row_sparse)`` -> dense; ``dot(csr.T, row_sparse)`` -> row_sparse;
+    * ``dot(dense, csr)`` and ``dot(dense, csr.T)`` -> csr;
+    * anything else runs on dense forms and returns a dense array.
+
+    Under ``autograd.record()``, the gradient of ``dot(csr, w)`` with respect to a weight whose
+    gradient buffer is row_sparse is row_sparse (only the rows the csr's columns name).
+    """
+    r = _dot(lhs, rhs, transpose_a, transpose_b)
+    if forward_stype is not None and r.stype != forward_stype:
+        r = cast_storage(r, "default").tostype(forward_stype) if forward_stype != "default" \
+            else cast_storage(r, "default")
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def _dot(lhs, rhs, transpose_a, transpose_b):
+    ls, rs = lhs.stype, rhs.stype
+    if ls == "csr" and rhs.ndim == 2:
+        if rs == "default":
+            b = rhs._t.t() if transpose_b else rhs._t
+            _check_inner(lhs, rhs, transpose_a, transpose_b, b.shape[0])
+            rows, cols, vals = _csr_parts(lhs)
+            if transpose_a:
+                return _grad_guard(_csrT_dense, lhs, rows, cols, vals, b)
+            if not transpose_b and _wants_rsp_grad(rhs):
+                return _new(_CsrDenseDot.apply(b, rows, cols, vals.detach(), lhs.shape[0]),
+                            lhs._ctx)
+            out = torch.zeros((lhs.shape[0], b.shape[1]), dtype=b.dtype, device=b.device)
+            return _new(_grad_guard(lambda: out.index_add(
+                0, rows, _scale_rows(b.index_select(0, cols), vals))), lhs._ctx)
+        if rs == "row_sparse" and not transpose_b:
+            _check_inner(lhs, rhs, transpose_a, transpose_b, rhs.shape[0])
+            _same_dtype(lhs, rhs)
+            return _grad_guard(_csr_rsp, lhs, rhs, transpose_a)
+    if ls == "default" and rs == "csr" and lhs.ndim == 2 and not transpose_a:
+        inner = rhs.shape[1] if transpose_b else rhs.shape[0]
+        if lhs.shape[1] != inner:
+            raise MXNetError(f"dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
+                             f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
+        return _grad_guard(_dense_csr, lhs, rhs, transpose_b)
+    from . import ops
+    a = lhs if ls == "default" else _new(lhs._t, lhs._ctx)
+    b = rhs if rs == "default" else _new(rhs._t, rhs._ctx)
+    return ops.dot(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+def _check_inner(lhs, rhs, ta, tb, inner):
+    k = lhs.shape[0] if ta else lhs.shape[1]
+    if k != inner:
+        raise MXNetError(f"dot: shapes {lhs.shape} and {rhs.shape} (transpose_a={ta}, "
+                         f"transpose_b={tb}) are not aligned")
+
+
+def _csrT_dense(lhs, rows, cols, vals, b):
+    uniq, inv = torch.unique(cols, sorted=True, return_inverse=True)
+    contrib = _scale_rows(b.index_select(0, rows), vals)
+    data = torch.zeros((uniq.numel(), b.shape[1]), dtype=b.dtype,
+                       device=b.device).index_add(0, inv, contrib)
+    return _make_rsp(data, uniq, (lhs.shape[1], b.shape[1]), lhs._ctx)
+
+
+def _csr_rsp(lhs, rhs, transpose_a):
+    rows, cols, vals = _csr_parts(lhs)
+    ridx, rdata = rhs._aux[0], rhs._sdata
+    # the csr dimension that meets the row_sparse rows
+    meet, other = (rows, cols) if transpose_a else (cols, rows)
+    n = rdata.shape[1]
+    if rhs._sdata.requires_grad and _state.recording and rhs._gr is not True:
+        # MXNet's gradient of dot(csr, w) names only the rows the csr reaches
+        rhs._gr = (rhs._gr or []) + [meet]
+    if ridx.numel():
+        pos = torch.searchsorted(ridx, meet).clamp_(max=ridx.numel() - 1)
+        hit = (ridx[pos] == meet).nonzero().reshape(-1)
+    else:
+        pos = hit = torch.zeros(0, dtype=_I64, device=rdata.device)
+    contrib = _scale_rows(rdata.index_select(0, pos.index_select(0, hit)), vals.index_select(0, hit))
+    tgt = other.index_select(0, hit)
+    if not transpose_a:
+        out = torch.zeros((lhs.shape[0], n), dtype=rdata.dtype, device=rdata.device)
+        return _new(out.index_add(0, tgt, contrib), lhs._ctx)
+    uniq, inv = torch.unique(tgt, sorted=True, return_inverse=True)
+    data = torch.zeros((uniq.numel(), n), dtype=rdata.dtype,
+                       device=rdata.device).index_add(0, inv, contrib)
+    return _make_rsp(data, uniq, (lhs.shape[1], n), lhs._ctx)
+
+
+def _dense_csr(lhs, rhs, transpose_b):
+    a = lhs._t
+    c = rhs._dense_t()
+    if transpose_b:
+        prod = a @ c.t()
+        structural = torch.diff(rhs._aux[0]).ne(0).nonzero().reshape(-1)
+    else:
+        prod = a @ c
+        structural = torch.unique(rhs._aux[1], sorted=True)
+    m = a.shape[0]
+    k = structural.numel()
+    data = prod.index_select(1, structural).reshape(-1)
+    indptr = torch.arange(m + 1, dtype=_I64, device=a.device) * k
+    indices = structural.repeat(m)
+    return _make_csr(data, indptr, indices, (m, prod.shape[1]), lhs._ctx)
+
+
+# ----------------------------------------------------------------------- Embedding
+def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32", sparse_grad=False,
+              out=None, name=None):
+    """Rows ``weight[data]``; with ``sparse_grad`` the gradient of ``weight`` is row_sparse
+    (the rows the batch used), which the weight's gradient buffer must be."""
+    w = weight._t
+    idx = data._t.detach()
+    if idx.is_floating_point():
+        idx = idx.to(_I64)
+    idx = idx.clamp(0, w.shape[0] - 1)  # MXNet clips out-of-range ids
+    sparse = bool(sparse_grad)
+    if sparse:
+        _check_sparse_embedding(weight)
+    r = _grad_guard(torch.nn.functional.embedding, idx, w, None, None, 2.0, False, sparse)
+    r = _new(r, data._ctx)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
+def _check_sparse_embedding(weight):
+    """MXNet's checks for ``Embedding(sparse_grad=True)`` on a weight being differentiated."""
+    ag = weight._ag
+    if not (_state.recording and ag is not None and ag.grad_req != "null"):
+        return
+    if ag.grad.stype == "default":
+        raise MXNetError("Cannot use sparse_grad = True, while stype of gradients w.r.t "
+                         "embedding weight is default")
+    if ag.grad_req == "add":
+        raise MXNetError("SparseEmbedding layer doesn't support weight gradient calculation "
+                         "with req != write")
+
+
+# ------------------------------------------------------------------------ autograd
+def _attach_sparse_grad(arr, grad_req="write", stype=None):
+    """``attach_grad`` with a gradient buffer of storage type ``stype``."""
+    if stype is None:
+        stype = arr.stype
+    if stype not in _STYPES:
+        raise MXNetError(f"attach_grad: invalid stype {stype!r}; expected one of {_STYPES}")
+    buf = zeros(stype, arr.shape, ctx=arr._ctx, dtype=arr.dtype)
+    _ag_mod._attach(arr, grad_req, buf)
+
+
+def _attach_sparse_var(arr, grad_req, grad_buf):
+    """Make the sparse array ``arr`` a variable: its values tensor becomes the torch leaf."""
+    if grad_req not in _ag_mod._GRAD_REQS:
+        raise ValueError(f"grad_req must be one of {_ag_mod._GRAD_REQS}, got {grad_req!r}")
+    d = arr._sdata
+    if d.requires_grad or d.grad_fn is not None:
+        d = d.detach()
+    if grad_req != "null" and (d.is_floating_point() or d.is_complex()):
+        d.requires_grad_(True)
+    arr._sdata = d
+    arr._gr = None
+    if grad_buf is None:
+        grad_buf = zeros(arr.stype, arr.shape, ctx=arr._ctx, dtype=arr.dtype)
+    arr._ag = _ag_mod._AutogradInfo(grad_buf, grad_req)
+    _ag_mod._variables.add(arr)
+
+
+def _grad_source(v, g):
+    """The gradient ``g`` torch computed for variable ``v``, as an NDArray of any stype."""
+    if isinstance(v, BaseSparseNDArray):
+        if v.stype == "row_sparse":
+            src = _make_rsp(g, v._aux[0], v.shape, v._ctx)
+            touched = v._gr
+            if isinstance(touched, list):
+                keep = torch.unique(torch.cat(touched), sorted=True)
+                src = _gather_rows(src, keep[torch.isin(keep, v._aux[0])])
+            return src
+        return _make_csr(g, v._aux[0], v._aux[1], v.shape, v._ctx)
+    if g.layout is torch.sparse_coo:
+        g = g.coalesce()
+        if g.sparse_dim() == 1:
+            return _make_rsp(g.values(), g.indices()[0], tuple(g.shape), v._ctx)
+        return _new(g.to_dense(), v._ctx)
+    if g.layout is not torch.strided:
+        return _new(g.to_dense(), v._ctx)
+    return _new(g, v._ctx)
+
+
+def _write_grad(v, g):
+    """Store the gradient ``g`` of variable ``v`` into its buffer (write or add), converting it
+    to the buffer's storage type; called by ``autograd.backward`` for sparse cases."""
+    ag = v._ag
+    buf = ag.grad
+    src = _grad_source(v, g)
+    add_req = ag.grad_req == "add"
+    if buf.stype == "default":
+        t = src._t
+        if add_req:
+            buf._t.add_(t)
+        else:
+            buf._t.copy_(t)
+        return
+    if add_req:
+        src = add_n(buf, src) if src.stype == buf.stype else _new(buf._t + src._t, buf._ctx)
+    if src.stype == buf.stype:
+        buf._replace(src)
+    else:
+        buf._replace(_from_dense_t(src._t, buf.stype, buf._ctx))
+
+
+def _grad_result(v, g):
+    """``autograd.grad``'s result for variable ``v``: an NDArray of the gradient's stype."""
+    if g is None:
+        return zeros(v.stype, v.shape, ctx=v._ctx, dtype=v.dtype)
+    return _grad_source(v, g)
+
+
+def _head_grad(h, g):
+    """The head gradient for a sparse head ``h`` (whose torch tensor is its stored values),
+    taken from ``g`` (any storage type) at the stored positions."""
+    gt = g._t.detach()
+    if h.stype == "row_sparse":
+        return gt.index_select(0, h._aux[0])
+    return gt[_csr_rows(h._aux[0]), h._aux[1]]

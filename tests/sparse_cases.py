@@ -1,0 +1,251 @@
+"""Sparse scenarios, shared by tools/gen_sparse_fixtures.py (run in MXNet 1.9.1) and
+tests/test_sparse.py (run in neogluon). Each code string leaves its result in ``out``."""
+
+PRELUDE = '''
+import numpy as np
+nd = mx.nd
+autograd = mx.autograd
+rs = np.random.RandomState(7)
+def R():
+    return nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [0, 2]), shape=(4, 2))
+def R2():
+    return nd.sparse.row_sparse_array(([[5, 6], [7, 8]], [1, 2]), shape=(4, 2))
+def C():
+    return nd.sparse.csr_matrix(([1, 2, 3], [0, 2, 1], [0, 2, 2, 3]), shape=(3, 3))
+def C2():
+    return nd.sparse.csr_matrix(([4, 5], [2, 0], [0, 1, 1, 2]), shape=(3, 3))
+def D():
+    return nd.array([[1, 2], [3, 4], [5, 6], [7, 8]])
+def rand_dense(m, n, density, seed):
+    r = np.random.RandomState(seed)
+    a = r.uniform(-1, 1, size=(m, n)).astype("float32")
+    a[r.uniform(size=(m, n)) > density] = 0
+    return a
+def rand_rows(m, n, density, seed):
+    r = np.random.RandomState(seed)
+    a = r.uniform(-1, 1, size=(m, n)).astype("float32")
+    a[r.uniform(size=m) > density] = 0
+    return a
+BIGC = rand_dense(30, 40, 0.1, 1)
+BIGW = np.random.RandomState(2).uniform(-1, 1, size=(40, 6)).astype("float32")
+BIGR = rand_rows(40, 6, 0.3, 3)
+'''
+
+
+def namespace(mx):
+    ns = {"mx": mx}
+    exec(PRELUDE, ns)  # noqa: S102 - our own source
+    return ns
+
+
+CASES = [
+    # ------------------------------------------------------------ creation
+    ("rsp_tuple", "out = R()"),
+    ("rsp_tuple_noshape", "out = nd.sparse.row_sparse_array(([[1, 2]], [1]))"),
+    ("rsp_np_f64", "out = nd.sparse.row_sparse_array((np.array([[1, 2]], dtype='float64'), [1]), shape=(3, 2))"),
+    ("rsp_dtype_arg", "out = nd.sparse.row_sparse_array(([[1, 2]], [1]), shape=(3, 2), dtype='float16')"),
+    ("rsp_shape_only", "out = nd.sparse.row_sparse_array((3, 4))"),
+    ("rsp_from_dense_np", "out = nd.sparse.row_sparse_array(np.array([[0, 1.], [0, 0], [2, 0]]))"),
+    ("rsp_from_dense_nd", "out = nd.sparse.row_sparse_array(nd.array([[0, 1.], [0, 0], [2, 0]]))"),
+    ("rsp_from_rsp", "out = nd.sparse.row_sparse_array(R())"),
+    ("rsp_3d", "out = nd.sparse.row_sparse_array((np.arange(12).reshape(2, 3, 2).astype('float32'), [1, 3]), shape=(5, 3, 2))"),
+    ("rsp_bad_len", "out = nd.sparse.row_sparse_array(([[1, 2]], [1, 2]), shape=(3, 2))"),
+    ("rsp_bad_rowshape", "out = nd.sparse.row_sparse_array(([[1, 2, 3], [3, 4, 5]], [0, 2]), shape=(4, 2))"),
+    ("rsp_data_aux", "r = R(); out = [r.data, r.indices, r.stype, r.shape[0], len(r), r._aux_type(0)]"),
+    ("csr_tuple", "out = C()"),
+    ("csr_tuple_noshape", "out = nd.sparse.csr_matrix(([1, 2, 3], [0, 2, 1], [0, 2, 2, 3]))"),
+    ("csr_shape_only", "out = nd.sparse.csr_matrix((3, 4))"),
+    ("csr_from_dense_np", "out = nd.sparse.csr_matrix(np.array([[0, 1.], [2, 0], [0, 0]]))"),
+    ("csr_from_dense_nd", "out = nd.sparse.csr_matrix(nd.array([[0, 1.], [2, 0], [0, 0]]))"),
+    ("csr_from_csr", "out = nd.sparse.csr_matrix(C())"),
+    ("csr_bad_len", "out = nd.sparse.csr_matrix(([1, 2, 3], [0, 2], [0, 2, 2, 3]), shape=(3, 3))"),
+    ("csr_data_aux", "c = C(); out = [c.data, c.indices, c.indptr, c.stype, c._aux_types]"),
+    ("zeros_rsp", "out = nd.sparse.zeros('row_sparse', (3, 2))"),
+    ("zeros_rsp_int32", "out = nd.sparse.zeros('row_sparse', (3, 2), dtype='int32')"),
+    ("zeros_csr", "out = nd.sparse.zeros('csr', (3, 2))"),
+    ("zeros_default", "out = nd.sparse.zeros('default', (3, 2))"),
+    ("nd_zeros_stype", "out = nd.zeros((3, 2), stype='row_sparse')"),
+    ("zeros_like_rsp", "out = nd.sparse.zeros_like(R())"),
+    ("sparse_array_rsp", "out = nd.sparse.array(R())"),
+    ("sparse_array_dense_err", "out = nd.sparse.array(np.array([[0, 1.], [2, 0]]))"),
+    ("empty_rsp", "out = nd.sparse.empty('row_sparse', (2, 2))"),
+    # ------------------------------------------------------------ casting
+    ("cast_d2rsp", "out = nd.array([[1, 2], [0, 0], [3, 4]]).tostype('row_sparse')"),
+    ("cast_d2csr", "out = nd.array([[1, 2], [0, 0], [3, 4]]).tostype('csr')"),
+    ("cast_rsp2d", "out = R().tostype('default')"),
+    ("cast_csr2d", "out = C().tostype('default')"),
+    ("cast_rsp2csr", "out = R().tostype('csr')"),
+    ("cast_csr2rsp", "out = C().tostype('row_sparse')"),
+    ("cast_rsp2rsp", "out = R().tostype('row_sparse')"),
+    ("cast_bad", "out = R().tostype('foo')"),
+    ("cast_3d_rsp", "out = nd.array(np.arange(24).reshape(2, 3, 4), dtype='float32').tostype('row_sparse')"),
+    ("cast_3d_csr", "out = nd.zeros((2, 3, 4)).tostype('csr')"),
+    ("cast_storage_fn", "out = nd.sparse.cast_storage(nd.array(BIGC), 'csr')"),
+    ("cast_big_rsp", "out = nd.array(BIGR).tostype('row_sparse')"),
+    # ------------------------------------------------------------ copies, contexts, dtypes
+    ("astype_rsp", "out = R().astype('float64')"),
+    ("astype_csr", "out = C().astype('int32')"),
+    ("copy_rsp", "out = R().copy()"),
+    ("copyto_ctx", "out = R().copyto(mx.cpu(1))"),
+    ("copyto_ctx_ctx", "out = str(C().copyto(mx.cpu(1)).context)"),
+    ("as_in_context", "out = str(R().as_in_context(mx.cpu(1)).context)"),
+    ("copyto_dense", "out = R().copyto(nd.zeros((4, 2)))"),
+    ("copyto_rsp", "out = R().copyto(nd.sparse.zeros('row_sparse', (4, 2)))"),
+    ("dense_copyto_rsp", "out = nd.array([[0, 0], [1, 1], [0, 0], [2, 2]]).copyto(nd.sparse.zeros('row_sparse', (4, 2)))"),
+    ("copyto_csr2rsp", "out = C().copyto(nd.sparse.zeros('row_sparse', (3, 3)))"),
+    ("asnumpy_rsp", "out = R().asnumpy().tolist()"),
+    ("repr_rsp", "out = repr(R()).strip()"),
+    ("repr_csr", "out = repr(C()).strip()"),
+    # ------------------------------------------------------------ indexing and assignment
+    ("rsp_getitem_all", "r = R(); out = r[:]"),
+    ("rsp_getitem_int", "out = R()[1]"),
+    ("rsp_getitem_slice", "out = R()[1:3]"),
+    ("csr_getitem_int", "out = C()[2]"),
+    ("csr_getitem_slice", "out = C()[1:3]"),
+    ("csr_getitem_big_slice", "out = nd.array(BIGC).tostype('csr')[5:17]"),
+    ("rsp_setitem_dense", "r = R(); r[:] = nd.array([[0, 0], [1, 1], [0, 0], [2, 2]]); out = r"),
+    ("rsp_setitem_scalar", "r = R(); r[:] = 3; out = r"),
+    ("rsp_setitem_zero", "r = R(); r[:] = 0; out = r"),
+    ("rsp_setitem_rsp", "r = R(); r[:] = R2(); out = r"),
+    ("rsp_setitem_np", "r = R(); r[:] = np.array([[0, 0], [1, 1], [0, 0], [0, 0]]); out = r"),
+    ("zeros_like_out", "r = R(); nd.zeros_like(r, out=r); out = r"),
+    ("rsp_reshape_err", "out = R().reshape((2, 4))"),
+    ("rsp_size_err", "out = R().size"),
+    ("retain", "out = nd.sparse.retain(R(), nd.array([0, 3], dtype='int64'))"),
+    ("retain_big", "out = nd.sparse.retain(nd.array(BIGR).tostype('row_sparse'), nd.array([0, 3, 5, 17, 39], dtype='int64'))"),
+    # ------------------------------------------------------------ arithmetic
+    ("rsp_add_rsp", "out = R() + R2()"),
+    ("rsp_sub_rsp", "out = R() - R2()"),
+    ("rsp_mul_rsp", "out = R() * R2()"),
+    ("rsp_div_rsp", "out = R() / R2()"),
+    ("rsp_add_dense", "out = R() + D()"),
+    ("rsp_sub_dense", "out = R() - D()"),
+    ("rsp_mul_dense", "out = R() * D()"),
+    ("rsp_div_dense", "out = R() / D()"),
+    ("dense_add_rsp", "out = D() + R()"),
+    ("dense_sub_rsp", "out = D() - R()"),
+    ("dense_mul_rsp", "out = D() * R()"),
+    ("rsp_add_scalar", "out = R() + 2"),
+    ("rsp_sub_scalar", "out = R() - 2"),
+    ("scalar_sub_rsp", "out = 2 - R()"),
+    ("rsp_mul_scalar", "out = R() * 2.5"),
+    ("scalar_mul_rsp", "out = 2 * R()"),
+    ("rsp_div_scalar", "out = R() / 2"),
+    ("scalar_div_rsp", "out = 2 / R()"),
+    ("rsp_pow", "out = R() ** 2"),
+    ("rsp_neg", "out = -R()"),
+    ("rsp_add_csr", "out = nd.sparse.row_sparse_array(([[1, 2, 3]], [0]), shape=(3, 3)) + C()"),
+    ("csr_add_rsp", "out = C() + nd.sparse.row_sparse_array(([[1, 2, 3]], [0]), shape=(3, 3))"),
+    ("rsp_iadd_rsp", "r = R(); r += R2(); out = r"),
+    ("rsp_imul_scalar", "r = R(); r *= 2; out = r"),
+    ("rsp_iadd_dense", "r = R(); r += D(); out = r"),
+    ("rsp_isub_rsp", "r = R(); r -= R2(); out = r"),
+    ("csr_add_csr", "out = C() + C2()"),
+    ("csr_sub_csr", "out = C() - C2()"),
+    ("csr_mul_csr", "out = C() * C2()"),
+    ("csr_mul_self", "out = C() * C()"),
+    ("csr_div_csr", "out = C() / C2()"),
+    ("csr_add_dense", "out = C() + nd.ones((3, 3))"),
+    ("csr_mul_dense", "out = C() * nd.array(np.arange(9).reshape(3, 3), dtype='float32')"),
+    ("csr_mul_scalar", "out = C() * 2"),
+    ("csr_div_scalar", "out = C() / 2"),
+    ("csr_add_scalar", "out = C() + 2"),
+    ("sparse_add_fn", "out = nd.sparse.add(R(), R2())"),
+    ("sparse_elemwise_add", "out = nd.sparse.elemwise_add(R(), R2())"),
+    ("sparse_multiply_fn", "out = nd.sparse.multiply(R(), D())"),
+    ("big_rsp_add", "out = nd.array(BIGR).tostype('row_sparse') + nd.array(rand_rows(40, 6, 0.3, 9)).tostype('row_sparse')"),
+    ("big_csr_add", "out = nd.array(BIGC).tostype('csr') + nd.array(rand_dense(30, 40, 0.1, 11)).tostype('csr')"),
+    ("compare_rsp", "out = R() == R2()"),
+    # ------------------------------------------------------------ unary and reductions
+    ("sq_rsp", "out = nd.sparse.square(R())"),
+    ("sqrt_rsp", "out = nd.sparse.sqrt(R())"),
+    ("sqrt_csr", "out = nd.sparse.sqrt(C())"),
+    ("abs_rsp", "out = nd.sparse.abs(-R())"),
+    ("sign_rsp", "out = nd.sparse.sign(-R())"),
+    ("relu_rsp", "out = nd.sparse.relu(R() * -1)"),
+    ("clip_rsp", "out = nd.sparse.clip(R(), 0, 2)"),
+    ("clip_rsp_pos", "out = nd.sparse.clip(R(), 1.5, 2)"),
+    ("tanh_rsp", "out = nd.sparse.tanh(R())"),
+    ("exp_rsp", "out = nd.exp(R())"),
+    ("sum_rsp", "out = nd.sum(R())"),
+    ("norm_rsp", "out = nd.norm(R())"),
+    ("add_n_rsp", "out = nd.sparse.add_n(R(), R2(), R())"),
+    ("add_n_mixed", "out = nd.sparse.add_n(R(), D())"),
+    ("add_n_big", "out = nd.sparse.add_n(*[nd.array(rand_rows(40, 6, 0.2, s)).tostype('row_sparse') for s in range(4)])"),
+    # ------------------------------------------------------------ dot
+    ("dot_csr_dense", "out = nd.sparse.dot(C(), nd.array(np.arange(6).reshape(3, 2), dtype='float32'))"),
+    ("dot_csrT_dense", "out = nd.sparse.dot(C(), nd.array(np.arange(6).reshape(3, 2), dtype='float32'), transpose_a=True)"),
+    ("dot_csr_denseT", "out = nd.sparse.dot(C(), nd.array(np.arange(6).reshape(2, 3), dtype='float32'), transpose_b=True)"),
+    ("dot_csr_rsp", "out = nd.sparse.dot(C(), nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [0, 2]), shape=(3, 2)))"),
+    ("dot_csrT_rsp", "out = nd.sparse.dot(C(), nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [0, 2]), shape=(3, 2)), transpose_a=True)"),
+    ("dot_dense_csr", "out = nd.sparse.dot(nd.array(np.arange(6).reshape(2, 3), dtype='float32'), C())"),
+    ("dot_dense_csrT", "out = nd.sparse.dot(nd.array(np.arange(6).reshape(2, 3), dtype='float32'), C(), transpose_b=True)"),
+    ("dot_nd_dot_csr", "out = nd.dot(C(), nd.ones((3, 2)))"),
+    ("dot_big", "out = nd.sparse.dot(nd.array(BIGC).tostype('csr'), nd.array(BIGW))"),
+    ("dot_big_T", "out = nd.sparse.dot(nd.array(BIGC).tostype('csr'), nd.array(BIGW[:30]), transpose_a=True)"),
+    ("dot_big_rsp", "out = nd.sparse.dot(nd.array(BIGC).tostype('csr'), nd.array(BIGR).tostype('row_sparse'))"),
+    ("dot_big_T_rsp", "out = nd.sparse.dot(nd.array(BIGC).tostype('csr'), nd.array(BIGR[:30]).tostype('row_sparse'), transpose_a=True)"),
+    ("dot_shape_err", "out = nd.sparse.dot(C(), nd.ones((4, 2)))"),
+    ("dot_rsp_dense", "out = nd.sparse.dot(R(), nd.ones((2, 3)))"),
+    # ------------------------------------------------------------ autograd
+    ("grad_attach_rsp_dense_op",
+     "x = nd.array([[0, 0], [1, 0], [0, 0]]); x.attach_grad(stype='row_sparse')\n"
+     "with autograd.record():\n    y = x * nd.array([[0, 0], [0, 1], [0, 0]])\n"
+     "y.backward(); out = x.grad"),
+    ("grad_attach_csr",
+     "x = nd.array([[0, 0], [1, 0], [0, 0]]); x.attach_grad(stype='csr')\n"
+     "with autograd.record():\n    y = x * 2\n"
+     "y.backward(); out = x.grad"),
+    ("grad_embedding_sparse",
+     "w = nd.array(np.arange(12).reshape(4, 3), dtype='float32'); w.attach_grad(stype='row_sparse')\n"
+     "with autograd.record():\n"
+     "    y = nd.Embedding(nd.array([3, 1, 3]), w, input_dim=4, output_dim=3, sparse_grad=True)\n"
+     "y.backward(nd.array(np.arange(9).reshape(3, 3), dtype='float32')); out = w.grad"),
+    ("grad_embedding_sparse_2d",
+     "w = nd.array(rs.uniform(size=(10, 4)), dtype='float32'); w.attach_grad(stype='row_sparse')\n"
+     "with autograd.record():\n"
+     "    y = nd.Embedding(nd.array([[3, 1], [7, 3], [9, 9]]), w, input_dim=10, output_dim=4, sparse_grad=True)\n"
+     "    z = (y * y).sum()\n"
+     "z.backward(); out = w.grad"),
+    ("grad_embedding_sparse_dense_buf_err",
+     "w = nd.array(np.arange(12).reshape(4, 3), dtype='float32'); w.attach_grad()\n"
+     "with autograd.record():\n"
+     "    y = nd.Embedding(nd.array([3, 1, 3]), w, input_dim=4, output_dim=3, sparse_grad=True)\n"
+     "y.backward(); out = w.grad"),
+    ("grad_dot_csr_dense_rsp_grad",
+     "c = nd.sparse.csr_matrix(([1, 2, 3], [0, 2, 1], [0, 2, 2, 3]), shape=(3, 4))\n"
+     "w = nd.array(np.arange(8).reshape(4, 2), dtype='float32'); w.attach_grad(stype='row_sparse')\n"
+     "with autograd.record():\n    y = nd.sparse.dot(c, w)\n"
+     "y.backward(nd.array([[1, 2], [3, 4], [5, 6]])); out = w.grad"),
+    ("grad_dot_csr_dense_dense_grad",
+     "c = nd.sparse.csr_matrix(([1, 2, 3], [0, 2, 1], [0, 2, 2, 3]), shape=(3, 4))\n"
+     "w = nd.array(np.arange(8).reshape(4, 2), dtype='float32'); w.attach_grad()\n"
+     "with autograd.record():\n    y = nd.sparse.dot(c, w)\n"
+     "y.backward(nd.array([[1, 2], [3, 4], [5, 6]])); out = w.grad"),
+    ("grad_dot_big_rsp_grad",
+     "c = nd.array(BIGC).tostype('csr'); w = nd.array(BIGW); w.attach_grad(stype='row_sparse')\n"
+     "with autograd.record():\n    y = nd.sparse.dot(c, w)\n    z = (y * y).sum()\n"
+     "z.backward(); out = w.grad"),
+    ("grad_dot_csr_rsp_var",
+     "c = nd.sparse.csr_matrix(([1, 2, 3], [0, 2, 1], [0, 2, 2, 3]), shape=(3, 4))\n"
+     "w = nd.array(np.arange(8).reshape(4, 2), dtype='float32').tostype('row_sparse'); w.attach_grad()\n"
+     "with autograd.record():\n    y = nd.sparse.dot(c, w)\n"
+     "y.backward(nd.array([[1, 2], [3, 4], [5, 6]])); out = [w.grad, y]"),
+    ("grad_dot_csr_rsp_var_partial_rows",
+     "c = nd.sparse.csr_matrix(([1, 2, 3], [0, 2, 1], [0, 2, 2, 3]), shape=(3, 4))\n"
+     "w = nd.sparse.row_sparse_array(([[1, 2], [3, 4], [5, 6]], [0, 1, 2]), shape=(4, 2)); w.attach_grad()\n"
+     "with autograd.record():\n    y = nd.sparse.dot(c, w)\n"
+     "y.backward(); out = [w.grad, y]"),
+    ("grad_rsp_var_init", "w = R(); w.attach_grad(); out = w.grad"),
+    ("grad_rsp_var_dense_op",
+     "w = nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [0, 3]), shape=(4, 2)); w.attach_grad()\n"
+     "with autograd.record():\n    y = w * 2\n"
+     "y.backward(); out = w.grad.asnumpy()[[0, 3]]"),
+    ("grad_add_req",
+     "w = nd.array(np.arange(12).reshape(4, 3), dtype='float32'); w.attach_grad(grad_req='add', stype='row_sparse')\n"
+     "for ids in ([3, 1], [0, 3]):\n"
+     "    with autograd.record():\n"
+     "        y = nd.Embedding(nd.array(ids), w, input_dim=4, output_dim=3, sparse_grad=True)\n"
+     "    y.backward()\n"
+     "out = w.grad"),
+]
