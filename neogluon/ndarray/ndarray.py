@@ -193,6 +193,9 @@ class NDArray:
         if isinstance(other, NDArray):
             if other is self:
                 return other
+            if other.stype != "default":
+                from .sparse import _copy_into
+                return _copy_into(self, other)
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} and "
                                  f"target {other.shape}")
