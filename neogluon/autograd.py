@@ -272,8 +272,12 @@ def _attach(arr, grad_req="write", grad_buf=None):
     if grad_buf is None:
         with torch.no_grad():
             grad_buf = _new(torch.zeros_like(t), arr._ctx)
+    # An array marked again is already in the set; adding it anew would compare NDArrays
+    # with ==, which is elementwise.
+    known = arr._ag is not None
     arr._ag = _AutogradInfo(grad_buf, grad_req)
-    _variables.add(arr)
+    if not known:
+        _variables.add(arr)
 
 
 def mark_variables(variables, gradients, grad_reqs="write"):

@@ -35,6 +35,7 @@ from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
+from .utils import HookHandle
 from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
                         _brief_print_list, _atomic_nd_save, _nd_load)
 
@@ -97,32 +98,6 @@ class _BlockScope:
         if self._block._empty_prefix:
             return
         _BlockScope._current.value = self._old_scope
-
-
-class HookHandle:
-    """A handle that detaches a forward (pre-)hook: ``handle.detach()`` or ``with handle:``."""
-
-    def __init__(self):
-        self._hooks_dict_ref = None
-        self._id = None
-
-    def attach(self, hooks_dict, hook):
-        if self._hooks_dict_ref is not None:
-            raise AssertionError("The same handle cannot be attached twice.")
-        self._id = id(hook)
-        hooks_dict[self._id] = hook
-        self._hooks_dict_ref = weakref.ref(hooks_dict)
-
-    def detach(self):
-        hooks = self._hooks_dict_ref() if self._hooks_dict_ref is not None else None
-        if hooks is not None and self._id in hooks:
-            del hooks[self._id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, ptype, value, trace):
-        self.detach()
 
 
 # Bumped whenever any block's structure changes, so cached graphs of ancestors notice too.
