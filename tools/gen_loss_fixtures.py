@@ -61,6 +61,9 @@ def cases():
     S = "SoftmaxCrossEntropyLoss"
     add("sce_basic", S, {}, [(f32(5, 7, scale=2), G), (labels(5, 7), N)])
     add("sce_label_n1", S, {}, [(f32(5, 7), G), (labels(5, 7, 1), N)])
+    add("sce_weight", S, {"weight": 0.3, "axis": 1}, [(f32(6, 4), G), (labels(6, 4), N)])
+    add("sce_logits_weight", S, {"weight": 2.0, "from_logits": True},
+        [(log_probs(3, 4), G), (labels(3, 4), N)])
     add("sce_out_of_range", S, {}, [(f32(4, 3), G), (np.array([0, 5, -2, 2], np.float32), N)])
     add("sce_dense", S, {"sparse_label": False}, [(f32(4, 6), G), (probs(4, 6), G)])
     add("sce_from_logits", S, {"from_logits": True}, [(log_probs(4, 6), G), (labels(4, 6), N)])

@@ -7,8 +7,12 @@ Every loss follows MXNet 1.9.1's formulas, reductions and argument conventions (
 from __future__ import annotations
 
 import numpy as np
+import torch
+import torch.nn.functional as _torch_F
 
+from .. import ndarray as _nd
 from ..base import MXNetError, numeric_types
+from ..ndarray.ndarray import NDArray, _new, _run
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -240,6 +244,11 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if (F is _nd and self._sparse_label and sample_weight is None
+                and self._batch_axis == 0 and type(pred) is NDArray and type(label) is NDArray
+                and pred._t.dim() == 2 and self._axis in (-1, 1)
+                and label._t.numel() == pred._t.shape[0]):
+            return self._fused(pred, label)
         if not self._from_logits:
             pred = F.log_softmax(pred, self._axis)
         if self._sparse_label:
@@ -254,6 +263,25 @@ class SoftmaxCrossEntropyLoss(Loss):
             loss = -(pred * label).sum(axis=self._axis, keepdims=True)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return loss.mean(axis=self._batch_axis, exclude=True)
+
+
+    def _fused(self, pred, label):
+        # The common (batch, classes) case in one fused torch call: the same numbers as
+        # log_softmax + pick + mean, with a much smaller autograd graph.
+        x = pred._t
+        idx = label._t.detach().reshape(-1).long().clamp(0, x.shape[1] - 1)
+        if self._from_logits:
+            fn = _torch_F.nll_loss
+        else:
+            fn = _torch_F.cross_entropy
+        weight = self._weight
+
+        def run():
+            out = fn(x, idx, reduction="none")
+            return out if weight is None else out * weight
+        if weight is not None:
+            assert isinstance(weight, numeric_types), "weight must be a number"
+        return _new(_run(run), pred._ctx)
 
 
 SoftmaxCELoss = SoftmaxCrossEntropyLoss
