@@ -1,0 +1,69 @@
+"""Multi-tensor building blocks shared by the built-in optimizers (torch tensor lists)."""
+from __future__ import annotations
+
+import torch
+
+_mul = torch._foreach_mul
+_mul_ = torch._foreach_mul_
+_add = torch._foreach_add
+_add_ = torch._foreach_add_
+
+
+def scaled_grads(gs, rescale, clip):
+    """New tensors ``clip(rescale * g)``; the gradients themselves are left unchanged."""
+    g = _mul(gs, rescale)
+    if clip is not None:
+        torch._foreach_clamp_min_(g, -clip)
+        torch._foreach_clamp_max_(g, clip)
+    return g
+
+
+def scaled_grads_wd(gs, ws, rescale, wd, clip):
+    """New tensors ``clip(rescale * g + wd * w)`` (MXNet's Adam-family gradient)."""
+    g = _mul(gs, rescale)
+    if wd:
+        _add_(g, ws, alpha=wd)
+    if clip is not None:
+        torch._foreach_clamp_min_(g, -clip)
+        torch._foreach_clamp_max_(g, clip)
+    return g
+
+
+def pick(seq, pos):
+    return [seq[p] for p in pos]
+
+
+def sgd_mom(ws, g, moms, lr, wd, momentum):
+    """mom = momentum*mom - lr*wd*w - lr*g; w += mom (g already rescaled and clipped)."""
+    _mul_(moms, momentum)
+    if wd:
+        _add_(moms, ws, alpha=-lr * wd)
+    _add_(moms, g, alpha=-lr)
+    _add_(ws, moms)
+
+
+def sgd_plain(ws, g, lr, wd):
+    """w = (1 - lr*wd)*w - lr*g."""
+    if wd:
+        _mul_(ws, 1.0 - lr * wd)
+    _add_(ws, g, alpha=-lr)
+
+
+def sgd_mom_lists(ws, g, moms, lrs, wds, momentum):
+    """:func:`sgd_mom` with a learning rate and weight decay per tensor."""
+    _mul_(moms, momentum)
+    lw = [-lr * wd for lr, wd in zip(lrs, wds)]
+    if any(lw):
+        _add_(moms, _mul(ws, lw))
+    _mul_(g, [-lr for lr in lrs])
+    _add_(moms, g)
+    _add_(ws, moms)
+
+
+def sgd_plain_lists(ws, g, lrs, wds):
+    """:func:`sgd_plain` with a learning rate and weight decay per tensor."""
+    f = [1.0 - lr * wd for lr, wd in zip(lrs, wds)]
+    if any(x != 1.0 for x in f):
+        _mul_(ws, f)
+    _mul_(g, [-lr for lr in lrs])
+    _add_(ws, g)

@@ -1,0 +1,341 @@
+"""Adam and its relatives: Adam, AdamW, Adamax, Nadam, LAMB, FTML.
+
+Update rules are MXNet 1.9.1's:
+
+* Adam: ``g = clip(rescale*grad + wd*w)``; ``m = b1*m + (1-b1)*g``; ``v = b2*v + (1-b2)*g^2``;
+  ``w -= lr*sqrt(1-b2^t)/(1-b1^t) * m/(sqrt(v) + eps)`` (weight decay enters the gradient,
+  the bias correction goes into the learning rate, ``eps`` is added to ``sqrt(v)``).
+* AdamW (neogluon's addition; MXNet 1.9.1 has only the ``adamw_update`` operator): decoupled
+  weight decay. ``g = clip(rescale*grad)``, the same moments, and
+  ``w -= eta*(m/(sqrt(v) + eps) + wd*w)`` with ``eta = lr*sqrt(1-b2^t)/(1-b1^t)`` — MXNet's
+  ``adamw_update`` driven the way GluonNLP and MXNet 2's AdamW drive it (``lr=1, eta=``the
+  bias-corrected learning rate). Note that the decay is scaled by the bias-corrected rate,
+  unlike ``torch.optim.AdamW``.
+* Adamax: ``g = clip(rescale*grad + wd*w)``; ``m = b1*m + (1-b1)*g``; ``u = max(b2*u, |g|)``;
+  ``w -= lr/(1-b1^t) * m/u``.
+* Nadam: Adam with Nesterov momentum and MXNet's momentum schedule; the schedule product
+  ``m_schedule`` is one number on the optimizer, multiplied at every index's update.
+* LAMB: Adam-style direction (bias correction optional) plus ``wd*w``, scaled by the trust ratio
+  ``|w|/|direction|`` (``|w|`` bounded by ``lower_bound``/``upper_bound``).
+* FTML: follow the moving leader.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from . import _math as M
+from . import fused
+from .optimizer import _MultiTensor, _f32, _groups, _zeros_like, register
+
+__all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB", "FTML"]
+
+_add_ = torch._foreach_add_
+_mul_ = torch._foreach_mul_
+
+
+def _moments(g, means, vars_, beta1, beta2):
+    _mul_(means, beta1)
+    _add_(means, g, alpha=1.0 - beta1)
+    _mul_(vars_, beta2)
+    torch._foreach_addcmul_(vars_, g, g, value=1.0 - beta2)
+
+
+class _AdamBase(_MultiTensor):
+    _decoupled = False
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 lazy_update=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lazy_update = lazy_update
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))
+
+    def _step(self, indices, ws, gs, states, lrs, wds, scales):
+        counts = self._index_update_count
+        ts = [counts[i] for i in indices]
+        means = [s[0] for s in states]
+        vars_ = [s[1] for s in states]
+        clip = self._clip()
+        # MXNet's adam_update/adamw_update take float32 hyper-parameters.
+        r = _f32(self.rescale_grad)
+        b1, b2, eps = _f32(self.beta1), _f32(self.beta2), _f32(self.epsilon)
+        if clip is not None:
+            clip = _f32(clip)
+        for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
+            lr_bc = _f32(lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
+            wd = _f32(wd)
+            if len(pos) == len(ws):
+                idx, w, g, m, v = indices, ws, gs, means, vars_
+            else:
+                idx, w, g, m, v = (M.pick(indices, pos), M.pick(ws, pos), M.pick(gs, pos),
+                                   M.pick(means, pos), M.pick(vars_, pos))
+            if clip is None and fused.adam(idx, w, g, m, v, lr_bc, wd, t, b1, b2, eps, r,
+                                           scales, decoupled=self._decoupled):
+                continue
+            fused.make_exact(idx, scales)
+            if self._decoupled:
+                gg = M.scaled_grads(g, r, clip)
+            else:
+                gg = M.scaled_grads_wd(g, w, r, wd, clip)
+            _moments(gg, m, v, b1, b2)
+            den = torch._foreach_sqrt(v)
+            _add_(den, eps)
+            if self._decoupled:
+                d = torch._foreach_div(m, den)
+                if wd:
+                    _add_(d, w, alpha=wd)
+                _add_(w, d, alpha=-lr_bc)
+            else:
+                torch._foreach_addcdiv_(w, m, den, value=-lr_bc)
+
+
+@register
+class Adam(_AdamBase):
+    """Adam (MXNet's maths, see the module docstring).
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.001
+    beta1 : float, default 0.9
+    beta2 : float, default 0.999
+    epsilon : float, default 1e-8
+    lazy_update : bool, default True
+        Lazy updates for row_sparse gradients (sparse support comes separately).
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+
+@register
+class AdamW(_AdamBase):
+    """Adam with decoupled weight decay (neogluon's addition; see the module docstring).
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.001
+    beta1 : float, default 0.9
+    beta2 : float, default 0.999
+    epsilon : float, default 1e-8
+    **kwargs
+        See :class:`Optimizer`; ``wd`` is the decoupled decay.
+    """
+
+    _decoupled = True
+
+
+@register
+class Adamax(_MultiTensor):
+    """Adamax, Adam with the infinity norm (MXNet's maths).
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.002
+    beta1 : float, default 0.9
+    beta2 : float, default 0.999
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    _clip_if_truthy = False
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))
+
+    def _step(self, indices, ws, gs, states, lrs, wds, scales):
+        ts = [self._index_update_count[i] for i in indices]
+        for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
+            w, g = M.pick(ws, pos), M.pick(gs, pos)
+            m = [states[p][0] for p in pos]
+            u = [states[p][1] for p in pos]
+            lr_t = lr / (1.0 - self.beta1 ** t)
+            gg = M.scaled_grads_wd(g, w, self.rescale_grad, wd, self._clip())
+            _mul_(m, self.beta1)
+            _add_(m, gg, alpha=1.0 - self.beta1)
+            _mul_(u, self.beta2)
+            torch._foreach_maximum_(u, torch._foreach_abs(gg))
+            torch._foreach_addcdiv_(w, m, u, value=-lr_t)
+
+
+@register
+class Nadam(_MultiTensor):
+    """Nadam: Adam with Nesterov momentum (MXNet's maths).
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.001
+    beta1 : float, default 0.9
+    beta2 : float, default 0.999
+    epsilon : float, default 1e-8
+    schedule_decay : float, default 0.004
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    _clip_if_truthy = False
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 schedule_decay=0.004, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))
+
+    def _step(self, indices, ws, gs, states, lrs, wds, scales):
+        b1, b2 = self.beta1, self.beta2
+        a_g, a_m, c_v, neg_lr = [], [], [], []
+        # MXNet advances the schedule product once per index, in call order.
+        for i, lr in zip(indices, lrs):
+            t = self._index_update_count[i]
+            mom_t = b1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
+            mom_t1 = b1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
+            self.m_schedule = self.m_schedule * mom_t
+            m_next = self.m_schedule * mom_t1
+            a_g.append((1. - mom_t) / (1. - self.m_schedule))
+            a_m.append(mom_t1 / (1. - m_next))
+            c_v.append(1. / (1. - pow(b2, t)))
+            neg_lr.append(-lr)
+        means = [s[0] for s in states]
+        vars_ = [s[1] for s in states]
+        if len(set(wds)) == 1:
+            gg = M.scaled_grads_wd(gs, ws, self.rescale_grad, wds[0], self._clip())
+        else:
+            gg = torch._foreach_mul(gs, self.rescale_grad)
+            _add_(gg, torch._foreach_mul(ws, wds))
+            clip = self._clip()
+            if clip is not None:
+                torch._foreach_clamp_min_(gg, -clip)
+                torch._foreach_clamp_max_(gg, clip)
+        _moments(gg, means, vars_, b1, b2)
+        bar = torch._foreach_mul(gg, a_g)
+        _add_(bar, torch._foreach_mul(means, a_m))
+        den = torch._foreach_mul(vars_, c_v)
+        torch._foreach_sqrt_(den)
+        _add_(den, self.epsilon)
+        _mul_(bar, neg_lr)
+        torch._foreach_div_(bar, den)
+        _add_(ws, bar)
+
+
+@register
+class LAMB(_MultiTensor):
+    """LAMB: layer-wise adaptive moments (MXNet's maths).
+
+    Parameters
+    ----------
+    learning_rate : float, default 0.001
+    beta1 : float, default 0.9
+    beta2 : float, default 0.999
+    epsilon : float, default 1e-6
+    lower_bound, upper_bound : float, optional
+        Bounds on the weight norm in the trust ratio.
+    bias_correction : bool, default True
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+        self.aggregate_num = 45
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight))
+
+    def _step(self, indices, ws, gs, states, lrs, wds, scales):
+        b1, b2, eps = self.beta1, self.beta2, self.epsilon
+        means = [s[0] for s in states]
+        vars_ = [s[1] for s in states]
+        gg = M.scaled_grads(gs, self.rescale_grad, self._clip())
+        _moments(gg, means, vars_, b1, b2)
+        if self.bias_correction:
+            ts = [self._index_update_count[i] for i in indices]
+            mh = torch._foreach_mul(means, [1.0 / (1.0 - b1 ** t) for t in ts])
+            vh = torch._foreach_mul(vars_, [1.0 / (1.0 - b2 ** t) for t in ts])
+        else:
+            mh, vh = means, vars_
+        den = torch._foreach_sqrt(vh)
+        _add_(den, eps)
+        u = torch._foreach_div(mh, den)
+        if any(wds):
+            _add_(u, torch._foreach_mul(ws, wds))
+        r1 = torch.stack(torch._foreach_norm(ws)).float()
+        r2 = torch.stack(torch._foreach_norm(u)).float()
+        if self.lower_bound:
+            r1 = torch.clamp(r1, min=self.lower_bound)
+        if self.upper_bound:
+            r1 = torch.clamp(r1, max=self.upper_bound)
+        ratio = torch.where((r1 == 0) | (r2 == 0), torch.ones_like(r1), r1 / r2)
+        ratio = ratio.cpu().tolist()
+        _mul_(u, [-lr * q for lr, q in zip(lrs, ratio)])
+        _add_(ws, u)
+
+
+@register
+class FTML(_MultiTensor):
+    """FTML, follow the moving leader (MXNet's maths).
+
+    Parameters
+    ----------
+    beta1 : float, default 0.6
+    beta2 : float, default 0.999
+    epsilon : float, default 1e-8
+    **kwargs
+        See :class:`Optimizer`.
+    """
+
+    def __init__(self, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(**kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (_zeros_like(weight), _zeros_like(weight), _zeros_like(weight))
+
+    def _step(self, indices, ws, gs, states, lrs, wds, scales):
+        b1, b2 = self.beta1, self.beta2
+        ts = [self._index_update_count[i] for i in indices]
+        for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
+            w, g = M.pick(ws, pos), M.pick(gs, pos)
+            d = [states[p][0] for p in pos]
+            v = [states[p][1] for p in pos]
+            z = [states[p][2] for p in pos]
+            gg = M.scaled_grads_wd(g, w, self.rescale_grad, wd, self._clip())
+            _mul_(v, b2)
+            torch._foreach_addcmul_(v, gg, gg, value=1.0 - b2)
+            d_t = torch._foreach_div(v, 1.0 - b2 ** t)
+            torch._foreach_sqrt_(d_t)
+            _add_(d_t, self.epsilon)
+            _mul_(d_t, (1.0 - b1 ** t) / lr)
+            _mul_(z, b1)
+            _add_(z, gg, alpha=1.0 - b1)
+            sig = torch._foreach_add(d_t, d, alpha=-b1)
+            _mul_(sig, w)
+            torch._foreach_sub_(z, sig)
+            torch._foreach_copy_(d, d_t)
+            nw = torch._foreach_div(z, d_t)
+            _mul_(nw, -1.0)
+            torch._foreach_copy_(w, nw)

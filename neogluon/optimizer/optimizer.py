@@ -1,0 +1,849 @@
+"""The Optimizer base class, the registry, and the Updater that keeps per-index states.
+
+Built-in optimizers (this package) derive from :class:`_MultiTensor`: their ``update`` and
+``update_multi_precision`` take one index or parallel lists, and update every tensor of a list
+with multi-tensor torch calls (``torch._foreach_*`` or torch's fused optimizer kernels; see
+``fused.py``), never with a per-Parameter Python loop of small torch calls. Users subclass
+:class:`Optimizer` the MXNet way (``create_state`` and ``update`` written with NDArray ops);
+the :class:`Updater` calls those one index at a time.
+
+Updater states are saved without pickle: an ``.npz`` archive (``allow_pickle=False``) holding
+every state array and a JSON header with the state structure and, on request, the optimizer's
+hyper-parameters, update counts and learning-rate schedule.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import warnings
+import zipfile
+
+import numpy as np
+import torch
+
+from ..base import MXNetError
+from ..context import Context, cpu
+from ..ndarray.ndarray import NDArray, _new
+from .. import lr_scheduler as _lrs
+
+__all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "Test"]
+
+_STATE_FORMAT = "neogluon-updater-states"
+_STATE_VERSION = 1
+
+
+def _f32(x):
+    """A Python float rounded to float32, as MXNet's operators receive hyper-parameters."""
+    return float(np.float32(x))
+
+
+class Optimizer:
+    """The base class of all optimizers.
+
+    Parameters
+    ----------
+    rescale_grad : float, default 1.0
+        The gradient is multiplied by this before the update (the Trainer sets it to
+        ``scale / batch_size`` at every step).
+    param_idx2name : dict of int to str, optional
+        Index to name. Without ``param_dict``, names not ending in ``_weight`` or ``_gamma``
+        get a weight-decay multiplier of 0.
+    wd : float, default 0.0
+        Weight decay (L2 regularisation) coefficient.
+    clip_gradient : float, optional
+        Clip the rescaled gradient into ``[-clip_gradient, clip_gradient]``.
+    learning_rate : float, optional
+        Initial learning rate; overrides the scheduler's ``base_lr``. Defaults to 0.01 when
+        there is no ``lr_scheduler``.
+    lr_scheduler : LRScheduler, optional
+        Called with ``num_update`` to give the learning rate.
+    sym : None
+        Accepted for compatibility; symbols are not supported.
+    begin_num_update : int, default 0
+        The initial number of updates.
+    multi_precision : bool, default False
+        Keep a float32 master copy of float16 weights and update that.
+    param_dict : dict of int to Parameter, optional
+        Index to Parameter; its ``lr_mult`` and ``wd_mult`` are read at every update.
+    aggregate_num : int, optional
+        How many tensors MXNet groups in one multi-tensor call. neogluon's built-in
+        optimizers update a whole list at once; the value only matters where MXNet's numbers
+        depend on it (LARS's momentum correction).
+    """
+
+    opt_registry: dict = {}
+
+    def __init__(self, rescale_grad=1., param_idx2name=None, wd=0., clip_gradient=None,
+                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
+                 multi_precision=False, param_dict=None, aggregate_num=None):
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if self.lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if self.lr_scheduler is not None and learning_rate is not None:
+            if self.lr_scheduler.base_lr != learning_rate:
+                warnings.warn("learning rate from ``lr_scheduler`` has been overwritten by "
+                              "``learning_rate`` in optimizer.", UserWarning, stacklevel=2)
+                self.lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.lr_mult = {}
+        self.wd_mult = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        if aggregate_num is not None:
+            self.aggregate_num = int(aggregate_num)
+        elif not hasattr(self, "aggregate_num"):
+            self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise AssertionError("param_idx2name should be a dict of param indexes to names.")
+        self.idx2name = param_idx2name.copy()
+        if sym is not None:
+            raise MXNetError("Optimizer(sym=...) is not supported by neogluon: symbols do not "
+                             "exist here; use param_dict or set_lr_mult/set_wd_mult")
+        self.sym_info = ()
+        self.param_dict = param_dict if param_dict else {}
+        self.allow_np_array = False
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # ------------------------------------------------------------------ registry
+    @staticmethod
+    def register(klass):
+        """Register an optimizer class under its lower-cased class name.
+
+        Examples
+        --------
+        >>> @mx.optimizer.register
+        ... class MyOptimizer(mx.optimizer.Optimizer):
+        ...     pass
+        >>> type(mx.optimizer.create('myoptimizer'))
+        <class '__main__.MyOptimizer'>
+        """
+        if not isinstance(klass, type):
+            raise AssertionError(f"register expects a class, got {klass!r}")
+        name = klass.__name__.lower()
+        if name in Optimizer.opt_registry:
+            old = Optimizer.opt_registry[name]
+            warnings.warn(f"WARNING: New optimizer {klass.__module__}.{klass.__name__} is "
+                          f"overriding existing optimizer {old.__module__}.{old.__name__}",
+                          stacklevel=2)
+        Optimizer.opt_registry[name] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name, **kwargs):
+        """Create a registered optimizer by (case-insensitive) name.
+
+        Parameters
+        ----------
+        name : str
+            The optimizer's name, e.g. ``'sgd'`` or ``'Adam'``.
+        **kwargs
+            Passed to the optimizer's constructor.
+
+        Returns
+        -------
+        Optimizer
+        """
+        key = name.lower()
+        if key in Optimizer.opt_registry:
+            return Optimizer.opt_registry[key](**kwargs)
+        raise ValueError(f"Cannot find optimizer {name}")
+
+    # ------------------------------------------------------------------ learning rate
+    @property
+    def learning_rate(self):
+        """The current learning rate (the scheduler's value at ``num_update`` if any)."""
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr):
+        """Set the learning rate.
+
+        Raises
+        ------
+        UserWarning
+            When an ``lr_scheduler`` is set (as MXNet does).
+        """
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note "
+                              "that set_learning_rate can mutate the value of the learning "
+                              "rate of the optimizer only when the LRScheduler of the "
+                              "optimizer is undefined.")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale):
+        """Deprecated in MXNet; use :meth:`set_lr_mult`."""
+        raise DeprecationWarning
+
+    def set_lr_mult(self, args_lr_mult):
+        """Set learning-rate multipliers by index or by name (``param_idx2name``).
+
+        Parameters
+        ----------
+        args_lr_mult : dict of int or str to float
+        """
+        self.lr_mult = {}
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        """Set weight-decay multipliers by index or by name.
+
+        Names from ``param_idx2name`` that end neither in ``_weight`` nor ``_gamma`` get 0
+        unless given here.
+
+        Parameters
+        ----------
+        args_wd_mult : dict of int or str to float
+        """
+        self.wd_mult = {}
+        for n in self.idx2name.values():
+            if not (n.endswith("_weight") or n.endswith("_gamma")):
+                self.wd_mult[n] = 0.0
+        self.wd_mult.update(args_wd_mult)
+
+    def _set_current_context(self, device_id):
+        """Switch the per-index update counts to those of device ``device_id``."""
+        if device_id not in self._all_index_update_counts:
+            self._all_index_update_counts[device_id] = {}
+        self._index_update_count = self._all_index_update_counts[device_id]
+
+    def _update_count(self, index):
+        """Count one more update of each index; ``num_update`` is the largest count."""
+        if not isinstance(index, (list, tuple)):
+            index = [index]
+        counts = self._index_update_count
+        for idx in index:
+            if idx not in counts:
+                counts[idx] = self.begin_num_update
+            counts[idx] += 1
+            if counts[idx] > self.num_update:
+                self.num_update = counts[idx]
+
+    def _base_lr(self):
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def _get_lrs(self, indices):
+        """Learning rates of ``indices`` (scheduler or ``lr`` times the multipliers)."""
+        lr = self._base_lr()
+        return self._apply_lr_mult(lr, indices)
+
+    def _apply_lr_mult(self, lr, indices):
+        lrs = [lr] * len(indices)
+        pd = self.param_dict
+        for i, index in enumerate(indices):
+            if index in pd:
+                lrs[i] *= pd[index].lr_mult
+            elif index in self.lr_mult:
+                lrs[i] *= self.lr_mult[index]
+            elif index in self.idx2name:
+                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
+        return lrs
+
+    def _get_lr(self, index):
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices):
+        """Weight decays of ``indices`` (``wd`` times the multipliers)."""
+        wds = [self.wd] * len(indices)
+        pd = self.param_dict
+        for i, index in enumerate(indices):
+            if index in pd:
+                wds[i] *= pd[index].wd_mult
+            elif index in self.wd_mult:
+                wds[i] *= self.wd_mult[index]
+            elif index in self.idx2name:
+                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
+        return wds
+
+    def _get_wd(self, index):
+        return self._get_wds([index])[0]
+
+    # ------------------------------------------------------------------ states and updates
+    def create_state(self, index, weight):
+        """Create the auxiliary state (e.g. momentum) of one weight; None when there is none.
+
+        Parameters
+        ----------
+        index : int
+            The weight's index.
+        weight : NDArray
+            The weight.
+        """
+        return None
+
+    def create_state_multi_precision(self, index, weight):
+        """Create the state, with a float32 master copy first for float16 weights when
+        ``multi_precision`` is on: ``(weight32, create_state(index, weight32))``."""
+        if self.multi_precision and weight.dtype == np.float16:
+            master = weight.astype(np.float32)
+            return (master,) + (self.create_state(index, master),)
+        if weight.dtype == np.float16 and not self.multi_precision:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy "
+                          "or slow convergence. Consider using multi_precision=True option of "
+                          "the optimizer", stacklevel=2)
+        return self.create_state(index, weight)
+
+    def update(self, index, weight, grad, state):
+        """Update ``weight`` in place from ``grad`` and ``state``.
+
+        Parameters
+        ----------
+        index : int
+            The weight's index (for learning rate and weight decay multipliers).
+        weight : NDArray
+            The weight, updated in place.
+        grad : NDArray
+            The gradient (left unchanged).
+        state : any
+            What :meth:`create_state` returned.
+        """
+        raise NotImplementedError()
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """:meth:`update`, on the float32 master copy for float16 weights when
+        ``multi_precision`` is on. ``index``, ``weight``, ``grad`` and ``state`` may be
+        parallel lists."""
+        if isinstance(index, (list, tuple)):
+            for i, w, g, s in zip(index, weight, grad, state):
+                self.update_multi_precision(i, w, g, s)
+            return
+        if self.multi_precision and weight.dtype == np.float16:
+            master, inner = state[0], state[1]
+            self.update(index, master, grad.astype(np.float32), inner)
+            weight._t.copy_(master._t)
+        else:
+            self.update(index, weight, grad, state)
+
+    # ------------------------------------------------------------------ checkpoint support
+    # Attributes that are not hyper-parameters or are restored separately.
+    _NOT_CONFIG = ("param_dict", "lr_scheduler", "_all_index_update_counts",
+                   "_index_update_count", "sym_info")
+
+    def _config_dict(self):
+        """The optimizer's JSON-serialisable attributes (hyper-parameters and counters)."""
+        out = {}
+        for k, v in vars(self).items():
+            if k in self._NOT_CONFIG:
+                continue
+            enc = _encode_value(v)
+            if enc is not _SKIP:
+                out[k] = enc
+        return out
+
+    def _extra_arrays(self):
+        """Optimizer-held arrays to checkpoint besides per-index states: name -> tensor."""
+        return {}
+
+    def _load_extra_arrays(self, arrays):
+        if arrays:
+            raise ValueError(f"unexpected optimizer arrays {sorted(arrays)}")
+
+
+class Test(Optimizer):
+    """The test optimizer: ``weight += grad * rescale_grad``; the state keeps the weight."""
+
+    def create_state(self, index, weight):
+        # float32 whatever the weight's dtype, as MXNet's Test optimizer
+        return _new(torch.zeros(weight._t.shape, dtype=torch.float32, device=weight._t.device),
+                    weight.context)
+
+    def update(self, index, weight, grad, state):
+        if isinstance(index, (list, tuple)):
+            torch._foreach_add_([w._t for w in weight], [g._t for g in grad],
+                                alpha=self.rescale_grad)
+            torch._foreach_copy_([s._t for s in state], [w._t for w in weight])
+            return
+        weight._t.add_(grad._t, alpha=self.rescale_grad)
+        state._t.copy_(weight._t)
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer
+register(Test)
+
+
+# ---------------------------------------------------------------------------- value coding
+_SKIP = object()
+
+
+def _encode_value(v):
+    """JSON form of plain attribute values; _SKIP for anything else (arrays, objects)."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isfinite(f):
+            return f
+        return {"__float__": repr(f)}
+    if isinstance(v, (list, tuple)):
+        items = [_encode_value(x) for x in v]
+        if any(x is _SKIP for x in items):
+            return _SKIP
+        return {"__tuple__": items} if isinstance(v, tuple) else items
+    if isinstance(v, dict):
+        pairs = []
+        for k, x in v.items():
+            ek, ex = _encode_value(k), _encode_value(x)
+            if ek is _SKIP or ex is _SKIP:
+                return _SKIP
+            pairs.append([ek, ex])
+        return {"__dict__": pairs}
+    return _SKIP
+
+
+def _decode_value(v):
+    if isinstance(v, list):
+        return [_decode_value(x) for x in v]
+    if isinstance(v, dict):
+        if "__tuple__" in v:
+            return tuple(_decode_value(x) for x in v["__tuple__"])
+        if "__dict__" in v:
+            return {_hashable(_decode_value(k)): _decode_value(x) for k, x in v["__dict__"]}
+        if "__float__" in v:
+            return float(v["__float__"])
+        raise ValueError(f"unknown encoded value {v!r}")
+    return v
+
+
+def _hashable(k):
+    return tuple(k) if isinstance(k, list) else k
+
+
+def _find_class(base, name):
+    stack = [base]
+    while stack:
+        c = stack.pop()
+        if c.__name__ == name:
+            return c
+        stack.extend(c.__subclasses__())
+    return None
+
+
+# ---------------------------------------------------------------------------- Updater
+def _is_builtin_fast(opt):
+    """True when every method the multi-tensor path relies on is neogluon's own."""
+    cls = type(opt)
+    if not getattr(cls, "_multi_tensor", False):
+        return False
+    for name in ("update", "update_multi_precision", "create_state",
+                 "create_state_multi_precision", "_step"):
+        fn = getattr(cls, name, None)
+        if fn is None or not getattr(fn, "__module__", "").startswith("neogluon.optimizer"):
+            return False
+    return True
+
+
+class Updater:
+    """Applies an optimizer to indexed weights and keeps each index's state.
+
+    Call it as ``updater(index, grad, weight)``; ``index``, ``grad`` and ``weight`` may be
+    parallel lists (the multi-tensor path the Trainer uses).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer to apply.
+    """
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self._states = {}
+        self.states_synced = {}
+        self.aggregate_updates = optimizer.aggregate_num > 0
+        # Built-in fast paths may keep a state scaled by a known factor (see fused.py);
+        # index -> factors. Reading `states` normalises them back to MXNet's layout.
+        self._scales = {}
+
+    @property
+    def states(self):
+        """Per-index states in MXNet's layout (dict index -> state)."""
+        self._normalize_all()
+        return self._states
+
+    @states.setter
+    def states(self, value):
+        self._states = value
+        self._scales = {}
+
+    def _normalize_all(self):
+        if self._scales:
+            from .fused import normalize_states
+            normalize_states(self._states, self._scales)
+
+    def __call__(self, index, grad, weight):
+        if not isinstance(index, (list, tuple)):
+            indices, grads, weights = [index], [grad], [weight]
+        else:
+            indices, grads, weights = list(index), list(grad), list(weight)
+            if not (len(indices) == len(grads) == len(weights)):
+                raise MXNetError(f"Updater: {len(indices)} indices, {len(grads)} gradients and "
+                                 f"{len(weights)} weights; the lists must be parallel")
+        for i, (w, g) in enumerate(zip(weights, grads)):
+            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
+                raise MXNetError(f"Updater: index {indices[i]!r}: weight and grad must be "
+                                 f"NDArrays, got {type(w).__name__} and {type(g).__name__}")
+            if w.shape != g.shape:
+                raise MXNetError(f"Updater: index {indices[i]!r}: weight shape {w.shape} and "
+                                 f"gradient shape {g.shape} differ")
+        opt = self.optimizer
+        if weights:
+            opt._set_current_context(weights[0].context.device_id)
+        states = self._states
+        for i, idx in enumerate(indices):
+            if isinstance(idx, bytes):
+                idx = idx.decode()
+                indices[i] = idx
+            if idx not in states:
+                states[idx] = opt.create_state_multi_precision(idx, weights[i])
+                self.states_synced[idx] = True
+            elif not self.states_synced.get(idx, False):
+                states[idx] = self.sync_state_context(states[idx], weights[i].context)
+                self.states_synced[idx] = True
+        if _is_builtin_fast(opt):
+            groups = {}
+            for i, w in enumerate(weights):
+                groups.setdefault((w._t.dtype, w._t.device), []).append(i)
+            for pos in groups.values():
+                if len(groups) == 1:
+                    idx_l, w_l, g_l = indices, weights, grads
+                else:
+                    idx_l = [indices[p] for p in pos]
+                    w_l = [weights[p] for p in pos]
+                    g_l = [grads[p] for p in pos]
+                opt._update_impl(idx_l, w_l, g_l, [states[i] for i in idx_l],
+                                 multi_precision=opt.multi_precision, scales=self._scales)
+        else:
+            self._normalize_all()
+            for i, w, g in zip(indices, weights, grads):
+                opt.update_multi_precision(i, w, g, states[i])
+
+    def sync_state_context(self, state, context):
+        """Move a state (NDArray, or nested tuples/lists of them) to ``context``."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            synced = [self.sync_state_context(s, context) for s in state]
+            return tuple(synced) if isinstance(state, tuple) else synced
+        return state
+
+    # ------------------------------------------------------------------ serialisation
+    def get_states(self, dump_optimizer=False):
+        """The states as bytes (an ``.npz`` archive with a JSON header; no pickle).
+
+        Parameters
+        ----------
+        dump_optimizer : bool, default False
+            Also save the optimizer's hyper-parameters, update counts and learning-rate
+            scheduler, so that :meth:`set_states` restores them.
+
+        Returns
+        -------
+        bytes
+        """
+        self._normalize_all()
+        arrays = {}
+        counter = [0]
+
+        def enc(s):
+            if s is None:
+                return None
+            if isinstance(s, NDArray):
+                k = f"s{counter[0]}"
+                counter[0] += 1
+                arrays[k] = _to_numpy(s._t)
+                return {"a": k, "dtype": _dtype_name(s._t)}
+            if isinstance(s, (tuple, list)):
+                return {"t" if isinstance(s, tuple) else "l": [enc(x) for x in s]}
+            v = _encode_value(s)
+            if v is _SKIP:
+                raise MXNetError(f"Updater.get_states: cannot save a state of type "
+                                 f"{type(s).__name__}")
+            return {"v": v}
+
+        entries = [[_encode_value(k), enc(s)] for k, s in self._states.items()]
+        header = {"format": _STATE_FORMAT, "version": _STATE_VERSION, "states": entries,
+                  "optimizer": None}
+        if dump_optimizer:
+            header["optimizer"] = _dump_optimizer(self.optimizer, arrays)
+        return _pack(header, arrays)
+
+    def set_states(self, states):
+        """Restore what :meth:`get_states` returned.
+
+        Raises
+        ------
+        MXNetError
+            When the bytes are not a neogluon Updater state blob (truncated, foreign, or
+            a pickle from MXNet); the Updater is then left unchanged.
+        """
+        header, arrays = _unpack(states)
+        try:
+            def dec(s):
+                if s is None:
+                    return None
+                if "a" in s:
+                    arr = arrays[s["a"]]
+                    t = _from_numpy(arr, s.get("dtype"))
+                    return _new(t, cpu())
+                if "t" in s:
+                    return tuple(dec(x) for x in s["t"])
+                if "l" in s:
+                    return [dec(x) for x in s["l"]]
+                if "v" in s:
+                    return _decode_value(s["v"])
+                raise ValueError(f"unknown state entry {s!r}")
+
+            new_states = {_hashable(_decode_value(k)): dec(s) for k, s in header["states"]}
+            new_opt = None
+            if header.get("optimizer") is not None:
+                new_opt = _load_optimizer(header["optimizer"], arrays)
+        except MXNetError:
+            raise
+        except (KeyError, ValueError, TypeError, AttributeError) as e:
+            raise MXNetError(f"Updater.set_states: malformed neogluon state blob ({e})") from e
+        self._states = new_states
+        self._scales = {}
+        self.states_synced = dict.fromkeys(new_states, False)
+        if new_opt is not None:
+            self.optimizer = new_opt
+            self.aggregate_updates = new_opt.aggregate_num > 0
+
+
+def get_updater(optimizer):
+    """Return an :class:`Updater` for ``optimizer``."""
+    return Updater(optimizer)
+
+
+def _dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+def _to_numpy(t):
+    t = t.detach()
+    if t.dtype is torch.bfloat16:
+        t = t.float()
+    return t.cpu().numpy()
+
+
+def _from_numpy(arr, dtype_name):
+    t = torch.from_numpy(np.array(arr, copy=True))
+    if dtype_name == "bfloat16":
+        t = t.to(torch.bfloat16)
+    return t
+
+
+def _pack(header, arrays):
+    buf = io.BytesIO()
+    payload = dict(arrays)
+    payload["__header__"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    np.savez(buf, **payload)
+    return buf.getvalue()
+
+
+def _unpack(blob):
+    if isinstance(blob, (bytearray, memoryview)):
+        blob = bytes(blob)
+    if not isinstance(blob, bytes):
+        raise MXNetError(f"Updater.set_states expects bytes, got {type(blob).__name__}")
+    if blob[:2] == b"\x80\x03" or blob[:1] == b"\x80":
+        raise MXNetError("Updater.set_states: these bytes are a Python pickle (e.g. states "
+                         "saved by MXNet); neogluon never loads pickles. Save the states with "
+                         "neogluon to get a loadable blob")
+    try:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+        raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (truncated "
+                         f"or foreign data: {e})") from e
+    raw = arrays.pop("__header__", None)
+    if raw is None:
+        raise MXNetError("Updater.set_states: not a neogluon optimizer state blob (no header)")
+    try:
+        header = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise MXNetError(f"Updater.set_states: corrupt state header ({e})") from e
+    if not isinstance(header, dict) or header.get("format") != _STATE_FORMAT:
+        raise MXNetError("Updater.set_states: not a neogluon optimizer state blob (wrong "
+                         "format tag)")
+    if header.get("version") != _STATE_VERSION:
+        raise MXNetError(f"Updater.set_states: state blob version {header.get('version')} is "
+                         f"not supported (expected {_STATE_VERSION})")
+    return header, arrays
+
+
+def _dump_optimizer(opt, arrays):
+    extra = {}
+    for k, t in opt._extra_arrays().items():
+        key = f"opt_{k}"
+        arrays[key] = _to_numpy(t)
+        extra[k] = {"a": key, "dtype": _dtype_name(t)}
+    counts = [[_encode_value(dev), [[_encode_value(i), c] for i, c in d.items()]]
+              for dev, d in opt._all_index_update_counts.items()]
+    cur = next((dev for dev, d in opt._all_index_update_counts.items()
+                if d is opt._index_update_count), 0)
+    sched = None
+    if opt.lr_scheduler is not None:
+        sched = opt.lr_scheduler.state_dict()
+    return {"class": type(opt).__name__, "module": type(opt).__module__,
+            "config": opt._config_dict(), "counts": counts, "current_device": cur,
+            "lr_scheduler": sched, "extra": extra}
+
+
+def _load_optimizer(d, arrays):
+    cls = _find_class(Optimizer, d["class"])
+    if cls is None:
+        cls = Optimizer.opt_registry.get(d["class"].lower())
+    if cls is None:
+        raise MXNetError(f"Updater.set_states: the blob holds optimizer {d['class']!r}, which "
+                         f"is not defined in this process; import or register it first")
+    opt = cls.__new__(cls)
+    for k, v in d["config"].items():
+        setattr(opt, k, _decode_value(v))
+    opt.param_dict = {}
+    opt.sym_info = ()
+    opt._all_index_update_counts = {
+        _hashable(_decode_value(dev)): {_hashable(_decode_value(i)): int(c) for i, c in items}
+        for dev, items in d["counts"]}
+    if not opt._all_index_update_counts:
+        opt._all_index_update_counts = {0: {}}
+    cur = _hashable(_decode_value(d.get("current_device", 0)))
+    opt._index_update_count = opt._all_index_update_counts.setdefault(cur, {})
+    opt.lr_scheduler = None
+    if d.get("lr_scheduler") is not None:
+        sd = d["lr_scheduler"]
+        scls = _find_class(_lrs.LRScheduler, sd.get("class", ""))
+        if scls is None:
+            raise MXNetError(f"Updater.set_states: unknown lr_scheduler class "
+                             f"{sd.get('class')!r}")
+        sched = scls.__new__(scls)
+        sched.load_state_dict(sd)
+        opt.lr_scheduler = sched
+    extra = {k: _from_numpy(arrays[v["a"]], v.get("dtype")) for k, v in d["extra"].items()}
+    opt._load_extra_arrays(extra)
+    return opt
+
+
+# ---------------------------------------------------------------------------- multi-tensor
+class _MultiTensor(Optimizer):
+    """Base of the built-in optimizers: one code path for one index or lists of them.
+
+    Subclasses implement ``_step(indices, ws, gs, states, lrs, wds, scales)`` on torch tensor
+    lists (the float32 master weights under multi-precision), with ``states`` the per-index
+    inner states as tuples of tensors (None entries allowed).
+    """
+
+    _multi_tensor = True
+    # State layout under multi-precision: MXNet's SGD family keeps (state, weight32); the base
+    # class keeps (weight32, state).
+    _mp_master_last = False
+    # Whether `clip_gradient` is honoured when truthy (MXNet's operators) or when not None
+    # (MXNet's Python-written optimizers).
+    _clip_if_truthy = True
+    # Count the update before reading the learning rate (all but LBSGD).
+    _count_first = True
+
+    def _clip(self):
+        c = self.clip_gradient
+        if self._clip_if_truthy:
+            return c if (c and c >= 0) else None
+        return c
+
+    def update(self, index, weight, grad, state):
+        self._update_impl(index, weight, grad, state, multi_precision=False)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        self._update_impl(index, weight, grad, state, multi_precision=self.multi_precision)
+
+    def create_state_multi_precision(self, index, weight):
+        if self.multi_precision and weight.dtype == np.float16:
+            master = weight.astype(np.float32)
+            inner = self.create_state(index, master)
+            return (inner, master) if self._mp_master_last else (master, inner)
+        if weight.dtype == np.float16 and not self.multi_precision:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy "
+                          "or slow convergence. Consider using multi_precision=True option of "
+                          f"the {type(self).__name__} optimizer", stacklevel=2)
+        return self.create_state(index, weight)
+
+    def _sparse_update(self, indices, weights, grads, states):
+        bad = next(i for i, (w, g) in zip(indices, zip(weights, grads))
+                   if w.stype != "default" or g.stype != "default")
+        raise MXNetError(f"{type(self).__name__}: sparse weights or gradients (index {bad!r}) "
+                         f"are not supported yet by neogluon's optimizers")
+
+    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None):
+        if not isinstance(index, (list, tuple)):
+            index, weight, grad, state = [index], [weight], [grad], [state]
+        elif not isinstance(index, list):
+            index = list(index)
+        if not index:
+            return
+        for i, w, g in zip(index, weight, grad):
+            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
+                raise MXNetError(f"{type(self).__name__}.update: index {i!r}: weight and grad "
+                                 f"must be NDArrays, got {type(w).__name__} and "
+                                 f"{type(g).__name__}")
+        if any(w.stype != "default" or g.stype != "default" for w, g in zip(weight, grad)):
+            # The dispatch point for row_sparse gradients (lazy updates).
+            return self._sparse_update(index, weight, grad, state)
+        mp = bool(multi_precision) and weight[0]._t.dtype is torch.float16 and \
+            isinstance(state[0], (tuple, list))
+        if mp:
+            mi, si = (1, 0) if self._mp_master_last else (0, 1)
+            ws = [s[mi]._t for s in state]
+            inner = [s[si] for s in state]
+            gs = [g._t.float() for g in grad]
+        else:
+            ws = [w._t for w in weight]
+            inner = state
+            gs = [g._t for g in grad]
+        sts = [_as_tuple(s) for s in inner]
+        if self._count_first:
+            self._update_count(index)
+            lrs = self._get_lrs(index)
+        else:
+            lrs = self._get_lrs(index)
+            self._update_count(index)
+        wds = self._get_wds(index)
+        with torch.no_grad():
+            self._step(index, ws, gs, sts, lrs, wds, scales)
+            if mp:
+                torch._foreach_copy_([w._t for w in weight], ws)
+
+    def _step(self, indices, ws, gs, states, lrs, wds, scales):
+        raise NotImplementedError
+
+
+def _as_tuple(s):
+    if s is None:
+        return (None,)
+    if isinstance(s, NDArray):
+        return (s._t,)
+    return tuple(None if x is None else x._t for x in s)
+
+
+def _groups(keys):
+    """Positions grouped by equal key, in first-seen order."""
+    out = {}
+    for p, k in enumerate(keys):
+        out.setdefault(k, []).append(p)
+    return list(out.items())
+
+
+def _zeros_like(weight, dtype=None):
+    t = weight._t
+    return _new(torch.zeros(t.shape, dtype=dtype or t.dtype, device=t.device), weight.context)

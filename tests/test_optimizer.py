@@ -1,0 +1,125 @@
+"""Every optimizer against MXNet 1.9.1 fixtures (tools/gen_optimizer_fixtures.py).
+
+Each scenario runs several steps through the Updater's list path with rescale_grad,
+clip_gradient, wd, per-Parameter lr_mult/wd_mult (changed mid-run through param_dict), a
+learning-rate schedule and a change of rescale_grad mid-run. Weights are compared after every
+step and states after the last, with the fused fast paths on and off.
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon.optimizer import fused
+
+HERE = os.path.join(os.path.dirname(__file__), "fixtures", "optimizer")
+with open(os.path.join(HERE, "updates.json")) as f:
+    SCENARIOS = json.load(f)
+_NPZ = {}
+
+
+def arrays(dtype):
+    if dtype not in _NPZ:
+        _NPZ[dtype] = dict(np.load(os.path.join(HERE, f"updates_{dtype}.npz")))
+    return _NPZ[dtype]
+
+
+NAME_MAP = {"fixeddcasgd": "dcasgd", "refadamw": "adamw"}
+TOL = {"float32": dict(rtol=2e-5, atol=2e-6), "float64": dict(rtol=2e-6, atol=2e-7),
+       "float16": dict(rtol=2e-3, atol=2e-3)}
+STATE_TOL = {"float32": dict(rtol=2e-5, atol=2e-6), "float64": dict(rtol=2e-6, atol=2e-7),
+             "float16": dict(rtol=2e-4, atol=2e-5)}
+
+
+class FakeParam:
+    def __init__(self, lr_mult, wd_mult):
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+
+
+def leaves(state):
+    if state is None:
+        return []
+    if isinstance(state, mx.nd.NDArray):
+        return [state]
+    out = []
+    for s in state:
+        out.extend(leaves(s))
+    return out
+
+
+def make_sched(spec):
+    if spec is None:
+        return None
+    return getattr(mx.lr_scheduler, spec["kind"])(**spec["kwargs"])
+
+
+def run_scenario(meta, fast=True, check=True, on_step=None):
+    key, dtype = meta["key"], meta["dtype"]
+    data = arrays(dtype)
+    kw = dict(meta["kwargs"])
+    if dtype == "float16":
+        kw["multi_precision"] = True
+    params = {i: FakeParam(lm, wm) for i, (lm, wm) in
+              enumerate(zip(meta["lr_mult"], meta["wd_mult"]))}
+    opt = mx.optimizer.create(NAME_MAP.get(meta["optimizer"], meta["optimizer"]),
+                              lr_scheduler=make_sched(meta["sched"]), param_dict=params,
+                              param_idx2name=dict(enumerate(meta["names"])), **kw)
+    upd = mx.optimizer.get_updater(opt)
+    n = len(meta["shapes"])
+    ws = [mx.nd.array(data[f"{key}/w0_{i}"], dtype=dtype) for i in range(n)]
+    old = fused.set_enabled(fast)
+    try:
+        for step in range(meta["steps"]):
+            if step == 4:
+                params[1].lr_mult = 1.5
+                opt.rescale_grad = opt.rescale_grad * 0.5
+            gs = [mx.nd.array(data[f"{key}/g{step}_{i}"], dtype=dtype) for i in range(n)]
+            before = [g.asnumpy().copy() for g in gs]
+            if meta["mode"] == "list":
+                upd(list(range(n)), gs, ws)
+            else:
+                for i in range(n):
+                    upd(i, gs[i], ws[i])
+            for g, b in zip(gs, before):
+                np.testing.assert_array_equal(g.asnumpy(), b, err_msg="gradient was modified")
+            if check:
+                for i in range(n):
+                    np.testing.assert_allclose(
+                        ws[i].asnumpy(), data[f"{key}/w{step + 1}_{i}"], **TOL[dtype],
+                        err_msg=f"{key}: weight {i} after step {step + 1}")
+            if on_step is not None:
+                on_step(step, upd)
+    finally:
+        fused.set_enabled(old)
+    if check:
+        assert opt.num_update == meta["num_update"]
+        for i in range(n):
+            ls = leaves(upd.states[i])
+            want = [data[f"{key}/s_{i}_{j}"] for j in range(len(ls))]
+            assert f"{key}/s_{i}_{len(ls)}" not in data, f"{key}: state {i} has too few arrays"
+            for j, (got, exp) in enumerate(zip(ls, want)):
+                assert got.shape == exp.shape, f"{key}: state {i}.{j} shape"
+                assert got.dtype == exp.dtype or meta["optimizer"] in (), \
+                    f"{key}: state {i}.{j} dtype {got.dtype} != {exp.dtype}"
+                np.testing.assert_allclose(got.asnumpy(), exp, **STATE_TOL[dtype],
+                                           err_msg=f"{key}: state {i}.{j}")
+        if "m_schedule" in meta:
+            assert opt.m_schedule == pytest.approx(meta["m_schedule"], rel=1e-12)
+    return opt, upd, ws
+
+
+@pytest.mark.parametrize("meta", SCENARIOS, ids=[m["key"] for m in SCENARIOS])
+def test_matches_mxnet(meta):
+    run_scenario(meta, fast=True)
+
+
+FAST_SCN = [m for m in SCENARIOS if m["scenario"].endswith("noclip") or
+            m["scenario"] in ("sgd", "nag", "adam", "adamw")]
+
+
+@pytest.mark.parametrize("meta", FAST_SCN, ids=[m["key"] for m in FAST_SCN])
+def test_matches_mxnet_without_fused_kernels(meta):
+    run_scenario(meta, fast=False)
