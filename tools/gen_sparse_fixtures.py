@@ -109,3 +109,97 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# ------------------------------------------------------------------ optimizer scenarios
+# (name, optimizer name, kwargs, weight stype). Each runs STEPS updates with row_sparse
+# gradients through mx.optimizer.get_updater and records the weight after every step and the
+# states at the end. tests/test_sparse_optimizer.py replays them.
+OPT_CASES = [
+    ("sgd_lazy", "sgd", dict(learning_rate=0.1, wd=0.1, rescale_grad=0.5), "default"),
+    ("sgd_nolazy", "sgd", dict(learning_rate=0.1, wd=0.1, rescale_grad=0.5, lazy_update=False), "default"),
+    ("sgd_mom_lazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, rescale_grad=0.5), "default"),
+    ("sgd_mom_nolazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, rescale_grad=0.5, lazy_update=False), "default"),
+    ("sgd_mom_clip_lazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.01, clip_gradient=0.3), "default"),
+    ("adam_lazy", "adam", dict(learning_rate=0.01, wd=0.1, rescale_grad=0.5), "default"),
+    ("adam_nolazy", "adam", dict(learning_rate=0.01, wd=0.1, rescale_grad=0.5, lazy_update=False), "default"),
+    ("adam_clip_lazy", "adam", dict(learning_rate=0.01, clip_gradient=0.2), "default"),
+    ("adagrad", "adagrad", dict(learning_rate=0.1, rescale_grad=0.5), "default"),
+    ("adagrad_wd", "adagrad", dict(learning_rate=0.1, wd=0.1), "default"),
+    ("ftrl", "ftrl", dict(learning_rate=0.1, wd=0.1, lamda1=0.01), "default"),
+    ("rmsprop", "rmsprop", dict(learning_rate=0.01, wd=0.1), "default"),
+    ("rmsprop_centered", "rmsprop", dict(learning_rate=0.01, centered=True), "default"),
+    ("signum", "signum", dict(learning_rate=0.01, momentum=0.9, wd=0.1), "default"),
+    ("signsgd", "signum", dict(learning_rate=0.01, momentum=0.0, wd=0.1), "default"),
+    ("nag", "nag", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
+    ("adadelta", "adadelta", dict(wd=0.1), "default"),
+    ("adamax", "adamax", dict(learning_rate=0.01, wd=0.1), "default"),
+    ("nadam", "nadam", dict(learning_rate=0.01, wd=0.1), "default"),
+    ("ftml", "ftml", dict(learning_rate=0.01, wd=0.1), "default"),
+    ("group_adagrad", "groupadagrad", dict(learning_rate=0.1, rescale_grad=0.5), "default"),
+    # row_sparse weights (the Trainer's sparse-weight regime, updated on the KVStore)
+    ("rsp_w_sgd_mom_lazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "row_sparse"),
+    ("rsp_w_sgd_mom_nolazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, lazy_update=False), "row_sparse"),
+    ("rsp_w_sgd_lazy", "sgd", dict(learning_rate=0.1, wd=0.1), "row_sparse"),
+    ("rsp_w_adam_lazy", "adam", dict(learning_rate=0.01, wd=0.1), "row_sparse"),
+    ("rsp_w_adam_nolazy", "adam", dict(learning_rate=0.01, wd=0.1, lazy_update=False), "row_sparse"),
+    ("rsp_w_adagrad", "adagrad", dict(learning_rate=0.1), "row_sparse"),
+    ("rsp_w_ftrl", "ftrl", dict(learning_rate=0.1, wd=0.1), "row_sparse"),
+]
+OPT_ROWS = [[0, 2], [2, 5], [1, 2, 4]]
+OPT_SHAPE = (6, 3)
+
+
+def opt_inputs():
+    r = np.random.RandomState(11)
+    w0 = r.uniform(-1, 1, size=OPT_SHAPE).astype("float32")
+    grads = [r.uniform(-1, 1, size=(len(rows), OPT_SHAPE[1])).astype("float32")
+             for rows in OPT_ROWS]
+    return w0, grads
+
+
+def run_opt_cases():
+    import mxnet as mx
+    import mxnet.optimizer.contrib  # noqa: F401 - registers GroupAdaGrad
+    w0, grads = opt_inputs()
+    out = {}
+    for name, opt_name, kwargs, wstype in OPT_CASES:
+        try:
+            opt = mx.optimizer.create(opt_name, **kwargs)
+            upd = mx.optimizer.get_updater(opt)
+            w = mx.nd.array(w0)
+            if wstype != "default":
+                w = w.tostype(wstype)
+            steps = []
+            for rows, g in zip(OPT_ROWS, grads):
+                grad = mx.nd.sparse.row_sparse_array((g, rows), shape=OPT_SHAPE)
+                upd(0, grad, w)
+                steps.append(w.asnumpy().tolist())
+            st = upd.states[0]
+            st = st if isinstance(st, (list, tuple)) else [st]
+            out[name] = {"ok": True, "steps": steps, "weight_stype": w.stype,
+                         "states": [None if s is None else s.asnumpy().tolist() for s in st],
+                         "state_stypes": [None if s is None else s.stype for s in st]}
+        except Exception as err:  # noqa: BLE001 - the error is the fixture
+            out[name] = {"ok": False, "error": type(err).__name__,
+                         "message": str(err).split("\n")[0][:300]}
+    return out
+
+
+def main_opt():
+    import mxnet as mx
+    w0, grads = opt_inputs()
+    payload = {"mxnet": mx.__version__, "rows": OPT_ROWS, "shape": list(OPT_SHAPE),
+               "w0": w0.tolist(), "grads": [g.tolist() for g in grads],
+               "cases": {n: dict(opt=o, kwargs=k, wstype=s) for n, o, k, s in OPT_CASES},
+               "results": run_opt_cases()}
+    path = os.path.join(OUT, "sparse_optimizer.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(payload, f, indent=0, sort_keys=True)
+    os.replace(path + ".tmp", path)
+    bad = {k: v["message"] for k, v in payload["results"].items() if not v["ok"]}
+    print(f"wrote {path}: {len(OPT_CASES)} optimizer cases; errors: {bad}")
+
+
+if __name__ == "__main__":
+    main_opt()

@@ -1371,3 +1371,132 @@ def _head_grad(h, g):
     if h.stype == "row_sparse":
         return gt.index_select(0, h._aux[0])
     return gt[_csr_rows(h._aux[0]), h._aux[1]]
+
+
+# ----------------------------------------------------------------- optimizer kernels
+# Lazy updates with a row_sparse gradient: only the rows named by ``grad.indices`` of the
+# weight and of its states change, in place. The optimizers call these when
+# ``grad.stype == 'row_sparse'`` (and ``lazy_update``); every other sparse case is the dense
+# update on the densified gradient, which is what MXNet 1.9.1 computes too.
+def _full_rows(arr):
+    """The dense row tensor behind a weight or state, updated in place by the kernels: the
+    tensor of a dense array, or the values of a row_sparse array made to store every row."""
+    if not isinstance(arr, BaseSparseNDArray):
+        return arr._t
+    if arr.stype != "row_sparse":
+        raise MXNetError(f"optimizer: a {arr.stype} weight or state cannot be updated lazily")
+    n = arr.shape[0]
+    if arr._aux[0].numel() != n:
+        # MXNet fills the rows a row_sparse state does not store with zeros before updating
+        d = arr._sdata
+        full = _rsp_dense_t(d.detach(), arr._aux[0], arr._sshape)
+        if d.requires_grad:
+            full.requires_grad_(True)
+        arr._sdata = full
+        arr._aux = (torch.arange(n, device=full.device),)
+    return arr._sdata
+
+
+def _grad_rows(grad, rescale, clip):
+    """(row ids, rescaled and clipped gradient rows) of a row_sparse gradient."""
+    g = grad._sdata.detach()
+    if rescale != 1.0:
+        g = g * rescale
+    if clip is not None and clip > 0:
+        g = g.clamp(-clip, clip)
+    return grad._aux[0], g
+
+
+@torch.no_grad()
+def lazy_sgd_update(weight, grad, mom, lr, wd=0.0, momentum=0.0, rescale_grad=1.0,
+                    clip_gradient=None):
+    """SGD on the rows of ``grad`` only: ``w = (1 - lr*wd) * w - lr * g`` or, with momentum,
+    ``mom = momentum * mom - lr*wd*w - lr*g; w += mom``."""
+    idx, g = _grad_rows(grad, rescale_grad, clip_gradient)
+    if idx.numel() == 0:
+        return
+    w = _full_rows(weight)
+    wr = w.index_select(0, idx)
+    if mom is None or momentum == 0.0:
+        w.index_copy_(0, idx, (1.0 - lr * wd) * wr - lr * g)
+        return
+    m = _full_rows(mom)
+    mr = momentum * m.index_select(0, idx) - (lr * wd) * wr - lr * g
+    m.index_copy_(0, idx, mr)
+    w.index_copy_(0, idx, wr + mr)
+
+
+@torch.no_grad()
+def lazy_adam_update(weight, grad, mean, var, lr, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                     wd=0.0, rescale_grad=1.0, clip_gradient=None):
+    """Adam on the rows of ``grad`` only (``lr`` already bias-corrected by the caller)."""
+    idx = grad._aux[0]
+    if idx.numel() == 0:
+        return
+    w = _full_rows(weight)
+    wr = w.index_select(0, idx)
+    g = grad._sdata.detach() * rescale_grad + wd * wr
+    if clip_gradient is not None and clip_gradient > 0:
+        g = g.clamp(-clip_gradient, clip_gradient)
+    m = _full_rows(mean)
+    v = _full_rows(var)
+    mr = beta1 * m.index_select(0, idx) + (1.0 - beta1) * g
+    vr = beta2 * v.index_select(0, idx) + (1.0 - beta2) * g * g
+    m.index_copy_(0, idx, mr)
+    v.index_copy_(0, idx, vr)
+    w.index_copy_(0, idx, wr - lr * mr / (vr.sqrt() + epsilon))
+
+
+@torch.no_grad()
+def sparse_adagrad_update(weight, grad, history, lr, epsilon=1e-7, wd=0.0, rescale_grad=1.0,
+                          clip_gradient=None):
+    """AdaGrad on the rows of ``grad`` only; MXNet supports no weight decay here."""
+    if wd != 0:
+        raise MXNetError(f"sparse adagrad_update does not support weight decay (wd={wd}); "
+                         "use wd=0")
+    idx, g = _grad_rows(grad, rescale_grad, clip_gradient)
+    if idx.numel() == 0:
+        return
+    w = _full_rows(weight)
+    h = _full_rows(history)
+    hr = h.index_select(0, idx) + g * g
+    h.index_copy_(0, idx, hr)
+    w.index_copy_(0, idx, w.index_select(0, idx) - lr * g / (hr + epsilon).sqrt())
+
+
+@torch.no_grad()
+def sparse_group_adagrad_update(weight, grad, history, lr, epsilon=1e-5, rescale_grad=1.0,
+                                clip_gradient=None):
+    """Group AdaGrad on the rows of ``grad``: one accumulator per row (``history`` is
+    ``(rows, 1)``)."""
+    idx, g = _grad_rows(grad, rescale_grad, clip_gradient)
+    if idx.numel() == 0:
+        return
+    w = _full_rows(weight)
+    h = _full_rows(history)
+    hr = h.index_select(0, idx) + (g * g).mean(dim=tuple(range(1, g.dim())), keepdim=True) \
+        .reshape(-1, *h.shape[1:])
+    h.index_copy_(0, idx, hr)
+    w.index_copy_(0, idx, w.index_select(0, idx) - lr * g / (hr + epsilon).sqrt())
+
+
+@torch.no_grad()
+def sparse_ftrl_update(weight, grad, z, n, lr, lamda1=0.01, beta=1.0, wd=0.0, rescale_grad=1.0,
+                       clip_gradient=None):
+    """FTRL on the rows of ``grad`` only (MXNet does this when weight, z and n are all
+    row_sparse)."""
+    idx, g = _grad_rows(grad, rescale_grad, clip_gradient)
+    if idx.numel() == 0:
+        return
+    w = _full_rows(weight)
+    zt = _full_rows(z)
+    nt = _full_rows(n)
+    wr = w.index_select(0, idx)
+    nr = nt.index_select(0, idx)
+    zr = zt.index_select(0, idx) + g - ((nr + g * g).sqrt() - nr.sqrt()) * wr / lr
+    nr = nr + g * g
+    zt.index_copy_(0, idx, zr)
+    nt.index_copy_(0, idx, nr)
+    new_w = (torch.sign(zr) * lamda1 - zr) / ((beta + nr.sqrt()) / lr + wd) * \
+        (zr.abs() > lamda1).to(zr.dtype)
+    w.index_copy_(0, idx, new_w)
