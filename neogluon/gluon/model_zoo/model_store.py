@@ -1,0 +1,43 @@
+"""Where pretrained parameter files live (no downloading: the file must already be there)."""
+from __future__ import annotations
+
+import glob
+import os
+
+from ...base import MXNetError
+
+# MXNet 1.9.1's published short hashes, which make up the file names it stores.
+_SHORT_HASH = {
+    "resnet18_v1": "a0666292", "resnet34_v1": "48216ba9", "resnet50_v1": "0aee57f9",
+    "resnet101_v1": "d988c13d", "resnet152_v1": "671c637a", "resnet18_v2": "a81db45f",
+    "resnet34_v2": "9d6b80bb", "resnet50_v2": "ecdde353", "resnet101_v2": "18e93e4f",
+    "resnet152_v2": "f2695542", "mobilenet1.0": "6b8c5106", "mobilenet0.75": "529b2c7f",
+    "mobilenet0.5": "8e9d539c", "mobilenet0.25": "9f83e440", "vgg11": "dd221b16",
+    "vgg13": "6bc5de58", "vgg16": "e660d456", "vgg19": "ad2f660d", "vgg11_bn": "ee79a809",
+    "vgg13_bn": "7d97a06c", "vgg16_bn": "7f01cf05", "vgg19_bn": "f360b758",
+}
+
+
+def data_dir():
+    """``$MXNET_HOME``, or ``~/.mxnet``."""
+    return os.environ.get("MXNET_HOME", os.path.join(os.path.expanduser("~"), ".mxnet"))
+
+
+def get_model_file(name, root=None):
+    """Path of the pretrained parameter file for ``name`` under ``root`` (default
+    ``~/.mxnet/models``).
+
+    neogluon does not download: when the file is not there, a clear error names it.
+    """
+    root = os.path.expanduser(root if root is not None else os.path.join(data_dir(), "models"))
+    short = _SHORT_HASH.get(name)
+    expected = os.path.join(root, f"{name}-{short}.params" if short else f"{name}-*.params")
+    if short and os.path.exists(expected):
+        return expected
+    found = sorted(glob.glob(os.path.join(root, f"{name}-*.params")))
+    if found:
+        return found[0]
+    raise MXNetError(
+        f"Pretrained weights for {name!r} are not available: neogluon does not download them. "
+        f"Put MXNet's parameter file at {expected} (for example, copy it from a machine where "
+        f"MXNet's model zoo downloaded it) and call again.")
