@@ -4,12 +4,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-__all__ = ["MXNetError", "NotSupportedForSparseNDArray", "numeric_types", "integer_types",
+__all__ = ["MXNetError", "MXNetValueError", "NotSupportedForSparseNDArray", "numeric_types", "integer_types",
            "string_types", "to_torch_dtype", "to_numpy_dtype", "dtype_name"]
 
 
 class MXNetError(RuntimeError):
     """The error neogluon raises where MXNet 1.x raises ``mxnet.base.MXNetError``."""
+
+
+class MXNetValueError(MXNetError, ValueError):
+    """An error MXNet reports as ``ValueError`` (bad shapes in reshape, assignment, ...);
+    catchable as either."""
 
 
 class NotSupportedForSparseNDArray(MXNetError):

@@ -10,6 +10,13 @@ from .base import MXNetError
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "gpu_memory_info"]
 
 
+class _UnknownDevice(MXNetError, KeyError):
+    """MXNet raises KeyError for an unknown device type; this is also an MXNetError."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
 class Context:
     """A device an array lives on.
 
@@ -29,7 +36,7 @@ class Context:
             self.device_id = device_type.device_id
         else:
             if device_type not in Context.devstr2type:
-                raise MXNetError(f"unknown device type {device_type!r}; expected one of "
+                raise _UnknownDevice(f"unknown device type {device_type!r}; expected one of "
                                  f"{sorted(Context.devstr2type)}")
             self.device_typeid = Context.devstr2type[device_type]
             self.device_id = int(device_id)

@@ -42,7 +42,7 @@ def test_load_mxnet_list_single_and_empty_files():
 
 def test_save_is_byte_identical_to_mxnet(tmp_path):
     for name, data in [("mx_dict.params", {k: nd.array(v, dtype=v.dtype) for k, v in CONTENT.items()}),
-                       ("mx_list.params", [nd.array(CONTENT["weight"]), nd.array(CONTENT["i64"])]),
+                       ("mx_list.params", [nd.array(CONTENT["weight"]), nd.array(CONTENT["i64"], dtype="int64")]),
                        ("mx_single.params", nd.array([3.5, -1.0])),
                        ("mx_empty.params", [])]:
         out = tmp_path / name

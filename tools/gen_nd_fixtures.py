@@ -23,6 +23,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "tests", "fixtures", "nd")
+sys.path.insert(0, HERE)
 
 rng = np.random.RandomState(1234)
 
@@ -264,6 +265,355 @@ def _json_default(o):
     raise TypeError(type(o))
 
 
+# ----------------------------------------------------------------------------- snippets
+# Behaviour cases as code that runs unchanged on MXNet and on neogluon (names available: mx,
+# nd, autograd, np). Each snippet sets ``result``; an exception is recorded as the result.
+SNIPPETS = {}
+
+
+def snip(group, name, code, tol=None):
+    SNIPPETS.setdefault(group, []).append(dict(name=name, code=code, tol=tol))
+
+
+def snippet_cases():
+    S = snip
+    # ---- creation, dtype, properties, repr
+    for name, code in [
+        ("array_list", "result = nd.array([[1, 2], [3, 4]])"),
+        ("array_scalar", "result = nd.array(5)"),
+        ("array_np_int_default_float32", "result = nd.array(np.array([1, 2]))"),
+        ("array_np_f64_default_float32", "result = nd.array(np.array([1.5, 2]))"),
+        ("array_dtype", "result = nd.array([1.7, -1.7], dtype='int32')"),
+        ("array_from_nd_keeps_dtype", "result = nd.array(nd.array([1, 2], dtype='int64'))"),
+        ("array_nested_ctx", "result = nd.array([1, 2], ctx=mx.cpu(1))"),
+        ("zeros", "result = nd.zeros((2, 3), dtype='int32')"),
+        ("zeros_int_shape", "result = nd.zeros(3)"),
+        ("ones", "result = nd.ones((2,), dtype=np.float64)"),
+        ("full", "result = nd.full((2, 2), 3)"),
+        ("full_int", "result = nd.full((2,), 2.7, dtype='int32')"),
+        ("empty_shape", "result = (nd.empty((2, 3)).shape, nd.empty((2, 3)).dtype)"),
+        ("arange", "result = nd.arange(5)"),
+        ("arange_step_repeat", "result = nd.arange(2, 10, 3, repeat=2)"),
+        ("arange_float", "result = nd.arange(0, 1, 0.3)"),
+        ("arange_int", "result = nd.arange(1, 7, 2, dtype='int32')"),
+        ("linspace", "result = nd.linspace(0, 1, 5)"),
+        ("linspace_noend", "result = nd.linspace(0, 1, 5, endpoint=False)"),
+        ("linspace_int", "result = nd.linspace(0, 10, 4, dtype='int32')"),
+        ("eye", "result = nd.eye(3)"),
+        ("eye_k", "result = nd.eye(3, 4, 1)"),
+        ("eye_neg_k", "result = nd.eye(4, 3, -2, dtype='int32')"),
+        ("zeros_like", "result = nd.zeros_like(nd.array([1, 2], dtype='int32'))"),
+        ("ones_like", "result = nd.ones_like(nd.ones((2, 2)))"),
+        ("fluent_zeros_like", "result = nd.ones((2,)).zeros_like()"),
+        ("properties", "x = nd.zeros((2, 3, 4)); result = [x.shape, x.size, x.ndim, x.dtype, "
+                       "x.context, x.ctx, x.stype, x.T.shape, len(x)]"),
+        ("dtype_types", "result = [nd.zeros(1, dtype=d).dtype for d in ['float32', 'float64', "
+                        "'float16', 'uint8', 'int8', 'int32', 'int64']]"),
+        ("repr_3d", "result = repr(nd.arange(24).reshape((2, 3, 4)))"),
+        ("repr_1d", "result = repr(nd.array([1.5, 2.5, 3.5]))"),
+        ("repr_int", "result = repr(nd.array([1, 2, 3], dtype='int32'))"),
+        ("repr_ctx", "result = repr(nd.ones((1, 2), ctx=mx.cpu(3)))"),
+        ("str", "result = str(nd.array([[1, 2]]))"),
+        ("asnumpy", "result = nd.array([[1, 2]]).asnumpy()"),
+        ("asscalar", "result = nd.array([2.5]).asscalar()"),
+        ("asscalar_error", "result = nd.array([1, 2]).asscalar()"),
+        ("astype", "result = nd.array([1.7, -1.7]).astype('int32')"),
+        ("astype_u8", "result = nd.array([3, 250]).astype('uint8')"),
+        ("astype_f16", "result = nd.array([1.0009765625, 3]).astype('float16')"),
+        ("astype_nocopy", "x = nd.ones(2); result = x.astype('float32', copy=False) is x"),
+        ("astype_copy", "x = nd.ones(2); result = x.astype('float32') is x"),
+        ("copy", "x = nd.ones(2); y = x.copy(); y[:] = 5; result = [x, y]"),
+        ("copyto_ctx", "result = nd.ones(2).copyto(mx.cpu(1))"),
+        ("copyto_arr", "x = nd.ones(2); y = nd.zeros(2); r = x.copyto(y); result = [y, r is y]"),
+        ("copyto_bad_shape", "nd.ones(2).copyto(nd.zeros(3))"),
+        ("as_in_context", "x = nd.ones(2); result = [x.as_in_context(mx.cpu(1)).context, "
+                          "x.as_in_context(mx.cpu(0)) is x]"),
+        ("bool_single", "result = [bool(nd.array([0])), bool(nd.array([2]))]"),
+        ("bool_multi_error", "result = bool(nd.array([0, 1]))"),
+        ("len_iter", "result = [a for a in nd.array([[1, 2], [3, 4]])]"),
+        ("contains", "result = [2.5 in nd.array([1.5, 2.5]), 3 in nd.array([1.5, 2.5])]"),
+    ]:
+        S("creation", name, code)
+    # ---- arithmetic and dtype rules
+    for name, code in [
+        ("add_bcast", "result = nd.ones((2, 3)) + nd.array([1, 2, 3])"),
+        ("add_bcast_both", "result = nd.ones((2, 1)) * nd.array([[1, 2, 3]])"),
+        ("add_bad_shape", "result = nd.zeros((2, 3)) + nd.ones((3, 2))"),
+        ("scalar_ops", "x = nd.array([1., 2., 4.]); result = [x + 1, 1 + x, x - 1, 1 - x, x * 2, "
+                       "2 * x, x / 2, 2 / x, x ** 2, 2 ** x, -x, abs(-x)]"),
+        ("int_float_scalar", "a = nd.array([1, 2, 3], dtype='int32'); result = [a + 0.5, a * 1.5, "
+                             "a - 1.5, 1.5 - a, a / 2, 7 / a, a ** 0.5, 2 ** a, a * -1.5]"),
+        ("int_div_int", "result = nd.array([-7, 7, 3], dtype='int32') / nd.array([2, 2, 2], "
+                        "dtype='int32')"),
+        ("mod_float", "result = [nd.array([-7., 7., 5.5]) % 3, nd.array([-7., 7.]) % -3, "
+                      "7 % nd.array([-3., 3.])]"),
+        ("mod_int", "result = nd.array([-7, 7], dtype='int32') % 3"),
+        ("modulo_fn", "result = nd.modulo(nd.array([-7.]), nd.array([3.]))"),
+        ("mixed_dtype_error", "result = nd.ones(2) + nd.ones(2, dtype='float64')"),
+        ("mixed_dtype_int_error", "result = nd.ones(2, dtype='int32') * nd.ones(2)"),
+        ("mixed_cmp_error", "result = nd.ones(2) == nd.ones(2, dtype='int32')"),
+        ("compare", "x = nd.array([1., 2., 3.]); result = [x > 2, x >= 2, x < 2, x <= 2, "
+                    "x == 2, x != 2, 2 < x, x == nd.array([1., 0., 3.])]"),
+        ("compare_int", "result = nd.array([1, 2, 3], dtype='int32') > 1.5"),
+        ("inplace", "x = nd.ones((2, 3)); y = x; x += nd.array([1, 2, 3]); x *= 2; x -= 1; "
+                    "x /= 2; result = [x, y is x]"),
+        ("inplace_scalar_int", "x = nd.array([5, 6], dtype='int32'); x += 1.7; result = x"),
+        ("inplace_bad", "x = nd.zeros((2, 3)); x += nd.ones((3, 2)); result = x"),
+        ("inplace_mod", "x = nd.array([-7., 7.]); x %= 3; result = x"),
+        ("maximum_minimum", "x = nd.array([1., 5., 3.]); result = [nd.maximum(x, 2), "
+                            "nd.minimum(x, 2), nd.maximum(x, nd.array([3., 0., 4.])), "
+                            "nd.minimum(2, x)]"),
+        ("broadcast_fns", "a = nd.array([[1., 2., 3.]]); b = nd.array([[2.], [4.]]); result = ["
+                          "nd.broadcast_add(a, b), nd.broadcast_sub(a, b), nd.broadcast_mul(a, b),"
+                          " nd.broadcast_div(a, b), nd.broadcast_power(a, b), "
+                          "nd.broadcast_maximum(a, b), nd.broadcast_minimum(a, b), "
+                          "nd.broadcast_mod(a, b), nd.broadcast_equal(a, b), "
+                          "nd.broadcast_greater(a, b), nd.broadcast_lesser_equal(a, b)]"),
+        ("elemwise_fns", "a = nd.array([1., 2.]); b = nd.array([3., 5.]); result = ["
+                         "nd.elemwise_add(a, b), nd.elemwise_sub(a, b), nd.elemwise_mul(a, b), "
+                         "nd.elemwise_div(a, b), nd.add(a, b), nd.subtract(a, 1), "
+                         "nd.multiply(a, b), nd.divide(a, b), nd.power(a, 2), nd.equal(a, 2), "
+                         "nd.not_equal(a, 2), nd.greater(a, 1), nd.lesser(a, 2), "
+                         "nd.greater_equal(a, 2), nd.lesser_equal(a, 1)]"),
+        ("elemwise_bad_shape", "result = nd.elemwise_add(nd.ones(2), nd.ones(3))"),
+        ("add_n", "result = [nd.add_n(nd.ones(2), nd.ones(2) * 2, nd.ones(2) * 3), "
+                  "nd.ElementWiseSum(nd.ones(2), nd.ones(2))]"),
+    ]:
+        S("arith", name, code)
+    # ---- elementwise unary
+    xs = "x = nd.array([-2.5, -1.5, -0.5, 0., 0.5, 1.5, 2.5, 3.7])"
+    pos = "p = nd.array([0.1, 0.5, 1., 2., 9.])"
+    unit = "u = nd.array([-0.9, -0.3, 0., 0.4, 0.8])"
+    for fn in ["abs", "sign", "round", "rint", "fix", "floor", "ceil", "trunc", "square",
+               "relu", "sigmoid", "tanh", "exp", "expm1", "negative", "sin", "cos", "arctan",
+               "sinh", "cosh", "arcsinh", "softsign", "erf", "degrees", "radians", "cbrt",
+               "logical_not"]:
+        S("unary", fn, f"{xs}; result = nd.{fn}(x)")
+    for fn in ["sqrt", "rsqrt", "log", "log2", "log10", "log1p", "reciprocal", "gamma",
+               "gammaln", "rcbrt", "arccosh"]:
+        S("unary", fn, f"{pos} + 1; result = nd.{fn}(p)" if fn == "arccosh"
+          else f"{pos}; result = nd.{fn}(p)")
+    for fn in ["arcsin", "arccos", "arctanh", "erfinv", "tan"]:
+        S("unary", fn, f"{unit}; result = nd.{fn}(u)")
+    S("unary", "int_unary", "a = nd.array([1, 4, 9], dtype='int32'); result = [nd.sqrt(a), "
+                            "nd.exp(a), nd.abs(a * -1), nd.relu(a - 3), nd.square(a), "
+                            "nd.sigmoid(a), nd.negative(a), nd.sign(a - 4)]")
+    S("unary", "fluent", f"{xs}; result = [x.abs(), x.exp(), x.relu(), x.sigmoid(), x.tanh(), "
+                         "x.square(), x.sign(), x.clip(-1, 1), x.round(), x.floor()]")
+    S("unary", "clip", f"{xs}; result = [nd.clip(x, -1, 2), nd.clip(x, a_min=0, a_max=1)]")
+    S("unary", "isnan_isinf", "x = nd.array([np.nan, np.inf, -np.inf, 1.]); result = ["
+                              "nd.contrib.isnan(x), nd.contrib.isinf(x), "
+                              "nd.contrib.isfinite(x)]")
+    S("unary", "softmax", "x = nd.array([[1., 2., 3.], [1., 1., 5.]]); result = ["
+                          "nd.softmax(x), nd.softmax(x, axis=0), nd.log_softmax(x), "
+                          "nd.softmax(x, temperature=2.), nd.log_softmax(x, axis=0), "
+                          "nd.softmin(x)]")
+    S("unary", "softmax_length", "x = nd.array([[1., 2., 3.], [1., 1., 5.]]); result = "
+                                 "nd.softmax(x, length=nd.array([2, 1], dtype='int32'), "
+                                 "use_length=True)")
+    # ---- reductions
+    x3 = "x = nd.array(np.arange(24).reshape((2, 3, 4)) % 7 - 3.)"
+    for fn in ["sum", "mean", "max", "min", "prod", "nansum", "nanprod"]:
+        S("reduce", fn, f"{x3}; result = [nd.{fn}(x), nd.{fn}(x, axis=1), "
+                        f"nd.{fn}(x, axis=(0, 2)), nd.{fn}(x, axis=1, keepdims=True), "
+                        f"nd.{fn}(x, axis=1, exclude=True), nd.{fn}(x, axis=-1), "
+                        f"x.{fn}(axis=0)]")
+    S("reduce", "int_sum_mean", "a = nd.array([[1, 2], [4, 4]], dtype='int32'); result = ["
+                                "nd.sum(a), nd.mean(a), nd.mean(a, axis=1), nd.max(a), "
+                                "nd.prod(a)]")
+    S("reduce", "norm", f"{x3}; result = [nd.norm(x), nd.norm(x, axis=1), "
+                        "nd.norm(x, ord=1, axis=(1, 2)), nd.norm(x, axis=2, keepdims=True), "
+                        "x.norm()]")
+    S("reduce", "argmax", f"{x3}; result = [nd.argmax(x, axis=1), nd.argmin(x, axis=2), "
+                          "nd.argmax(x), nd.argmax(x, axis=0, keepdims=True), "
+                          "x.argmax(axis=-1), nd.argmax_channel(x), "
+                          "nd.argmax(nd.array([3, 1, 4], dtype='int32'), axis=0)]")
+    S("reduce", "topk", f"{x3}; result = [nd.topk(x, k=2), nd.topk(x, axis=1, k=2, "
+                        "ret_typ='value'), nd.topk(x, k=2, ret_typ='both', is_ascend=True), "
+                        "nd.topk(x, axis=0, ret_typ='mask'), nd.topk(x, k=3, dtype='int32')]")
+    S("reduce", "sort", "x = nd.array([[3., 1., 2.], [0., 5., 4.]]); result = [nd.sort(x), "
+                        "nd.sort(x, axis=0, is_ascend=False), nd.argsort(x), "
+                        "nd.argsort(x, is_ascend=False, dtype='int32'), x.sort(), "
+                        "nd.argsort(nd.array([2, 1, 3], dtype='int32'))]")
+    # ---- shape manipulation
+    for name, code in [
+        ("reshape_codes", f"{x3}; result = [x.reshape((-3, 4)).shape, x.reshape((-4, 1, 2, -2))"
+                          ".shape, x.reshape((0, -1)).shape, x.reshape((-2,)).shape, "
+                          "x.reshape((4, -1)).shape, x.reshape((0, 0, 2, 2)).shape, "
+                          "x.reshape((-1,)).shape, x.reshape((-4, -1, 1, 0, 0)).shape, "
+                          "x.reshape((6, -3)).shape if False else x.reshape((0, -3)).shape]"),
+        ("reshape_reverse", "x = nd.ones((10, 5, 4)); result = [x.reshape((-1, 0), reverse=True)"
+                            ".shape, x.reshape((0, -1), reverse=True).shape, "
+                            "nd.reshape(x, shape=(-1, 0), reverse=True).shape]"),
+        ("reshape_values", f"{x3}; result = [x.reshape((4, 6)), nd.reshape(x, shape=(3, -1))]"),
+        ("reshape_forms", f"{x3}; result = [x.reshape(4, 6).shape, x.reshape(shape=(4, 6)).shape,"
+                          " x.reshape([4, 6]).shape]"),
+        ("reshape_bad", f"{x3}; result = x.reshape((5, 5))"),
+        ("reshape_bad_infer", f"{x3}; result = x.reshape((5, -1))"),
+        ("reshape_like", f"{x3}; result = [x.reshape_like(nd.ones((4, 6))).shape, "
+                         "nd.reshape_like(x, nd.ones((6, 4))).shape]"),
+        ("transpose", f"{x3}; result = [nd.transpose(x), nd.transpose(x, axes=(1, 0, 2)), x.T, "
+                      "x.transpose((2, 0, 1)), nd.swapaxes(x, 0, 2), x.swapaxes(1, 2)]"),
+        ("expand_squeeze", "x = nd.ones((1, 3, 1)); result = [nd.expand_dims(x, 0).shape, "
+                           "nd.expand_dims(x, -1).shape, nd.squeeze(x).shape, "
+                           "nd.squeeze(x, axis=2).shape, nd.squeeze(x, axis=(0, 2)).shape, "
+                           "nd.squeeze(nd.ones((1, 1))).shape, x.expand_dims(1).shape, "
+                           "x.squeeze().shape]"),
+        ("squeeze_bad", "result = nd.squeeze(nd.ones((2, 3)), axis=0)"),
+        ("flatten", f"{x3}; result = [nd.flatten(x).shape, x.flatten().shape, "
+                    "nd.Flatten(nd.ones((4,))).shape]"),
+        ("concat_stack", "a = nd.ones((2, 3)); b = nd.zeros((2, 3)); result = ["
+                         "nd.concat(a, b), nd.concat(a, b, dim=0), nd.stack(a, b), "
+                         "nd.stack(a, b, axis=2), nd.concat(*[a, b], dim=1).shape, "
+                         "nd.Concat(a, b, dim=0).shape]"),
+        ("concat_bad", "result = nd.concat(nd.ones((2, 3)), nd.ones((3, 3)), dim=1)"),
+        ("split", f"{x3}; result = [nd.split(x, 2, axis=2), nd.split(x, 3, axis=1, "
+                  "squeeze_axis=True), nd.split(x, num_outputs=2, axis=0)[1].shape, "
+                  "nd.SliceChannel(x, 3).__len__(), nd.split(x, 1, axis=0).shape]"),
+        ("split_bad", f"{x3}; result = nd.split(x, 5, axis=2)"),
+        ("slice", f"{x3}; result = [nd.slice(x, begin=(0, 1), end=(2, None)), "
+                  "nd.slice(x, begin=(None, -1), end=(None, None), step=(1, -1)), "
+                  "nd.slice(x, (1, 0, 1), (2, 3, 4), (1, 2, 2)), "
+                  "x.slice(begin=(0,), end=(1,)).shape]"),
+        ("slice_axis", f"{x3}; result = [nd.slice_axis(x, axis=2, begin=1, end=-1), "
+                       "nd.slice_axis(x, axis=0, begin=-1, end=None), "
+                       "x.slice_axis(axis=1, begin=0, end=2).shape]"),
+        ("slice_like", f"{x3}; result = [nd.slice_like(x, nd.ones((1, 2, 3))).shape, "
+                       "nd.slice_like(x, nd.ones((1, 2, 3)), axes=(2,)).shape]"),
+        ("take", f"{x3}; i = nd.array([[0, 1], [1, 5]]); result = [nd.take(x, i), "
+                 "nd.take(x, i, axis=1), nd.take(x, nd.array([-1, 4]), axis=2, mode='wrap'), "
+                 "nd.take(x, nd.array([-1, 4]), axis=2), x.take(nd.array([1]))]"),
+        ("pick", f"{x3}; result = [nd.pick(x, nd.array([[0, 1, 2], [3, 0, 1]]), axis=2), "
+                 "nd.pick(x, nd.array([[0, 1, 2, 0], [2, 1, 0, 1]]), axis=1, keepdims=True), "
+                 "nd.pick(x, nd.array([[5, -1, 2], [3, 0, 1]]), axis=-1, mode='wrap'), "
+                 "nd.pick(nd.array([[1., 2.], [3., 4.]]), nd.array([1, 0]))]"),
+        ("one_hot", "result = [nd.one_hot(nd.array([1, 0, 3]), 3), nd.one_hot(nd.array([[1, 2]]),"
+                    " 4, on_value=5, off_value=-1, dtype='int32')]"),
+        ("where", "x = nd.array([[1., 2.], [3., 4.]]); y = x * 10; result = [nd.where(nd.array("
+                  "[[1, 0], [0, 1]]), x, y), nd.where(nd.array([0, 1]), x, y)]"),
+        ("broadcast_to_like", "x = nd.array([[1., 2., 3.]]); result = [nd.broadcast_to(x, (2, 3)),"
+                              " nd.broadcast_to(x, (2, 0)).shape, x.broadcast_to((4, 3)).shape, "
+                              "nd.broadcast_like(x, nd.ones((2, 3))).shape, "
+                              "nd.broadcast_axis(nd.ones((1, 3, 1)), axis=(0, 2), size=(2, 4))"
+                              ".shape, x.broadcast_like(nd.ones((5, 3))).shape]"),
+        ("broadcast_bad", "result = nd.broadcast_to(nd.ones((2, 3)), (4, 3))"),
+        ("tile_repeat_flip", "x = nd.array([[1., 2.], [3., 4.]]); result = [nd.tile(x, (2, 1)), "
+                             "nd.tile(x, (2,)), nd.repeat(x, 2), nd.repeat(x, 2, axis=1), "
+                             "nd.flip(x, 0), nd.flip(x, axis=1), nd.reverse(x, axis=0), "
+                             "x.tile((1, 2)).shape, x.repeat(3, axis=0).shape, x.flip(1)]"),
+        ("shape_size_array", "x = nd.ones((2, 3)); result = [nd.shape_array(x), "
+                             "nd.size_array(x)]"),
+        ("cast_stopgrad", "x = nd.array([1.7]); result = [nd.cast(x, 'int32'), "
+                          "nd.Cast(x, dtype='float64'), nd.stop_gradient(x), nd.BlockGrad(x),"
+                          " nd.identity(x)]"),
+    ]:
+        S("shape", name, code)
+    # ---- indexing
+    xi = "x = nd.array(np.arange(24).reshape((2, 3, 4)))"
+    for name, key in [("int", "1"), ("neg_int", "-1"), ("two_ints", "1, 2"),
+                      ("three_ints", "1, 2, 3"), ("slice", "0:1"), ("colon_int", ":, 1"),
+                      ("ellipsis", "..., 1"), ("none", "None"), ("list", "[0, 1]"),
+                      ("step", "::-1"), ("mixed", "0, ::2, 1:3"), ("list_mid", ":, [0, 2], 1"),
+                      ("nd_index", "nd.array([1, 0])"), ("np_index", "np.array([1])"),
+                      ("two_lists", "[0, 1], [2, 0]"), ("out_of_range", "5"),
+                      ("cmp_index", "nd.array([1, 0]) > 0"), ("int_slice_none", "1, None"),
+                      ("neg_step", "1, ::-2, 3"), ("empty_slice", "2:")]:
+        S("index", f"get_{name}", f"{xi}; result = x[{key}]")
+    S("index", "get_1d", "x = nd.array([1.5, 2.5, 3.5]); result = [x[1], x[-1], x[1:], x[[2, 0]]]")
+    S("index", "get_is_view", f"{xi}; y = x[1]; y[:] = 0; result = x")
+    for name, key, val in [("row_scalar", "0", "5"), ("colon", ":", "nd.array([1, 2, 3, 4])"),
+                           ("slice_nd", "0, 1:", "nd.ones((2, 4)) * 7"),
+                           ("adv", "[0, 1], [1, 2]", "nd.array([[7, 7, 7, 7], [8, 8, 8, 8]])"),
+                           ("adv_scalar", "1, [0, 2]", "-1"),
+                           ("int_1d", "1, 2, 3", "99"), ("ellipsis", "..., 0", "3"),
+                           ("numpy_value", "0, 0", "np.array([1, 2, 3, 4])"),
+                           ("list_value", "1, 1", "[5, 6, 7, 8]"),
+                           ("bad_shape", ":", "nd.ones((2,))"),
+                           ("nd_key", "nd.array([1])", "0"),
+                           ("float64_value", "0", "nd.ones((3, 4), dtype='float64')")]:
+        S("index", f"set_{name}", f"{xi}; x[{key}] = {val}; result = x")
+    S("index", "set_1d", "x = nd.zeros(3); x[1] = 9; x[-1] = 2; result = x")
+    S("index", "set_slice_all", "x = nd.zeros((2, 2)); y = x; x[:] = 4; result = [x, y is x]")
+    # ---- linear algebra
+    for name, code in [
+        ("dot_2d", "a = nd.array(np.arange(6).reshape(2, 3)); b = nd.array(np.arange(12)"
+                   ".reshape(3, 4)); result = [nd.dot(a, b), nd.dot(b, a, "
+                   "transpose_a=True, transpose_b=True)]"),
+        ("dot_1d", "a = nd.array([1., 2., 3.]); result = [nd.dot(a, a), nd.dot(a, nd.ones((3, 2))),"
+                   " nd.dot(nd.ones((2, 3)), a)]"),
+        ("dot_nd", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = [nd.dot(x, "
+                   "nd.ones((4, 2))), nd.dot(x, nd.ones((2, 5)), transpose_a=True), "
+                   "nd.dot(nd.ones((5, 4)), x, transpose_b=True), nd.dot(nd.ones((5, 2)), x)]"),
+        ("dot_bad", "result = nd.dot(nd.ones((2, 3)), nd.ones((2, 3)))"),
+        ("batch_dot", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = [nd.batch_dot("
+                      "x, x, transpose_b=True), nd.batch_dot(x, x, transpose_a=True), "
+                      "nd.batch_dot(x, nd.ones((2, 4, 5)))]"),
+        ("batch_dot_bad", "result = nd.batch_dot(nd.ones((2, 3, 4)), nd.ones((3, 4, 5)))"),
+    ]:
+        S("linalg", name, code)
+    # ---- context
+    for name, code in [
+        ("str_eq", "result = [str(mx.cpu()), repr(mx.cpu(2)), str(mx.gpu(1)), mx.cpu(0) == mx.cpu(1),"
+                   " mx.cpu(1) == mx.Context('cpu', 1), mx.gpu(0) == mx.cpu(0), "
+                   "mx.Context(mx.gpu(3)), mx.cpu(1).device_type, mx.gpu(2).device_id, "
+                   "mx.cpu().device_typeid, mx.gpu().device_typeid, mx.current_context()]"),
+        ("hash", "result = [hash(mx.cpu(0)) == hash(mx.Context('cpu', 0)), "
+                 "len({mx.cpu(0), mx.cpu(0), mx.cpu(1)})]"),
+        ("with", "with mx.Context('cpu', 2):\n    a = nd.ones(2)\n    c = mx.current_context()\n"
+                 "result = [a.context, c, mx.current_context()]"),
+        ("with_gpu_ctx", "with mx.gpu(0):\n    c = mx.current_context()\nresult = c"),
+        ("gpu_unavailable", "result = nd.ones((2,), ctx=mx.gpu(0))"),
+        ("gpu_copyto", "result = nd.ones((2,)).copyto(mx.gpu(0))"),
+        ("num_gpus", "result = mx.context.num_gpus()"),
+        ("bad_device", "result = mx.Context('tpu', 0)"),
+    ]:
+        S("context", name, code)
+
+
+def encode(v):
+    """JSON form of a result (arrays with shape and dtype, contexts, types, errors)."""
+    import mxnet as mx
+    if isinstance(v, mx.nd.NDArray):
+        a = v.asnumpy()
+        return {"__nd__": a.tolist(), "shape": list(a.shape), "dtype": a.dtype.name,
+                "ctx": str(v.context)}
+    if isinstance(v, np.ndarray):
+        return {"__np__": v.tolist(), "shape": list(v.shape), "dtype": v.dtype.name}
+    if isinstance(v, np.generic):
+        return {"__npscalar__": v.item(), "dtype": v.dtype.name}
+    if isinstance(v, type):
+        return {"__type__": v.__name__}
+    if isinstance(v, mx.Context):
+        return {"__ctx__": str(v)}
+    if isinstance(v, BaseException):
+        return {"__error__": type(v).__name__, "message": str(v).strip().splitlines()[-1][:200]
+                if str(v).strip() else ""}
+    if isinstance(v, (list, tuple)):
+        return [encode(a) for a in v]
+    if isinstance(v, dict):
+        return {"__dict__": [[k, encode(a)] for k, a in v.items()]}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return {"__repr__": repr(v)}
+
+
+def run_snippets(mx, group):
+    from mxnet import nd, autograd
+    out = []
+    for s_ in SNIPPETS.get(group, []):
+        mx.random.seed(0)
+        env = {"mx": mx, "nd": nd, "autograd": autograd, "np": np}
+        try:
+            exec(s_["code"], env)  # noqa: S102 - our own test snippets
+            res = env.get("result")
+        except Exception as err:  # noqa: BLE001 - the error is the recorded result
+            res = err
+        out.append(dict(name=s_["name"], code=s_["code"], tol=s_["tol"], result=encode(res)))
+    with open(os.path.join(OUT, f"snippets_{group}.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    print(f"snippets {group}: {len(out)}")
+
+
 # ----------------------------------------------------------------------------- nd.save files
 def io_content():
     """What both sides write: the same arrays, made without randomness."""
@@ -299,7 +649,7 @@ def write_neogluon_file(path):
     from neogluon import nd
     content = io_content()
     nd.save(path, {k: nd.array(v, dtype=v.dtype) for k, v in content.items()})
-    nd.save(path + ".list", [nd.array(content["weight"]), nd.array(content["i64"])])
+    nd.save(path + ".list", [nd.array(content["weight"]), nd.array(content["i64"], dtype="int64")])
 
 
 def verify_neogluon_file(mx, path):
@@ -348,13 +698,12 @@ def main():
     mx.random.seed(0)
     nn_cases()
     write_cases(mx, "nn_ops")
-    for name in EXTRA:
-        name(mx)
+    snippet_cases()
+    for group in sorted(SNIPPETS):
+        run_snippets(mx, group)
     io_fixtures(mx)
     roundtrip_check(mx)
 
-
-EXTRA = []
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--verify-neogluon-file":

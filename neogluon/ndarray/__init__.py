@@ -1,5 +1,5 @@
 """``mx.nd``: arrays and the operators on them."""
-from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, from_torch, to_torch,
+from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace, eye, from_torch, to_torch,
                       from_numpy, from_dlpack, to_dlpack_for_read, to_dlpack_for_write, waitall,
                       concat, stack, infer_reshape)
 from .ops import *  # noqa: F401,F403
@@ -9,6 +9,7 @@ from . import contrib
 from . import sparse
 from .io import save, load, load_frombuffer, save_tobuffer
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "from_torch",
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
+           "from_torch",
            "to_torch", "from_numpy", "from_dlpack", "waitall", "random", "save", "load",
            "contrib", "sparse"]

@@ -14,10 +14,11 @@ import numpy as np
 import torch
 
 from .. import autograd as _ag_mod
-from ..base import MXNetError, to_numpy_dtype, to_torch_dtype
+from ..base import MXNetError, MXNetValueError, to_numpy_dtype, to_torch_dtype
 from ..context import Context, current_context, context_of_device
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "from_torch",
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
+           "from_torch",
            "to_torch", "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
            "waitall", "concat", "stack"]
 
@@ -55,13 +56,6 @@ def _run(fn, *args, **kwargs):
 
 def _shape_str(shape):
     return "x".join(str(s) for s in shape) if shape else "0"
-
-
-def _scalar_result(t, scalar, r):
-    # MXNet keeps an integer array integer when it meets a Python float scalar.
-    if r.dtype is not t.dtype and not t.is_floating_point() and t.dtype is not torch.bool:
-        return r.to(t.dtype)
-    return r
 
 
 class NDArray:
@@ -288,13 +282,19 @@ class NDArray:
                     "astype() first")
             return o
         if isinstance(other, (int, float, bool)):
+            # MXNet casts a scalar to the array's dtype first: int32 array * 1.5 == * 1.
+            if type(other) is float and not self._t.is_floating_point():
+                return int(other)
             return other
         if isinstance(other, NDArray):  # sparse arrays and subclasses
             return other.tostype("default")._t
         if isinstance(other, np.ndarray):
             return torch.as_tensor(other, dtype=self._t.dtype, device=self._t.device)
         if isinstance(other, numbers.Number):
-            return other.item() if hasattr(other, "item") else other
+            v = other.item() if hasattr(other, "item") else other
+            if isinstance(v, float) and not self._t.is_floating_point():
+                return int(v)
+            return v
         return None
 
     def _binary(self, other, fn):
@@ -309,8 +309,8 @@ class NDArray:
                 r = _call_nograd(fn, t, o)
         except RuntimeError as err:
             raise _shape_error(fn, self, other, err) from None
-        if type(o) is not _Tensor:
-            r = _scalar_result(t, o, r)
+        if r.dtype is not t.dtype:
+            r = r.to(t.dtype)  # int ** int scalar and friends stay in the array's dtype
         return _new(r, self._ctx)
 
     def _rbinary(self, other, fn):
@@ -320,10 +320,15 @@ class NDArray:
         t = self._t
         if type(o) is not _Tensor:
             o = torch.tensor(o, dtype=t.dtype, device=t.device)
-        if _state.recording or not t.requires_grad:
-            r = fn(o, t)
-        else:
-            r = _call_nograd(fn, o, t)
+        try:
+            if _state.recording or not (t.requires_grad or o.requires_grad):
+                r = fn(o, t)
+            else:
+                r = _call_nograd(fn, o, t)
+        except RuntimeError as err:
+            raise _shape_error(fn, other, self, err) from None
+        if r.dtype is not t.dtype:
+            r = r.to(t.dtype)
         return _new(r, self._ctx)
 
     def _inplace(self, other, fn):
@@ -378,11 +383,12 @@ class NDArray:
     def __rfloordiv__(self, other):
         return self._rbinary(other, torch.floor_divide)
 
+    # MXNet's % takes the divisor's sign, as Python's does.
     def __mod__(self, other):
-        return self._binary(other, torch.fmod)
+        return self._binary(other, torch.remainder)
 
     def __rmod__(self, other):
-        return self._rbinary(other, torch.fmod)
+        return self._rbinary(other, torch.remainder)
 
     def __pow__(self, other):
         return self._binary(other, torch.pow)
@@ -414,7 +420,7 @@ class NDArray:
     __idiv__ = __itruediv__
 
     def __imod__(self, other):
-        return self._inplace(other, _Tensor.fmod_)
+        return self._inplace(other, _Tensor.remainder_)
 
     # Comparisons return 0/1 in the array's own dtype, as MXNet does.
     def _compare(self, other, fn):
@@ -451,20 +457,32 @@ class NDArray:
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key):
-        k = _convert_key(key, self._t.device)
         t = self._t
+        k, post = _convert_key(key, t.device, t.dim())
         try:
-            r = t[k] if (_state.recording or not t.requires_grad) else _call_nograd(t.__getitem__, k)
+            if _state.recording or not t.requires_grad:
+                r = t[k]
+                if post:
+                    r = _negative_steps(r, post)
+            else:
+                r = _call_nograd(t.__getitem__, k)
+                if post:
+                    r = _call_nograd(_negative_steps, r, post)
         except IndexError as err:
             raise IndexError(f"index {key!r} is out of bounds for array of shape "
                              f"{self.shape}: {err}") from None
+        except (RuntimeError, TypeError, ValueError) as err:
+            raise IndexError(f"invalid index {key!r} for an array of shape {self.shape}: "
+                             f"{err}") from None
         if r.dim() == 0:
             r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
         return _new(r, self._ctx)
 
     def __setitem__(self, key, value):
-        k = _convert_key(key, self._t.device)
         t = self._t
+        k, post = _convert_key(key, t.device, t.dim())
+        if post:
+            k = _negative_steps_as_index(k, post, t)
         if isinstance(value, NDArray):
             v = value._t
             if v.dtype is not t.dtype:
@@ -483,11 +501,17 @@ class NDArray:
                 _call_nograd(t.__setitem__, k, v)
             else:
                 t[k] = v
+        except IndexError as err:
+            raise IndexError(f"index {key!r} is out of bounds for array of shape "
+                             f"{self.shape}: {err}") from None
         except RuntimeError as err:
-            target = t[k].shape if not isinstance(k, tuple) or k else t.shape
-            raise MXNetError(f"cannot assign a value of shape "
-                             f"{tuple(getattr(v, 'shape', ()))} to a region of shape "
-                             f"{tuple(target)} of an array with shape {self.shape}: {err}") from None
+            try:
+                target = tuple(t[k].shape)
+            except (IndexError, RuntimeError):
+                target = "?"
+            raise MXNetValueError(
+                f"cannot assign a value of shape {tuple(getattr(v, 'shape', ()))} to a region "
+                f"of shape {target} of an array with shape {self.shape}: {err}") from None
 
     # ------------------------------------------------------------------ shape ops
     def reshape(self, *shape, **kwargs):
@@ -539,16 +563,69 @@ def _rebuild(data, dtype, dev_type, dev_id):
 
 
 def _shape_error(fn, a, b, err):
+    ashape = getattr(a, "shape", "scalar")
     bshape = getattr(b, "shape", "scalar")
     name = getattr(fn, "__name__", str(fn))
-    return MXNetError(f"{name}: operands with shapes {a.shape} and {bshape} cannot be "
+    return MXNetError(f"{name}: operands with shapes {ashape} and {bshape} cannot be "
                       f"broadcast together ({err})")
 
 
-def _convert_key(key, device):
-    if type(key) is tuple:
-        return tuple(_convert_one(k, device) for k in key)
-    return _convert_one(key, device)
+def _convert_key(key, device, ndim):
+    """torch form of an MXNet index, and the negative-step slices torch cannot take.
+
+    Returns ``(key, post)`` where ``post`` lists ``(output_axis, slice)`` pairs to apply
+    after indexing (torch slices only with positive steps).
+    """
+    if type(key) is not tuple:
+        k = _convert_one(key, device)
+        if type(k) is slice and k.step is not None and k.step < 0:
+            return slice(None), [(0, k)]
+        return k, None
+    conv = [_convert_one(k, device) for k in key]
+    if not any(type(k) is slice and k.step is not None and k.step < 0 for k in conv):
+        return tuple(conv), None
+    if any(isinstance(k, torch.Tensor) for k in conv):
+        raise IndexError(f"index {key!r}: a negative-step slice together with an advanced "
+                         "(array) index is not supported")
+    n_real = sum(1 for k in conv if k is not None and k is not Ellipsis)
+    out, post, odim = [], [], 0
+    for k in conv:
+        if k is Ellipsis:
+            odim += ndim - n_real
+            out.append(k)
+        elif k is None:
+            odim += 1
+            out.append(k)
+        elif type(k) is slice:
+            if k.step is not None and k.step < 0:
+                post.append((odim, k))
+                out.append(slice(None))
+            else:
+                out.append(k)
+            odim += 1
+        else:
+            out.append(k)
+    return tuple(out), post
+
+
+def _negative_steps(r, post):
+    for d, slc in post:
+        idx = torch.arange(*slc.indices(r.shape[d]), device=r.device)
+        r = r.index_select(d, idx)
+    return r
+
+
+def _negative_steps_as_index(k, post, t):
+    if len(post) != 1 or (type(k) is tuple and any(x is None or x is Ellipsis for x in k)):
+        raise IndexError("assignment through more than one negative-step slice (or with None "
+                         "/ Ellipsis) is not supported")
+    d, slc = post[0]
+    idx = torch.arange(*slc.indices(t.shape[d]), device=t.device)
+    if type(k) is not tuple:
+        return idx
+    k = list(k)
+    k[d] = idx
+    return tuple(k)
 
 
 def _convert_one(k, device):
@@ -559,6 +636,8 @@ def _convert_one(k, device):
         return torch.as_tensor(k if k.dtype == bool else k.astype(np.int64), device=device)
     if isinstance(k, list):
         return torch.as_tensor(np.asarray(k, dtype=np.int64), device=device)
+    if isinstance(k, np.integer):
+        return int(k)
     return k
 
 
@@ -605,7 +684,7 @@ def infer_reshape(src, target, reverse=False):
                 si += 1
             elif code == -1:
                 if infer_at >= 0:
-                    raise MXNetError(f"reshape: more than one -1 in target shape {tuple(target)}")
+                    raise MXNetValueError(f"reshape: more than one -1 in target shape {tuple(target)}")
                 infer_at = len(out)
                 out.append(-1)
                 si += 1
@@ -623,16 +702,16 @@ def infer_reshape(src, target, reverse=False):
                 if b == -1:
                     b = d // a
                 if a * b != d:
-                    raise MXNetError(f"reshape: cannot split dimension {d} into ({tgt[i + 1]}, "
+                    raise MXNetValueError(f"reshape: cannot split dimension {d} into ({tgt[i + 1]}, "
                                      f"{tgt[i + 2]}) for input shape {tuple(src)}")
                 out.extend([a, b])
                 si += 1
                 i += 2
             else:
-                raise MXNetError(f"reshape: invalid code {code} in target shape {tuple(target)}")
+                raise MXNetValueError(f"reshape: invalid code {code} in target shape {tuple(target)}")
             i += 1
     except IndexError:
-        raise MXNetError(f"reshape: target shape {tuple(target)} refers to more dimensions "
+        raise MXNetValueError(f"reshape: target shape {tuple(target)} refers to more dimensions "
                          f"than input shape {tuple(src[::-1] if reverse else src)} has") from None
     total = 1
     for d in src:
@@ -643,7 +722,7 @@ def infer_reshape(src, target, reverse=False):
             if j != infer_at:
                 known *= d
         if known == 0 or total % known:
-            raise MXNetError(f"reshape: cannot infer -1 in {tuple(target)} for input shape "
+            raise MXNetValueError(f"reshape: cannot infer -1 in {tuple(target)} for input shape "
                              f"{tuple(src)}")
         out[infer_at] = total // known
     prod = 1
@@ -652,7 +731,7 @@ def infer_reshape(src, target, reverse=False):
     if prod != total:
         shown_src = tuple(src[::-1]) if reverse else tuple(src)
         shown_out = tuple(out[::-1]) if reverse else tuple(out)
-        raise MXNetError(f"reshape: cannot reshape array of shape {shown_src} "
+        raise MXNetValueError(f"reshape: cannot reshape array of shape {shown_src} "
                          f"({total} elements) into {shown_out} ({prod} elements)")
     return tuple(out[::-1]) if reverse else tuple(out)
 
@@ -676,7 +755,8 @@ def array(source_array, ctx=None, dtype=None):
         dt = source_array.dtype if dtype is None else to_torch_dtype(dtype)
         return _new(source_array.detach().to(ctx.torch_device, dt, copy=True), ctx)
     if isinstance(source_array, np.ndarray):
-        dt = to_torch_dtype(source_array.dtype if dtype is None else dtype)
+        # As in MXNet 1.x, a numpy array becomes float32 unless a dtype is given.
+        dt = to_torch_dtype(dtype)
         np_arr = source_array
     else:
         dt = to_torch_dtype(dtype)
@@ -685,9 +765,12 @@ def array(source_array, ctx=None, dtype=None):
         except (ValueError, TypeError) as err:
             raise TypeError(f"cannot create an NDArray from {type(source_array).__name__}: "
                             f"{err}") from None
-    t = torch.from_numpy(np.ascontiguousarray(np_arr)).to(ctx.torch_device, dt, copy=True)
-    if t.dim() == 0:
-        t = t.reshape(1)
+    if np_arr.dtype == object:
+        raise TypeError(f"cannot create an NDArray from {type(source_array).__name__}: "
+                        "ragged or non-numeric data")
+    if not np_arr.flags["C_CONTIGUOUS"]:
+        np_arr = np.ascontiguousarray(np_arr)  # (would turn a 0-d array into 1-d)
+    t = torch.from_numpy(np_arr).to(ctx.torch_device, dt, copy=True)
     return _new(t, ctx)
 
 
@@ -730,6 +813,30 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
     if repeat != 1:
         t = t.repeat_interleave(repeat)
+    return _new(t, ctx)
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included with ``endpoint``)."""
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    num = int(num)
+    if num < 0:
+        raise MXNetError(f"linspace: num must be non-negative, got {num}")
+    if endpoint:
+        t = torch.linspace(start, stop, num, dtype=torch.float64, device=ctx.torch_device)
+    else:
+        step = (stop - start) / num if num else 0.0
+        t = start + step * torch.arange(num, dtype=torch.float64, device=ctx.torch_device)
+    return _new(t.to(dt), ctx)
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
+    """A 2-D array with ones on the ``k``-th diagonal (``M`` columns, ``N`` when 0)."""
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    n, m = int(N), int(M) if M else int(N)
+    t = torch.zeros((n, m), dtype=dt, device=ctx.torch_device)
+    if -n < k < m:
+        t.diagonal(k).fill_(1)
     return _new(t, ctx)
 
 

@@ -43,9 +43,28 @@ def _norm_axis(axis, ndim, exclude=False):
 
 
 # ---------------------------------------------------------------- elementwise unary
+def _round_half_away(x):
+    # MXNet rounds halves away from zero (torch.round rounds them to even).
+    if not x.is_floating_point():
+        return x
+    return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
+
+
+def _rint(x):
+    # MXNet's rint: floor unless the fraction is above one half.
+    if not x.is_floating_point():
+        return x
+    f = torch.floor(x)
+    return torch.where(x - f <= 0.5, f, torch.ceil(x))
+
+
 def _unary(name, fn):
     def op(data, out=None, name=None):
-        return _assign_out(_new(_run(fn, _t(data)), data._ctx), out)
+        t = _t(data)
+        r = _run(fn, t)
+        if r.dtype is not t.dtype:
+            r = r.to(t.dtype)  # MXNet keeps the input's dtype: sqrt of int32 is int32
+        return _assign_out(_new(r, data._ctx), out)
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}``."
     return op
@@ -58,7 +77,7 @@ for _name, _fn in {
     "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
     "arcsin": torch.asin, "arccos": torch.acos, "arctan": torch.atan, "sinh": torch.sinh,
     "cosh": torch.cosh, "arcsinh": torch.asinh, "arccosh": torch.acosh, "arctanh": torch.atanh,
-    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "rint": torch.round,
+    "floor": torch.floor, "ceil": torch.ceil, "round": _round_half_away, "rint": _rint,
     "trunc": torch.trunc, "fix": torch.trunc, "abs": torch.abs, "negative": torch.neg,
     "reciprocal": torch.reciprocal, "erf": torch.erf, "erfinv": torch.erfinv,
     "gamma": lambda x: torch.lgamma(x).exp(), "gammaln": torch.lgamma,
@@ -105,11 +124,11 @@ def _binary_fn(name, fn):
 for _name, _fn in {
     "add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div,
     "power": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
-    "modulo": torch.fmod, "hypot": torch.hypot, "arctan2": torch.atan2,
+    "modulo": torch.remainder, "hypot": torch.hypot, "arctan2": torch.atan2,
     "broadcast_add": torch.add, "broadcast_sub": torch.sub, "broadcast_minus": torch.sub,
     "broadcast_mul": torch.mul, "broadcast_div": torch.div, "broadcast_power": torch.pow,
     "broadcast_maximum": torch.maximum, "broadcast_minimum": torch.minimum,
-    "broadcast_mod": torch.fmod, "broadcast_hypot": torch.hypot,
+    "broadcast_mod": torch.remainder, "broadcast_hypot": torch.hypot,
     "elemwise_add": torch.add, "elemwise_sub": torch.sub, "elemwise_mul": torch.mul,
     "elemwise_div": torch.div,
 }.items():
@@ -156,10 +175,18 @@ def _reduce(name, fn):
             r = _run(fn, t, axes, keepdims)
         if r.dim() == 0:
             r = r.reshape(1)
+        if r.dtype is not t.dtype:
+            r = r.to(t.dtype)  # MXNet reduces an int32 array to int32
         return _assign_out(_new(r, data._ctx), out)
     op.__name__ = name
     op.__doc__ = f"``{name}`` over ``axis`` (all axes by default), with keepdims and exclude."
     return op
+
+
+def _mean(t, axes, keep):
+    if not t.is_floating_point():
+        return torch.mean(t.double(), dim=axes, keepdim=keep).trunc()
+    return torch.mean(t, dim=axes, keepdim=keep)
 
 
 def _amax(t, axes, keep):
@@ -177,7 +204,7 @@ def _prod(t, axes, keep):
 
 
 for _name, _fn in {"sum": lambda t, a, k: torch.sum(t, dim=a, keepdim=k),
-                   "mean": lambda t, a, k: torch.mean(t, dim=a, keepdim=k),
+                   "mean": _mean,
                    "max": _amax, "min": _amin, "prod": _prod,
                    "nansum": lambda t, a, k: torch.nansum(t, dim=a, keepdim=k),
                    "nanprod": lambda t, a, k: _prod(torch.nan_to_num(t, nan=1.0), a, k)}.items():
@@ -218,14 +245,28 @@ _export()(_arg("argmin", lambda t, a, k: torch.argmin(t, dim=a, keepdim=k)))
 
 
 @_export(fluent=False)
-def argmax_channel(data, out=None):
-    return argmax(data, axis=-1, out=out)
+def argmax_channel(data, out=None, name=None):
+    """Argmax over axis 1."""
+    return argmax(data, axis=1, out=out)
 
 
 # ---------------------------------------------------------------- shape manipulation
 @_export(fluent=False)
 def reshape(data, shape=None, reverse=False, out=None, name=None, **kwargs):
     return _assign_out(data.reshape(shape, reverse=reverse), out)
+
+
+@_export(fluent=False)
+def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end=None,
+                 out=None, name=None):
+    """``lhs`` reshaped to ``rhs``'s shape (or a range of its axes)."""
+    if lhs_begin is None and lhs_end is None and rhs_begin is None and rhs_end is None:
+        return _assign_out(lhs.reshape(rhs.shape), out)
+    ls, rs = lhs.shape, rhs.shape
+    lb, le = (lhs_begin or 0), (len(ls) if lhs_end is None else lhs_end)
+    rb, re_ = (rhs_begin or 0), (len(rs) if rhs_end is None else rhs_end)
+    shape = ls[:lb % (len(ls) + 1)] + rs[rb:re_] + ls[le:]
+    return _assign_out(lhs.reshape(shape), out)
 
 
 @_export()
@@ -295,13 +336,10 @@ globals()["SliceChannel"] = split
 @_export()
 def slice(data, begin, end, step=None, out=None, name=None):  # noqa: A001 - MXNet's name
     """Slice with per-axis ``begin``/``end``/``step`` (None keeps the whole axis)."""
-    t = _t(data)
+    import builtins
     step = step or [None] * len(begin)
-    idx = []
-    for b, e, s in zip(begin, end, step):
-        import builtins
-        idx.append(builtins.slice(b, e, s))
-    return _assign_out(_new(_run(t.__getitem__, tuple(idx)), data._ctx), out)
+    key = tuple(builtins.slice(b, e, s) for b, e, s in zip(begin, end, step))
+    return _assign_out(data[key], out)
 
 
 @_export()
@@ -454,13 +492,13 @@ def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"
 
 @_export()
 def sort(data, axis=-1, is_ascend=True, out=None, name=None):
-    r = _run(torch.sort, _t(data), axis, not is_ascend, stable=True)[0]
+    r = _run(torch.sort, _t(data), dim=axis, descending=not is_ascend, stable=True)[0]
     return _assign_out(_new(r, data._ctx), out)
 
 
 @_export()
 def argsort(data, axis=-1, is_ascend=True, dtype="float32", out=None, name=None):
-    r = torch.sort(_t(data).detach(), axis, not is_ascend, stable=True)[1]
+    r = torch.sort(_t(data).detach(), dim=axis, descending=not is_ascend, stable=True)[1]
     return _assign_out(_new(r.to(to_torch_dtype(dtype)), data._ctx), out)
 
 
@@ -473,20 +511,24 @@ def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, out=
         from . import sparse
         return sparse.dot(lhs, rhs, transpose_a=transpose_a, transpose_b=transpose_b)
     a, b = _t(lhs, "lhs"), _t(rhs, "rhs")
-    if transpose_a:
-        a = a.permute(*range(a.dim() - 1, -1, -1)) if a.dim() > 1 else a
-    if transpose_b:
-        b = b.permute(*range(b.dim() - 1, -1, -1)) if b.dim() > 1 else b
-    if a.dim() == 1 and b.dim() == 1:
-        r = _run(torch.dot, a, b).reshape(1)
+    # MXNet flattens an N-d lhs to 2-D around its last axis (its first with transpose_a) and
+    # an N-d rhs around its first axis (its last with transpose_b).
+    if a.dim() == 1:
+        a2, out_a = a.reshape(1, -1), ()
+    elif transpose_a:
+        a2, out_a = a.reshape(a.shape[0], -1).t(), tuple(a.shape[1:])
     else:
-        a2 = a.reshape(-1, a.shape[-1]) if a.dim() > 1 else a.reshape(1, -1)
-        b2 = b.reshape(b.shape[0], -1) if b.dim() > 1 else b.reshape(-1, 1)
-        if a2.shape[1] != b2.shape[0]:
-            raise MXNetError(f"dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
-                             f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
-        r = _run(torch.matmul, a2, b2)
-        r = r.reshape(tuple(a.shape[:-1]) + tuple(b.shape[1:]))
+        a2, out_a = a.reshape(-1, a.shape[-1]), tuple(a.shape[:-1])
+    if b.dim() == 1:
+        b2, out_b = b.reshape(-1, 1), ()
+    elif transpose_b:
+        b2, out_b = b.reshape(-1, b.shape[-1]).t(), tuple(b.shape[:-1])
+    else:
+        b2, out_b = b.reshape(b.shape[0], -1), tuple(b.shape[1:])
+    if a2.shape[1] != b2.shape[0]:
+        raise MXNetError(f"dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
+                         f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
+    r = _run(torch.matmul, a2, b2).reshape(out_a + out_b or (1,))
     return _assign_out(_new(r, lhs._ctx), out)
 
 
