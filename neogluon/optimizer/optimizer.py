@@ -779,11 +779,10 @@ class _MultiTensor(Optimizer):
                           f"the {type(self).__name__} optimizer", stacklevel=2)
         return self.create_state(index, weight)
 
-    def _sparse_update(self, indices, weights, grads, states):
-        bad = next(i for i, (w, g) in zip(indices, zip(weights, grads))
-                   if w.stype != "default" or g.stype != "default")
-        raise MXNetError(f"{type(self).__name__}: sparse weights or gradients (index {bad!r}) "
-                         f"are not supported yet by neogluon's optimizers")
+    def _sparse_update(self, indices, weights, grads, states, multi_precision=False,
+                       scales=None):
+        from ._sparse import sparse_update  # lazy row_sparse updates live there
+        sparse_update(self, indices, weights, grads, states, multi_precision, scales)
 
     def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None):
         if not isinstance(index, (list, tuple)):
@@ -799,7 +798,7 @@ class _MultiTensor(Optimizer):
                                  f"{type(g).__name__}")
         if any(w.stype != "default" or g.stype != "default" for w, g in zip(weight, grad)):
             # The dispatch point for row_sparse gradients (lazy updates).
-            return self._sparse_update(index, weight, grad, state)
+            return self._sparse_update(index, weight, grad, state, multi_precision, scales)
         mp = bool(multi_precision) and weight[0]._t.dtype is torch.float16 and \
             isinstance(state[0], (tuple, list))
         if mp:

@@ -1,0 +1,140 @@
+"""Optimizer updates with sparse weights or gradients, as MXNet 1.9.1 computes them.
+
+Lazy updates (only the rows a row_sparse gradient names change, in the weight and in its
+states) where MXNet has sparse kernels:
+
+* SGD with ``lazy_update`` (with or without momentum),
+* Adam with ``lazy_update``,
+* AdaGrad and GroupAdaGrad (always lazy for a row_sparse gradient; no weight decay),
+* Ftrl when the weight itself is row_sparse.
+
+Every other case (``lazy_update=False``, optimizers without a sparse kernel) is the dense update
+on the densified gradient: MXNet's standard update and its storage fallback both compute exactly
+that. Sparse weights and states are then updated through dense copies written back in place.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..base import MXNetError
+from ..ndarray import sparse as _sp
+from ..ndarray.ndarray import NDArray, _new
+from . import fused
+
+
+def _lazy_kind(opt, weight, grad, state):
+    """Which lazy kernel applies, or None for the dense update."""
+    if grad.stype != "row_sparse" or weight.stype not in ("default", "row_sparse"):
+        return None
+    if opt.multi_precision and weight.dtype == np.float16:
+        return None  # float32 master copies take the dense path
+    name = type(opt).__name__
+    if name in ("SGD", "ccSGD") and getattr(opt, "lazy_update", False):
+        return "sgd"
+    if name == "Adam" and getattr(opt, "lazy_update", False):
+        return "adam"
+    if name == "AdaGrad":
+        return "adagrad"
+    if name == "GroupAdaGrad":
+        return "group_adagrad"
+    if name == "Ftrl" and weight.stype == "row_sparse":
+        return "ftrl"
+    return None
+
+
+def _count_and_rates(opt, index):
+    if getattr(opt, "_count_first", True):
+        opt._update_count(index)
+        lr = opt._get_lrs([index])[0]
+    else:
+        lr = opt._get_lrs([index])[0]
+        opt._update_count(index)
+    return lr, opt._get_wds([index])[0]
+
+
+def _clip(opt):
+    c = opt.clip_gradient
+    return c if (c is not None and c > 0) else None
+
+
+def _lazy_step(kind, opt, index, weight, grad, state):
+    lr, wd = _count_and_rates(opt, index)
+    rescale = opt.rescale_grad
+    clip = _clip(opt)
+    if kind == "sgd":
+        mom = state if isinstance(state, NDArray) else None
+        _sp.lazy_sgd_update(weight, grad, mom, lr, wd, opt.momentum, rescale, clip)
+    elif kind == "adam":
+        mean, var = state
+        t = opt._index_update_count[index]
+        lr_t = lr * math.sqrt(1.0 - opt.beta2 ** t) / (1.0 - opt.beta1 ** t)
+        _sp.lazy_adam_update(weight, grad, mean, var, lr_t, opt.beta1, opt.beta2, opt.epsilon,
+                             wd, rescale, clip)
+    elif kind == "adagrad":
+        hist = state[0] if isinstance(state, (tuple, list)) else state
+        _sp.sparse_adagrad_update(weight, grad, hist, lr, opt.float_stable_eps, wd, rescale,
+                                  clip)
+    elif kind == "group_adagrad":
+        if wd != 0:
+            raise MXNetError(f"GroupAdaGrad: weight decay is not supported (wd={wd} for index "
+                             f"{index!r})")
+        hist = state[0] if isinstance(state, (tuple, list)) else state
+        _sp.sparse_group_adagrad_update(weight, grad, hist, lr, opt.float_stable_eps, rescale,
+                                        clip)
+    elif kind == "ftrl":
+        z, n = state
+        _sp.sparse_ftrl_update(weight, grad, z, n, lr, opt.lamda1, opt.beta, wd, rescale, clip)
+
+
+def _dense_proxy(arr):
+    if isinstance(arr, NDArray) and arr.stype != "default":
+        return _new(arr._t.detach().clone(), arr.context)
+    return arr
+
+
+def _map_state(state, fn):
+    if isinstance(state, NDArray):
+        return fn(state)
+    if isinstance(state, tuple):
+        return tuple(_map_state(s, fn) for s in state)
+    if isinstance(state, list):
+        return [_map_state(s, fn) for s in state]
+    return state
+
+
+def _write_back(orig, proxy):
+    if isinstance(orig, NDArray):
+        if orig is not proxy:
+            orig._assign(proxy)
+        return
+    if isinstance(orig, (tuple, list)):
+        for o, p in zip(orig, proxy):
+            _write_back(o, p)
+
+
+def sparse_update(opt, indices, weights, grads, states, multi_precision=False, scales=None):
+    """Update ``weights`` in place where some weight or gradient is sparse."""
+    if scales:
+        fused.make_exact(indices, scales)
+    dense = []
+    for p, (i, w, g, s) in enumerate(zip(indices, weights, grads, states)):
+        if g.stype == "csr" or w.stype == "csr":
+            raise MXNetError(f"{type(opt).__name__}: index {i!r}: csr weights or gradients "
+                             "cannot be used by an optimizer (MXNet neither)")
+        kind = _lazy_kind(opt, w, g, s)
+        if kind is None:
+            dense.append(p)
+        else:
+            _lazy_step(kind, opt, i, w, g, s)
+    if not dense:
+        return
+    d_idx = [indices[p] for p in dense]
+    d_w = [_dense_proxy(weights[p]) for p in dense]
+    d_g = [_dense_proxy(grads[p]) for p in dense]
+    d_s = [_map_state(states[p], _dense_proxy) for p in dense]
+    opt._update_impl(d_idx, d_w, d_g, d_s, multi_precision=multi_precision, scales=None)
+    for p, w, s in zip(dense, d_w, d_s):
+        _write_back(weights[p], w)
+        _write_back(states[p], s)
