@@ -13,3 +13,11 @@ META, ARRAYS = load_group("nn_ops")
 @pytest.mark.parametrize("case", META, ids=[c["name"] for c in META])
 def test_nn_op_matches_mxnet(case):
     replay(case, ARRAYS)
+
+
+OPS_META, OPS_ARRAYS = load_group("ops")
+
+
+@pytest.mark.parametrize("case", OPS_META, ids=[c["name"] for c in OPS_META])
+def test_op_and_gradient_match_mxnet(case):
+    replay(case, OPS_ARRAYS)

@@ -192,6 +192,82 @@ def nn_cases():
          grad=(0,))
 
 
+def op_cases():
+    """Forward and gradient of the general operators."""
+    x = R(3, 4)
+    y = R(3, 4)
+    pos = R(3, 4, low=0.5, high=2.0)
+    for op in ["sqrt", "rsqrt", "log", "log2", "log10", "log1p", "reciprocal", "gammaln",
+               "cbrt"]:
+        case(f"grad_{op}", op, [pos], grad=(0,))
+    for op in ["square", "exp", "expm1", "relu", "sigmoid", "tanh", "sin", "cos", "arctan",
+               "sinh", "cosh", "arcsinh", "softsign", "erf", "abs", "negative", "sign",
+               "floor", "round"]:
+        case(f"grad_{op}", op, [x], grad=(0,))
+    for op in ["broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
+               "broadcast_maximum", "broadcast_minimum", "broadcast_hypot"]:
+        case(f"grad_{op}", op, [R(3, 1), R(1, 4)], grad=(0, 1))
+    case("grad_broadcast_power", "broadcast_power", [R(3, 1, low=0.5, high=2), R(1, 4)],
+         grad=(0, 1))
+    for op in ["elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "maximum",
+               "minimum"]:
+        case(f"grad_{op}", op, [x, y], grad=(0, 1))
+    case("grad_clip", "clip", [x], dict(a_min=-0.5, a_max=0.5), grad=(0,))
+    x3 = R(2, 3, 4)
+    for op in ["sum", "mean", "max", "min", "prod", "nansum"]:
+        case(f"grad_{op}_all", op, [x3], grad=(0,))
+        case(f"grad_{op}_axis", op, [x3], dict(axis=1), grad=(0,))
+        case(f"grad_{op}_exclude", op, [x3], dict(axis=(0, 2), exclude=True, keepdims=True),
+             grad=(0,))
+    case("grad_norm", "norm", [x3], grad=(0,))
+    case("grad_norm_axis", "norm", [x3], dict(axis=2, ord=1), grad=(0,))
+    case("grad_norm_l2_axis", "norm", [x3], dict(axis=(1, 2), keepdims=True), grad=(0,))
+    case("grad_softmax", "softmax", [x3], grad=(0,))
+    case("grad_softmax_axis_temp", "softmax", [x3], dict(axis=1, temperature=2.0), grad=(0,))
+    case("grad_log_softmax", "log_softmax", [x3], dict(axis=0), grad=(0,))
+    case("grad_softmin", "softmin", [x3], grad=(0,))
+    case("grad_dot", "dot", [R(3, 4), R(4, 5)], grad=(0, 1))
+    case("grad_dot_t", "dot", [R(4, 3), R(5, 4)], dict(transpose_a=True, transpose_b=True),
+         grad=(0, 1))
+    case("grad_dot_nd", "dot", [R(2, 3, 4), R(4, 5)], grad=(0, 1))
+    case("grad_dot_1d", "dot", [R(4), R(4)], grad=(0, 1))
+    case("grad_batch_dot", "batch_dot", [R(2, 3, 4), R(2, 4, 5)], grad=(0, 1))
+    case("grad_batch_dot_t", "batch_dot", [R(2, 4, 3), R(2, 5, 4)],
+         dict(transpose_a=True, transpose_b=True), grad=(0, 1))
+    case("grad_transpose", "transpose", [x3], dict(axes=(2, 0, 1)), grad=(0,))
+    case("grad_reshape", "reshape", [x3], dict(shape=(-1, 0), reverse=True), grad=(0,))
+    case("grad_expand_dims", "expand_dims", [x], dict(axis=1), grad=(0,))
+    case("grad_flatten", "flatten", [x3], grad=(0,))
+    case("grad_concat", "concat", [x, y, R(3, 2)], dict(dim=1), grad=(0, 1, 2))
+    case("grad_stack", "stack", [x, y], dict(axis=1), grad=(0, 1))
+    case("grad_split", "split", [x3], dict(num_outputs=2, axis=2), grad=(0,), head_all=True)
+    case("grad_slice", "slice", [x3], dict(begin=(0, 1, None), end=(2, 3, None),
+                                            step=(1, 1, 2)), grad=(0,))
+    case("grad_slice_axis", "slice_axis", [x3], dict(axis=2, begin=1, end=3), grad=(0,))
+    case("grad_take", "take", [x, np.array([[0, 2], [2, 2]], np.float32)], grad=(0,))
+    case("grad_take_axis1", "take", [x, np.array([3, 0, 3], np.float32)], dict(axis=1),
+         grad=(0,))
+    case("grad_pick", "pick", [x, np.array([0, 3, 1], np.float32)], dict(axis=1), grad=(0,))
+    case("grad_where", "where", [np.array([[1, 0, 1, 0]] * 3, np.float32), x, y],
+         grad=(1, 2))
+    case("grad_broadcast_to", "broadcast_to", [R(1, 4)], dict(shape=(3, 4)), grad=(0,))
+    case("grad_broadcast_axis", "broadcast_axis", [R(3, 1)], dict(axis=1, size=5), grad=(0,))
+    case("grad_tile", "tile", [x], dict(reps=(2, 1)), grad=(0,))
+    case("grad_repeat", "repeat", [x], dict(repeats=2, axis=0), grad=(0,))
+    case("grad_flip", "flip", [x], dict(axis=1), grad=(0,))
+    case("grad_squeeze", "squeeze", [R(3, 1, 4)], dict(axis=1), grad=(0,))
+    case("grad_swapaxes", "swapaxes", [x3], dict(dim1=0, dim2=2), grad=(0,))
+    case("grad_topk_value", "topk", [x], dict(k=2, ret_typ="value"), grad=(0,))
+    case("grad_sort", "sort", [x], dict(axis=0), grad=(0,))
+    case("grad_add_n", "add_n", [x, y, x], grad=(0, 1))
+    case("grad_one_hot", "one_hot", [np.array([0, 2, 1], np.float32)], dict(depth=3))
+    case("grad_smooth_l1", "smooth_l1", [x], dict(scalar=2.0), grad=(0,))
+    case("grad_cast", "cast", [x], dict(dtype="float64"), grad=(0,))
+    case("grad_stop_gradient", "stop_gradient", [x], grad=(0,))
+    case("grad_log_softmax_pick", "pick", [np.log(R(3, 4, low=0.1, high=1)),
+                                           np.array([1, 0, 3], np.float32)], grad=(0,))
+
+
 def run_case(mx, c):
     from mxnet import nd, autograd
     arrs = [None if a is None else nd.array(a, dtype=a.dtype) for a in c["inputs"]]
@@ -698,6 +774,8 @@ def main():
     mx.random.seed(0)
     nn_cases()
     write_cases(mx, "nn_ops")
+    op_cases()
+    write_cases(mx, "ops")
     snippet_cases()
     for group in sorted(SNIPPETS):
         run_snippets(mx, group)

@@ -9,7 +9,10 @@ import torch
 import torch.nn.functional as F
 
 from ..base import MXNetError, to_torch_dtype
+from .. import autograd as _ag_mod
 from .ndarray import NDArray, _new, _run, _assign_out, concat, stack  # noqa: F401
+
+_state = _ag_mod._state
 
 __all__ = []  # filled by _export
 
@@ -633,7 +636,16 @@ globals()["Cast"] = cast
 
 @_export()
 def stop_gradient(data, out=None, name=None):
-    return _assign_out(data.detach(), out)
+    """The same values; no gradient flows back through it (a zero gradient is recorded)."""
+    t = _t(data)
+    if _state.recording and t.requires_grad:
+        # Keep the output in the graph, as MXNet does, so that backward from it gives the
+        # inputs a zero gradient instead of failing.
+        d = t.detach()
+        r = d + (t - d) * 0
+    else:
+        r = t.detach()
+    return _assign_out(_new(r, data._ctx), out)
 
 
 globals()["BlockGrad"] = stop_gradient
