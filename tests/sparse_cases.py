@@ -249,3 +249,71 @@ CASES = [
      "    y.backward()\n"
      "out = w.grad"),
 ]
+
+
+def _kv_cases():
+    """KVStore scenarios, for 'local' and 'device'."""
+    out = []
+    base = [
+        ("rsp_pull", "kv.init(3, R()); o = nd.sparse.zeros('row_sparse', (4, 2))\n"
+                     "kv.row_sparse_pull(3, out=o, row_ids=nd.array([2, 1, 2], dtype='int64')); out = o"),
+        ("rsp_pull_two_outs_one_rowid",
+         "kv.init(3, R()); o = [nd.sparse.zeros('row_sparse', (4, 2)), nd.sparse.zeros('row_sparse', (4, 2), ctx=mx.cpu(1))]\n"
+         "kv.row_sparse_pull(3, out=o, row_ids=nd.array([3, 0], dtype='int64')); out = o + [str(o[1].context)]"),
+        ("rsp_pull_two_outs_two_rowids",
+         "kv.init(3, R()); o = [nd.sparse.zeros('row_sparse', (4, 2)), nd.sparse.zeros('row_sparse', (4, 2), ctx=mx.cpu(1))]\n"
+         "kv.row_sparse_pull(3, out=o, row_ids=[nd.array([3, 0], dtype='int64'), nd.array([1], dtype='int64')]); out = o"),
+        ("rsp_pull_str_keys",
+         "kv.init(['a', 'b'], [R(), R2()]); o = [nd.sparse.zeros('row_sparse', (4, 2)), nd.sparse.zeros('row_sparse', (4, 2))]\n"
+         "kv.row_sparse_pull(['a', 'b'], out=o, row_ids=[nd.array([0, 1], dtype='int64'), nd.array([1, 2], dtype='int64')]); out = o"),
+        ("pull_rsp_not_ignored",
+         "kv.init(3, R()); o = nd.sparse.zeros('row_sparse', (4, 2)); kv.pull(3, out=o, ignore_sparse=False); out = o"),
+        ("pull_rsp_ignored",
+         "kv.init(3, R()); o = nd.sparse.row_sparse_array(([[9, 9]], [1]), shape=(4, 2)); kv.pull(3, out=o); out = o"),
+        ("pull_rsp_into_dense", "kv.init(3, R()); o = nd.zeros((4, 2)); kv.pull(3, out=o); out = o"),
+        ("push_two_rsp",
+         "kv.init(3, R()); kv.push(3, [R(), R2().copyto(mx.cpu(1))]); o = nd.sparse.zeros('row_sparse', (4, 2))\n"
+         "kv.row_sparse_pull(3, out=o, row_ids=nd.array([0, 1, 2, 3], dtype='int64')); out = o"),
+        ("push_two_rsp_pull_all",
+         "kv.init(3, R()); kv.push(3, [R(), R2().copyto(mx.cpu(1))]); o = nd.sparse.zeros('row_sparse', (4, 2))\n"
+         "kv.pull(3, out=o, ignore_sparse=False); out = o"),
+        ("push_dense_to_rsp_key_then_rsp_pull",
+         "kv.init(3, R()); kv.push(3, nd.ones((4, 2))); o = nd.sparse.zeros('row_sparse', (4, 2))\n"
+         "kv.row_sparse_pull(3, out=o, row_ids=nd.array([0], dtype='int64')); out = o"),
+        ("rsp_pull_dense_out_err",
+         "kv.init(3, R()); o = nd.zeros((4, 2)); kv.row_sparse_pull(3, out=o, row_ids=nd.array([0], dtype='int64')); out = o"),
+        ("rsp_pull_dense_key_err",
+         "kv.init(5, nd.ones((4, 2))); o = nd.sparse.zeros('row_sparse', (4, 2))\n"
+         "kv.row_sparse_pull(5, out=o, row_ids=nd.array([0], dtype='int64')); out = o"),
+        ("rsp_pull_no_rowids_err",
+         "kv.init(3, R()); o = nd.sparse.zeros('row_sparse', (4, 2)); kv.row_sparse_pull(3, out=o); out = o"),
+        ("push_rsp_to_dense_key_pull_dense",
+         "kv.init(5, nd.ones((4, 2))); kv.push(5, [R(), R2().copyto(mx.cpu(1))]); o = nd.zeros((4, 2)); kv.pull(5, out=o); out = o"),
+        ("push_rsp_to_dense_key_pull_rsp",
+         "kv.init(5, nd.ones((4, 2))); kv.push(5, [R(), R2().copyto(mx.cpu(1))])\n"
+         "o = [nd.sparse.zeros('row_sparse', (4, 2)), nd.sparse.zeros('row_sparse', (4, 2))]; kv.pull(5, out=o, ignore_sparse=False); out = o"),
+        ("push_rsp_dense_key_sgd",
+         "kv.init(6, nd.array(np.arange(8).reshape(4, 2), dtype='float32'))\n"
+         "kv.set_optimizer(mx.optimizer.create('sgd', learning_rate=0.1, momentum=0.9, wd=0.1))\n"
+         "for _ in range(2):\n    kv.push(6, [R(), R2().copyto(mx.cpu(1))])\n"
+         "o = nd.zeros((4, 2)); kv.pull(6, out=o); out = o"),
+        ("push_rsp_rsp_key_sgd",
+         "kv.init(7, nd.array(np.arange(8).reshape(4, 2), dtype='float32').tostype('row_sparse'))\n"
+         "kv.set_optimizer(mx.optimizer.create('sgd', learning_rate=0.1, momentum=0.9, wd=0.1))\n"
+         "for _ in range(2):\n    kv.push(7, [R(), R2().copyto(mx.cpu(1))])\n"
+         "o = nd.sparse.zeros('row_sparse', (4, 2)); kv.row_sparse_pull(7, out=o, row_ids=nd.array([0, 1, 2, 3], dtype='int64')); out = o"),
+        ("push_rsp_rsp_key_adam",
+         "kv.init(7, nd.array(np.arange(8).reshape(4, 2), dtype='float32').tostype('row_sparse'))\n"
+         "kv.set_optimizer(mx.optimizer.create('adam', learning_rate=0.1, wd=0.1))\n"
+         "for _ in range(2):\n    kv.push(7, [R(), R2().copyto(mx.cpu(1))])\n"
+         "o = nd.sparse.zeros('row_sparse', (4, 2)); kv.row_sparse_pull(7, out=o, row_ids=nd.array([1, 3], dtype='int64')); out = o"),
+        ("pushpull_rsp", "kv.init(3, R()); v = [R(), R2()]; kv.pushpull(3, v); out = v"),
+        ("init_csr", "kv.init(9, C()); o = nd.zeros((3, 3)); kv.pull(9, out=o); out = o"),
+    ]
+    for kind in ("local", "device"):
+        for name, code in base:
+            out.append((f"kv_{kind}_{name}", f"kv = mx.kv.create('{kind}')\n" + code))
+    return out
+
+
+CASES += _kv_cases()

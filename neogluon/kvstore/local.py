@@ -33,6 +33,7 @@ from ..context import Context, cpu
 from ..ndarray.ndarray import NDArray, _new
 from .base import KVStoreBase
 from .compression import GradientCompression
+from . import _sparse
 
 __all__ = ["KVStore"]
 
@@ -229,10 +230,11 @@ class KVStore(KVStoreBase):
                 raise MXNetError(f"duplicate init of key {k}. Please double check if you called "
                                  "kv.init or kv.broadcast with this key multiple times")
             seen.add(k)
-            if v.stype != "default":
-                self._sparse_unsupported("init", k)
         with torch.no_grad():
             for k, v in flat:
+                if v.stype != "default":
+                    self._store[k] = _sparse.init_value(self, v)
+                    continue
                 t = v._t.detach()
                 dev = self._store_device(t)
                 ctx = v._ctx if t.device == dev else cpu(0)
@@ -379,9 +381,7 @@ class KVStore(KVStoreBase):
                          "this store yet")
 
     def _row_sparse_pull_one(self, key, stored, out, row_id):
-        # Sparse stored values are initialised through _sparse_unsupported for now; this is
-        # where the row_sparse implementation plugs in.
-        self._sparse_unsupported("row_sparse_pull", key)
+        _sparse.row_sparse_pull_one(self, key, stored, out, row_id)
 
     # ------------------------------------------------------------------ core
     def _validate_push(self, groups):
@@ -398,6 +398,14 @@ class KVStore(KVStoreBase):
                                      f"value of dtype {v.dtype.__name__} was pushed")
 
     def _push_groups(self, groups):
+        if groups and any(_sparse.is_sparse_push(self, k, vals) for k, vals in groups):
+            dense = []
+            for k, vals in groups:
+                if _sparse.is_sparse_push(self, k, vals):
+                    _sparse.push(self, k, vals)
+                else:
+                    dense.append((k, vals))
+            groups = dense
         if not groups:
             return
         self._validate_push(groups)
@@ -536,10 +544,8 @@ class KVStore(KVStoreBase):
         for k, outs in groups:
             stored = self._stored(k)
             for o in outs:
-                if o.stype != "default":
-                    if ignore_sparse:
-                        continue
-                    self._sparse_unsupported("pull", k)
+                if o.stype != "default" and ignore_sparse:
+                    continue
                 if o.shape != stored.shape:
                     raise MXNetError(f"pull: key {k!r} holds shape {stored.shape} but the output "
                                      f"has shape {o.shape}")
@@ -552,6 +558,9 @@ class KVStore(KVStoreBase):
         with torch.no_grad():
             by_dev = {}
             for o, k in targets:
+                if o.stype != "default":
+                    _sparse.copy_into(o, self._store[k])
+                    continue
                 dst = o._t
                 src = self._store[k]._t
                 if dst.dtype is src.dtype and dst.device == src.device:
