@@ -248,6 +248,13 @@ class _AutogradInfo:
 _GRAD_REQS = ("write", "add", "null")
 
 
+class _GradReqError(ValueError, KeyError):
+    """MXNet raises KeyError for an unknown grad_req; this is also a ValueError."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
 def _leaf(v):
     """The torch tensor autograd differentiates for variable ``v``: a sparse array's stored
     values, else the array's tensor."""
@@ -260,7 +267,7 @@ def _attach(arr, grad_req="write", grad_buf=None):
         from .ndarray.sparse import _attach_sparse_var
         return _attach_sparse_var(arr, grad_req, grad_buf)
     if grad_req not in _GRAD_REQS:
-        raise ValueError(f"grad_req must be one of {_GRAD_REQS}, got {grad_req!r}")
+        raise _GradReqError(f"grad_req must be one of {_GRAD_REQS}, got {grad_req!r}")
     from .ndarray.ndarray import _new
     t = arr._t
     if t.requires_grad or t.grad_fn is not None:
@@ -269,7 +276,7 @@ def _attach(arr, grad_req="write", grad_buf=None):
     if grad_req != "null" and differentiable:
         t.requires_grad_(True)
     arr._t = t
-    if grad_buf is None:
+    if grad_buf is None and grad_req != "null":  # MXNet gives no buffer for 'null'
         with torch.no_grad():
             grad_buf = _new(torch.zeros_like(t), arr._ctx)
     # An array marked again is already in the set; adding it anew would compare NDArrays

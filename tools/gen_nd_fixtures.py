@@ -646,6 +646,114 @@ def snippet_cases():
         S("context", name, code)
 
 
+def autograd_snippets():
+    A = lambda name, code: snip("autograd", name, code)  # noqa: E731
+    A("flags", "r = [autograd.is_recording(), autograd.is_training()]\n"
+               "with autograd.record():\n    r += [autograd.is_recording(), autograd.is_training()]\n"
+               "    with autograd.pause():\n        r += [autograd.is_recording(), autograd.is_training()]\n"
+               "    with autograd.predict_mode():\n        r += [autograd.is_recording(), autograd.is_training()]\n"
+               "with autograd.record(train_mode=False):\n    r += [autograd.is_recording(), autograd.is_training()]\n"
+               "    with autograd.train_mode():\n        r += [autograd.is_training()]\n"
+               "    with autograd.pause(train_mode=True):\n        r += [autograd.is_recording(), autograd.is_training()]\n"
+               "with autograd.train_mode():\n    r += [autograd.is_recording(), autograd.is_training()]\n"
+               "r += [autograd.is_recording(), autograd.is_training()]\nresult = r")
+    A("set_flags", "a = autograd.set_recording(True); b = autograd.set_training(True); "
+                   "c = [autograd.is_recording(), autograd.is_training()]; "
+                   "d = autograd.set_recording(False); e = autograd.set_training(False); "
+                   "result = [a, b, c, d, e, autograd.is_recording(), autograd.is_training()]")
+    A("basic", "x = nd.array([1., 2., 3.]); x.attach_grad()\nwith autograd.record():\n"
+               "    y = x * x + 2 * x\ny.backward()\nresult = [y, x.grad]")
+    A("head_grad", "x = nd.array([1., 2., 3.]); x.attach_grad()\nwith autograd.record():\n"
+                   "    y = x * x\ny.backward(nd.array([1., 0.5, 2.]))\nresult = x.grad")
+    A("backward_fn_multi_heads", "x = nd.array([1., 2.]); x.attach_grad()\n"
+                                 "with autograd.record():\n    a = x * 2\n    b = x * x\n"
+                                 "autograd.backward([a, b], [nd.ones(2), nd.array([1., 3.])])\n"
+                                 "result = x.grad")
+    A("write_overwrites", "x = nd.array([1., 2.]); x.attach_grad()\nfor i in range(2):\n"
+                          "    with autograd.record():\n        y = x * 3\n    y.backward()\n"
+                          "result = x.grad")
+    A("grad_req_add", "x = nd.array([1., 2.]); x.attach_grad(grad_req='add')\nfor i in range(3):\n"
+                      "    with autograd.record():\n        y = x * x\n    y.backward()\n"
+                      "result = x.grad")
+    A("grad_req_null", "x = nd.array([1., 2.]); x.attach_grad(grad_req='null'); w = nd.ones(2); "
+                       "w.attach_grad()\nwith autograd.record():\n    y = x * w\ny.backward()\n"
+                       "result = [x.grad, w.grad]")
+    A("grad_req_bad", "x = nd.ones(2); x.attach_grad(grad_req='sum')")
+    A("attach_twice_resets", "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                             "    y = x * 2\ny.backward(); g1 = x.grad.copy(); x.attach_grad()\n"
+                             "result = [g1, x.grad]")
+    A("no_record_error", "x = nd.ones(2); x.attach_grad(); y = x * 2; y.backward()")
+    A("no_variable_error", "with autograd.record():\n    y = nd.ones(2) * 2\ny.backward()")
+    A("retain_graph_error", "x = nd.ones(2); x.attach_grad()\nwith autograd.record():\n"
+                            "    y = (x * x).sum()\ny.backward()\ny.backward()")
+    A("retain_graph_ok", "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                         "    y = (x * x).sum()\ny.backward(retain_graph=True); g1 = x.grad.copy()\n"
+                         "y.backward()\nresult = [g1, x.grad]")
+    A("pause_blocks_grad", "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                           "    y = x * 2\n    with autograd.pause():\n        z = y * 3\n"
+                           "    w = y + z\nw.backward()\nresult = x.grad")
+    A("detach", "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                "    y = x * 2\n    z = y.detach() * x\nz.backward()\nresult = x.grad")
+    A("grad_fn", "x = nd.array([1., 2., 3.]); x.attach_grad()\nwith autograd.record():\n"
+                 "    y = (x ** 3).sum()\ng = autograd.grad(y, [x])\nresult = [g, x.grad]")
+    A("grad_fn_single_var", "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                            "    y = x * x\ng = autograd.grad(y, x)\nresult = g")
+    A("grad_fn_head_grads", "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                            "    y = x * x\nresult = autograd.grad(y, [x], head_grads=nd.array([2., 3.]))")
+    # Second-order gradients (only some MXNet 1.9.1 operators have them: sin, cos, log, ...).
+    A("higher_order_sin", "x = nd.array([0.5, 1.5, -2.]); x.attach_grad()\nwith autograd.record():\n"
+                          "    y = nd.sin(x)\n    dy = autograd.grad(y, [x], create_graph=True, "
+                          "retain_graph=True)[0]\ndy.backward()\nresult = [dy, x.grad]")
+    A("higher_order_log", "x = nd.array([0.5, 1.5, 2.]); x.attach_grad()\nwith autograd.record():\n"
+                          "    y = nd.log(x)\n    dy = autograd.grad(y, [x], create_graph=True)[0]\n"
+                          "    z = nd.cos(dy)\nz.backward()\nresult = [dy, z, x.grad]")
+    A("higher_order_third", "x = nd.array([0.3, 1.1]); x.attach_grad()\nwith autograd.record():\n"
+                            "    y = nd.sin(x)\n    d1 = autograd.grad(y, [x], create_graph=True)[0]\n"
+                            "    d2 = autograd.grad(d1, [x], create_graph=True)[0]\n"
+                            "d2.backward()\nresult = [d1, d2, x.grad]")
+    A("mark_variables", "x = nd.array([1., 2.]); g = nd.zeros(2)\n"
+                        "autograd.mark_variables([x], [g])\nwith autograd.record():\n"
+                        "    y = x * 5\ny.backward()\nresult = [g, x.grad]")
+    A("mark_variables_add", "x = nd.array([1., 2.]); g = nd.ones(2)\n"
+                            "autograd.mark_variables(x, g, grad_reqs='add')\nwith autograd.record():\n"
+                            "    y = x * x\ny.backward()\nresult = g")
+    A("function", "class Sq(autograd.Function):\n    def forward(self, x):\n"
+                  "        self.save_for_backward(x)\n        return x * x\n"
+                  "    def backward(self, dy):\n        x, = self.saved_tensors\n        return dy * 2 * x\n"
+                  "x = nd.array([1., 2., 3.]); x.attach_grad()\nwith autograd.record():\n"
+                  "    y = Sq()(x) * 3\ny.backward()\nresult = [y, x.grad]")
+    A("function_two_io", "class F2(autograd.Function):\n    def forward(self, a, b):\n"
+                         "        self.save_for_backward(a, b)\n        return a * b, a + b\n"
+                         "    def backward(self, d1, d2):\n        a, b = self.saved_tensors\n"
+                         "        return d1 * b + d2, d1 * a + d2\n"
+                         "a = nd.array([1., 2.]); b = nd.array([3., 4.]); a.attach_grad(); b.attach_grad()\n"
+                         "with autograd.record():\n    p, s = F2()(a, b)\n    z = p * 2 + s\n"
+                         "z.backward()\nresult = [p, s, a.grad, b.grad]")
+    A("function_custom_grad", "class Ident(autograd.Function):\n    def forward(self, x):\n"
+                              "        return x.copy()\n    def backward(self, dy):\n        return dy * 10\n"
+                              "x = nd.array([1., 2.]); x.attach_grad()\nwith autograd.record():\n"
+                              "    y = Ident()(x)\ny.backward()\nresult = x.grad")
+    A("inplace_on_variable_in_record", "x = nd.ones(2); x.attach_grad()\nwith autograd.record():\n"
+                                       "    x += 1\n")
+    A("train_mode_arg", "x = nd.ones((4, 5)); x.attach_grad()\nwith autograd.record(train_mode=False):\n"
+                        "    y = nd.Dropout(x, p=0.5)\ny.backward()\nresult = [y, x.grad]")
+    A("grad_attribute_none", "result = nd.ones(2).grad")
+    A("grad_of_intermediate_attached", "x = nd.array([1., 2.]); x.attach_grad()\n"
+                                       "with autograd.record():\n    y = x * 2\n    y.attach_grad()\n"
+                                       "    z = y * y\nz.backward()\nresult = [x.grad, y.grad]")
+    A("backward_nonscalar_default_ones", "x = nd.array([[1., 2.], [3., 4.]]); x.attach_grad()\n"
+                                         "with autograd.record():\n    y = nd.dot(x, x)\ny.backward()\n"
+                                         "result = x.grad")
+    A("unused_variable_grad_unchanged", "x = nd.array([1., 2.]); w = nd.array([5., 5.]); "
+                                        "x.attach_grad(); w.attach_grad(); w.grad[:] = 7\n"
+                                        "with autograd.record():\n    y = x * 2\ny.backward()\n"
+                                        "result = [x.grad, w.grad]")
+    A("int_variable", "x = nd.array([1, 2], dtype='int32'); x.attach_grad(); result = x.grad")
+    A("seed_repro", "mx.random.seed(42); a = nd.random.uniform(shape=(3,)); "
+                    "mx.random.seed(42); b = nd.random.uniform(shape=(3,)); "
+                    "result = [(a == b).asnumpy().all(), a.shape, a.dtype]")
+
+
 def encode(v):
     """JSON form of a result (arrays with shape and dtype, contexts, types, errors)."""
     import mxnet as mx
@@ -777,6 +885,7 @@ def main():
     op_cases()
     write_cases(mx, "ops")
     snippet_cases()
+    autograd_snippets()
     for group in sorted(SNIPPETS):
         run_snippets(mx, group)
     io_fixtures(mx)
