@@ -133,8 +133,7 @@ class _BatchSamplerView(torch.utils.data.Sampler):
         self.batch_sampler = batch_sampler
 
     def __iter__(self):
-        for batch in self.batch_sampler:
-            yield [int(i) for i in batch]
+        return iter(self.batch_sampler)
 
     def __len__(self):
         return len(self.batch_sampler)

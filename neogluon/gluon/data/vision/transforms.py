@@ -1,0 +1,319 @@
+"""Image transforms for ``Dataset.transform`` / ``transform_first`` (MXNet 1.9.1's set).
+
+Images are HWC arrays (``uint8`` or float) until :class:`ToTensor` turns them into CHW
+float32 in [0, 1]. Random transforms draw from numpy's global generator (Python's ``random``
+for the crop geometry of :class:`RandomResizedCrop`, as in MXNet).
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ....base import numeric_types
+from ...block import Block, HybridBlock
+from ...nn import Sequential
+from . import _image
+
+__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "RandomResizedCrop", "CropResize",
+           "CenterCrop", "Resize", "RandomFlipLeftRight", "RandomFlipTopBottom",
+           "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomColorJitter",
+           "RandomLighting", "RandomApply"]
+
+
+class Compose(Sequential):
+    """Apply transforms in sequence.
+
+    Parameters
+    ----------
+    transforms : list of callables
+        The transforms, applied first to last.
+
+    Notes
+    -----
+    MXNet hybridizes runs of consecutive HybridBlock transforms; neogluon runs them as they
+    are (the results are the same, and per-sample transforms gain nothing from capture).
+    """
+
+    def __init__(self, transforms):
+        super().__init__()
+        for t in transforms:
+            if t is not None:
+                self.add(t if isinstance(t, Block) else _Callable(t))
+
+
+class _Callable(Block):
+    """Lets a plain function sit in a Compose."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    def forward(self, x):
+        return self._fn(x)
+
+
+class _Imperative(HybridBlock):
+    """A HybridBlock transform computed by torch image kernels: ``hybridize()`` leaves it
+    imperative (capture would freeze its random draws)."""
+
+    def hybridize(self, active=True, **kwargs):
+        self._active = False
+
+
+class Cast(HybridBlock):
+    """Cast the input to ``dtype`` (default float32)."""
+
+    def __init__(self, dtype="float32"):
+        super().__init__()
+        self._dtype = dtype
+
+    def hybrid_forward(self, F, x):
+        return F.cast(x, self._dtype)
+
+
+class ToTensor(_Imperative):
+    """HWC (or NHWC) images with values in [0, 255] to CHW (NCHW) float32 in [0, 1]."""
+
+    def hybrid_forward(self, F, x):
+        return _image.to_tensor(x)
+
+
+class Normalize(_Imperative):
+    """``(x - mean) / std`` per channel of a CHW (or NCHW) float image.
+
+    Parameters
+    ----------
+    mean : float or tuple of floats
+        One value, or one per channel.
+    std : float or tuple of floats
+        One value, or one per channel.
+    """
+
+    def __init__(self, mean=0.0, std=1.0):
+        super().__init__()
+        self._mean = mean
+        self._std = std
+
+    def hybrid_forward(self, F, x):
+        return _image.normalize(x, self._mean, self._std)
+
+
+class RandomResizedCrop(Block):
+    """Crop a random area and aspect ratio, then resize to ``size``.
+
+    Parameters
+    ----------
+    size : int or (width, height)
+        Output size.
+    scale : (float, float), default (0.08, 1.0)
+        Range of the crop's area as a fraction of the image's.
+    ratio : (float, float), default (3/4, 4/3)
+        Range of the crop's aspect ratio (width / height).
+    interpolation : int, default 1
+        0 nearest, 1 bilinear, 2 bicubic, 3 area (OpenCV's codes).
+    """
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=1):
+        super().__init__()
+        if isinstance(size, numeric_types):
+            size = (size, size)
+        self._args = (size, scale, ratio, interpolation)
+
+    def forward(self, x):
+        return _image.random_size_crop(x, *self._args)[0]
+
+
+class CropResize(_Imperative):
+    """Crop the region at ``(x, y)`` of ``width`` x ``height``, optionally resized to ``size``.
+
+    Parameters
+    ----------
+    x, y : int
+        Left and top of the region.
+    width, height : int
+        Size of the region.
+    size : int or (width, height), optional
+        Resize the crop to this size.
+    interpolation : int, optional
+        Interpolation for the resize (default bilinear).
+    """
+
+    def __init__(self, x, y, width, height, size=None, interpolation=None):
+        super().__init__()
+        self._x, self._y = x, y
+        self._width, self._height = width, height
+        self._size = size
+        self._interpolation = interpolation
+
+    def hybrid_forward(self, F, x):
+        out = _image.crop(x, self._x, self._y, self._width, self._height)
+        if self._size:
+            interp = 1 if self._interpolation is None else self._interpolation
+            out = _image.resize(out, self._size, False, interp)
+        return out
+
+
+class CenterCrop(Block):
+    """Crop the centre to ``size`` (shrinking the crop, then resizing, for small images).
+
+    Parameters
+    ----------
+    size : int or (width, height)
+    interpolation : int, default 1
+    """
+
+    def __init__(self, size, interpolation=1):
+        super().__init__()
+        if isinstance(size, numeric_types):
+            size = (size, size)
+        self._args = (size, interpolation)
+
+    def forward(self, x):
+        return _image.center_crop(x, *self._args)[0]
+
+
+class Resize(_Imperative):
+    """Resize HWC (or NHWC) images.
+
+    Parameters
+    ----------
+    size : int or (width, height)
+    keep_ratio : bool, default False
+        With an int ``size``, resize the shorter side to ``size`` and keep the aspect ratio.
+    interpolation : int, default 1
+        0 nearest, 1 bilinear, 2 bicubic, 3 area (OpenCV's codes).
+    """
+
+    def __init__(self, size, keep_ratio=False, interpolation=1):
+        super().__init__()
+        self._keep = keep_ratio
+        self._size = size
+        self._interpolation = interpolation
+
+    def hybrid_forward(self, F, x):
+        return _image.resize(x, self._size, self._keep, self._interpolation)
+
+
+class RandomFlipLeftRight(_Imperative):
+    """Flip HWC images horizontally with probability 0.5."""
+
+    def hybrid_forward(self, F, x):
+        return _image.flip(x, 1) if np.random.random() < 0.5 else x
+
+
+class RandomFlipTopBottom(_Imperative):
+    """Flip HWC images vertically with probability 0.5."""
+
+    def hybrid_forward(self, F, x):
+        return _image.flip(x, 0) if np.random.random() < 0.5 else x
+
+
+def _factor_range(v):
+    return (max(0, 1 - v), 1 + v)
+
+
+class RandomBrightness(_Imperative):
+    """Multiply by a factor drawn uniformly from ``[max(0, 1 - brightness), 1 + brightness]``."""
+
+    def __init__(self, brightness):
+        super().__init__()
+        self._args = _factor_range(brightness)
+
+    def hybrid_forward(self, F, x):
+        return _image.adjust_brightness(x, np.random.uniform(*self._args))
+
+
+class RandomContrast(_Imperative):
+    """Blend HWC RGB images with their mean gray level by a random factor in
+    ``[max(0, 1 - contrast), 1 + contrast]``."""
+
+    def __init__(self, contrast):
+        super().__init__()
+        self._args = _factor_range(contrast)
+
+    def hybrid_forward(self, F, x):
+        return _image.adjust_contrast(x, np.random.uniform(*self._args))
+
+
+class RandomSaturation(_Imperative):
+    """Blend HWC RGB images with their gray level by a random factor in
+    ``[max(0, 1 - saturation), 1 + saturation]``."""
+
+    def __init__(self, saturation):
+        super().__init__()
+        self._args = _factor_range(saturation)
+
+    def hybrid_forward(self, F, x):
+        return _image.adjust_saturation(x, np.random.uniform(*self._args))
+
+
+class RandomColorJitter(_Imperative):
+    """Random brightness, contrast and saturation changes, applied in a random order.
+
+    Parameters
+    ----------
+    brightness, contrast, saturation : float
+        Strength of each change (0 leaves it out).
+    hue : float
+        Must be 0: random hue changes are not implemented in neogluon.
+    """
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
+        if hue:
+            raise NotImplementedError("RandomColorJitter: random hue changes (hue="
+                                      f"{hue}) are not implemented in neogluon")
+        self._args = (brightness, contrast, saturation, hue)
+
+    def hybrid_forward(self, F, x):
+        brightness, contrast, saturation, _ = self._args
+        steps = []
+        if brightness > 0:
+            steps.append((_image.adjust_brightness, _factor_range(brightness)))
+        if contrast > 0:
+            steps.append((_image.adjust_contrast, _factor_range(contrast)))
+        if saturation > 0:
+            steps.append((_image.adjust_saturation, _factor_range(saturation)))
+        for i in np.random.permutation(len(steps)):
+            fn, rng = steps[i]
+            x = fn(x, np.random.uniform(*rng))
+        return x
+
+
+class RandomLighting(_Imperative):
+    """AlexNet-style PCA lighting noise on HWC RGB images.
+
+    Parameters
+    ----------
+    alpha : float
+        Standard deviation of the noise on each principal component.
+    """
+
+    def __init__(self, alpha):
+        super().__init__()
+        self._alpha = alpha
+
+    def hybrid_forward(self, F, x):
+        return _image.adjust_lighting(x, np.random.normal(0, self._alpha, size=(3,)))
+
+
+class RandomApply(Sequential):
+    """Apply ``transforms`` with probability ``p`` (Python's ``random``).
+
+    Parameters
+    ----------
+    transforms : Block
+        The transform(s) to apply.
+    p : float, default 0.5
+    """
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        self.transforms = transforms
+        self.p = p
+
+    def forward(self, x):
+        if self.p < random.random():
+            return x
+        return self.transforms(x)
