@@ -467,7 +467,13 @@ class Trainer:
                                      "yet initialized in kvstore.")
             self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
         else:
-            _atomic_write(fname, self._updaters[0].get_states(dump_optimizer=True))
+            blob = self._updaters[0].get_states(dump_optimizer=True)
+            # Reading states brings fused-path states back to MXNet's layout, which changes
+            # later rounding; do it on every context so they stay identical (and so a run
+            # resumed from this file continues exactly as this one does).
+            for updater in self._updaters[1:]:
+                getattr(updater, "states", None)
+            _atomic_write(fname, blob)
 
     def load_states(self, fname):
         """Load optimizer states saved by :meth:`save_states`.
