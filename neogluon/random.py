@@ -50,7 +50,7 @@ def seed(seed_state: int, ctx="all") -> None:
 def __getattr__(name):
     # mx.random.uniform & co. are nd.random's samplers; imported lazily to keep layering.
     if name in ("uniform", "normal", "randint", "shuffle", "exponential", "gamma", "poisson",
-                "multinomial", "randn"):
+                "multinomial", "randn", "negative_binomial", "generalized_negative_binomial"):
         from .ndarray import random as _ndr
         return getattr(_ndr, name)
     raise AttributeError(name)

@@ -754,6 +754,49 @@ def autograd_snippets():
                     "result = [(a == b).asnumpy().all(), a.shape, a.dtype]")
 
 
+def random_snippets():
+    """Shapes, dtypes and errors of the samplers (values differ by design)."""
+    desc = "def d(r):\n    return [d(a) for a in r] if isinstance(r, list) else [r.shape, r.dtype, r.context]\n"
+    for name, call in [
+        ("uniform_default", "nd.random.uniform()"),
+        ("uniform_shape", "nd.random.uniform(0, 1, shape=(2, 3))"),
+        ("uniform_int_shape", "nd.random.uniform(0, 1, shape=5)"),
+        ("uniform_f64", "nd.random.uniform(shape=(2,), dtype='float64')"),
+        ("uniform_nd", "nd.random.uniform(nd.zeros(3), nd.ones(3), shape=(2,))"),
+        ("uniform_nd_noshape", "nd.random.uniform(nd.zeros(3), nd.ones(3))"),
+        ("uniform_ctx", "nd.random.uniform(shape=(2,), ctx=mx.cpu(1))"),
+        ("uniform_out", "nd.random.uniform(out=nd.zeros((2, 3)))"),
+        ("normal", "nd.random.normal(0, 1, shape=(2, 2))"),
+        ("normal_nd", "nd.random.normal(nd.zeros((2, 2)), nd.ones((2, 2)), shape=3)"),
+        ("randn", "nd.random.randn(2, 3)"),
+        ("randint", "nd.random.randint(0, 5, shape=(3,))"),
+        ("randint_int64", "nd.random.randint(0, 5, shape=(3,), dtype='int64')"),
+        ("randint_noshape", "nd.random.randint(0, 5)"),
+        ("randint_float_error", "nd.random.randint(0, 5, shape=(2,), dtype='float32')"),
+        ("exponential", "nd.random.exponential(2, shape=(2,))"),
+        ("gamma", "nd.random.gamma(2, 3, shape=(2,))"),
+        ("poisson", "nd.random.poisson(2, shape=(2,))"),
+        ("negative_binomial", "nd.random.negative_binomial(3, 0.5, shape=(2,))"),
+        ("generalized_negative_binomial", "nd.random.generalized_negative_binomial(3, 0.5, "
+                                          "shape=(2,))"),
+        ("multinomial", "nd.random.multinomial(nd.array([[0.1, 0.9], [0.5, 0.5]]))"),
+        ("multinomial_shape", "nd.random.multinomial(nd.array([[0.1, 0.9], [0.5, 0.5]]), "
+                              "shape=3)"),
+        ("multinomial_1d", "nd.random.multinomial(nd.array([0.1, 0.9]), shape=(2, 2))"),
+        ("multinomial_prob", "nd.random.multinomial(nd.array([0.1, 0.9]), get_prob=True)"),
+        ("shuffle", "nd.random.shuffle(nd.arange(6).reshape((3, 2)))"),
+        ("mx_random_uniform", "mx.random.uniform(shape=(2,))"),
+        ("mx_random_normal", "mx.random.normal(shape=(2, 1))"),
+    ]:
+        snip("random", name, desc + f"result = d({call})")
+    snip("random", "seed_bad", "mx.random.seed('a')")
+    snip("random", "seed_ctx", "result = mx.random.seed(1, ctx=mx.cpu())")
+    snip("random", "multinomial_values", "result = nd.random.multinomial(nd.array([[0., 1., 0.], "
+                                         "[0., 0., 1.]]), shape=2)")
+    snip("random", "shuffle_is_permutation", "x = nd.arange(10); y = nd.random.shuffle(x); "
+                                             "result = [nd.sort(y), x]")
+
+
 def encode(v):
     """JSON form of a result (arrays with shape and dtype, contexts, types, errors)."""
     import mxnet as mx
@@ -886,6 +929,7 @@ def main():
     write_cases(mx, "ops")
     snippet_cases()
     autograd_snippets()
+    random_snippets()
     for group in sorted(SNIPPETS):
         run_snippets(mx, group)
     io_fixtures(mx)

@@ -1,15 +1,16 @@
 """``nd.random``: samplers drawing from neogluon's seeded per-device generators."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from ..base import to_torch_dtype
+from ..base import MXNetError, to_torch_dtype
 from ..context import current_context
 from ..random import generator
 from .ndarray import NDArray, _new
 
 __all__ = ["uniform", "normal", "randn", "randint", "shuffle", "exponential", "gamma",
-           "poisson", "multinomial"]
+           "poisson", "multinomial", "negative_binomial", "generalized_negative_binomial"]
 
 
 def _shape(shape):
@@ -70,10 +71,12 @@ def randn(*shape, loc=0.0, scale=1.0, dtype=None, ctx=None, **kwargs):
 
 def randint(low, high, shape=None, dtype="int32", ctx=None, out=None, **kwargs):
     """Integers drawn uniformly from [low, high)."""
+    if dtype not in ("int32", "int64", None) and np.dtype(dtype) not in (np.int32, np.int64):
+        raise MXNetError(f"randint: dtype must be 'int32' or 'int64', got {dtype!r}")
     ctx = ctx or current_context()
     dev = ctx.torch_device
     t = torch.randint(int(low), int(high), _shape(shape), generator=generator(dev), device=dev,
-                      dtype=to_torch_dtype(dtype))
+                      dtype=to_torch_dtype(dtype or "int32"))
     return _out(t, ctx, out)
 
 
@@ -98,6 +101,32 @@ def poisson(lam=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     dev = ctx.torch_device
     rates = torch.full(_shape(shape), float(lam), dtype=to_torch_dtype(dtype), device=dev)
     return _out(torch.poisson(rates, generator=generator(dev)), ctx, out)
+
+
+def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Failures before the ``k``-th success with success probability ``p``."""
+    ctx = ctx or current_context()
+    dev = ctx.torch_device
+    gen = generator(dev)
+    conc = torch.full(_shape(shape), float(k), dtype=torch.float64, device=dev)
+    lam = torch._standard_gamma(conc, generator=gen) * ((1.0 - p) / p)
+    t = torch.poisson(lam, generator=gen).to(to_torch_dtype(dtype))
+    return _out(t, ctx, out)
+
+
+def generalized_negative_binomial(mu=1.0, alpha=1.0, shape=None, dtype=None, ctx=None,
+                                  out=None, **kwargs):
+    """Negative binomial with mean ``mu`` and dispersion ``alpha``."""
+    ctx = ctx or current_context()
+    dev = ctx.torch_device
+    gen = generator(dev)
+    if alpha == 0:
+        lam = torch.full(_shape(shape), float(mu), dtype=torch.float64, device=dev)
+    else:
+        conc = torch.full(_shape(shape), 1.0 / alpha, dtype=torch.float64, device=dev)
+        lam = torch._standard_gamma(conc, generator=gen) * (alpha * mu)
+    t = torch.poisson(lam, generator=gen).to(to_torch_dtype(dtype))
+    return _out(t, ctx, out)
 
 
 def multinomial(data, shape=None, get_prob=False, dtype="int32", **kwargs):
