@@ -271,3 +271,26 @@ def test_image_folder_dataset(tmp_path):
     with pytest.warns(UserWarning):
         gray = vision.ImageFolderDataset(str(tmp_path), flag=0)
     assert gray[0][0].shape == (4, 5, 1)
+
+
+def test_image_record_dataset(tmp_path):
+    pytest.importorskip("PIL.Image")
+    import shutil
+    for name in ("images.rec", "images.idx"):
+        shutil.copy(os.path.join(FIX, name), tmp_path / name)
+    ref = META["image_record"]
+    ds = vision.ImageRecordDataset(str(tmp_path / "images.rec"))
+    assert len(ds) == ref["len"]
+    for i in range(len(ds)):
+        d, l = ds[i]
+        assert d.dtype == np.uint8
+        np.testing.assert_array_equal(d.asnumpy(), A[f"rec_dec{i}"])
+        np.testing.assert_array_equal(A[f"rec_dec{i}"], A[f"rec_img{i}"])
+        assert type(l).__name__ == ref["label_types"][i]
+        assert np.asarray(l).tolist() == ref["labels"][i]
+    gray = vision.ImageRecordDataset(str(tmp_path / "images.rec"), flag=0)[1][0]
+    # OpenCV and Pillow round the luma sum differently by at most one level
+    close(gray, A["rec_gray1"], rtol=0, atol=1.0)
+    seen = vision.ImageRecordDataset(str(tmp_path / "images.rec"),
+                                     transform=lambda d, l: (d.shape, l))[0]
+    assert seen == ((4, 5, 3), 3.0)

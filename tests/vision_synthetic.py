@@ -47,3 +47,17 @@ def write_all(root):
             f.write(rec.astype(np.uint8).tobytes())
         out[name] = os.path.join(c100, name)
     return out
+
+
+def png_bytes(img):
+    """An RGB uint8 HWC array encoded as a PNG file (no compression filters), by hand."""
+    import zlib
+    h, w, c = img.shape
+    assert c == 3 and img.dtype == np.uint8
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+    raw = b"".join(b"\x00" + img[r].tobytes() for r in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))

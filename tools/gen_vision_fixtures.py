@@ -127,6 +127,27 @@ def main():
                              "labels": [int(ds[i][1]) for i in range(len(ds))]}
                 arrays[f"{tag}_last"] = d.asnumpy()
 
+    # ---- an image RecordIO file (PNG payloads, packed by MXNet's recordio)
+    rec = os.path.join(OUT, "images.rec")
+    idx = os.path.join(OUT, "images.idx")
+    w = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    labels = [3.0, [1.0, 2.5, -1.0], 7.0]
+    for i, lab in enumerate(labels):
+        img = rng.randint(0, 256, (4 + i, 5, 3)).astype(np.uint8)
+        header = mx.recordio.IRHeader(0, lab, i, 0)
+        w.write_idx(i, mx.recordio.pack(header, vision_synthetic.png_bytes(img)))
+        arrays[f"rec_img{i}"] = img
+    w.close()
+    ds = vision.ImageRecordDataset(rec)
+    meta["image_record"] = {"len": len(ds), "labels": [], "label_types": []}
+    for i in range(len(ds)):
+        d, l = ds[i]
+        arrays[f"rec_dec{i}"] = d.asnumpy()
+        meta["image_record"]["labels"].append(np.asarray(l).tolist())
+        meta["image_record"]["label_types"].append(type(l).__name__)
+    gray = vision.ImageRecordDataset(rec, flag=0)[1][0]
+    arrays["rec_gray1"] = gray.asnumpy()
+
     np.savez_compressed(os.path.join(OUT, "vision.npz"), **arrays)
     with open(os.path.join(OUT, "vision.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
