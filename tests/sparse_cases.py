@@ -33,7 +33,7 @@ BIGR = rand_rows(40, 6, 0.3, 3)
 
 
 def namespace(mx):
-    ns = {"mx": mx}
+    ns = {"mx": mx, "GLUON_PRELUDE": GLUON_PRELUDE}
     exec(PRELUDE, ns)  # noqa: S102 - our own source
     return ns
 
@@ -317,3 +317,117 @@ def _kv_cases():
 
 
 CASES += _kv_cases()
+
+
+GLUON_PRELUDE = """
+gluon = mx.gluon
+W0 = np.random.RandomState(5).uniform(-1, 1, size=(6, 3)).astype('float32')
+BATCHES = [[0, 2, 2], [5, 2], [1, 4, 0]]
+def ctxs(n):
+    return [mx.cpu(i) for i in range(n)]
+def emb_run(opt, opt_params, n_ctx=1, kvstore='device', update_on_kvstore=None, steps=3):
+    emb = gluon.nn.Embedding(6, 3, sparse_grad=True)
+    emb.initialize(ctx=ctxs(n_ctx))
+    emb.weight.set_data(nd.array(W0))
+    tr = gluon.Trainer(emb.collect_params(), opt, opt_params, kvstore=kvstore,
+                       update_on_kvstore=update_on_kvstore)
+    res = []
+    for b in BATCHES[:steps]:
+        with autograd.record():
+            losses = []
+            for c in ctxs(n_ctx):
+                y = emb(nd.array(b, ctx=c))
+                losses.append((y * y).sum())
+        autograd.backward(losses)
+        tr.step(len(b))
+        res.append(emb.weight.data(mx.cpu(0)).copy())
+    g = emb.weight.grad(mx.cpu(0))
+    return res + [g.stype, g.indices, str(tr._kvstore.type) if tr._kvstore else None,
+                  tr._update_on_kvstore]
+def sparse_weight_run(opt, opt_params, n_ctx=1, kvstore='device', update_on_kvstore=None):
+    w = gluon.Parameter('w', shape=(6, 3), stype='row_sparse', grad_stype='row_sparse')
+    w.initialize(ctx=ctxs(n_ctx))
+    w.set_data(nd.array(W0))
+    tr = gluon.Trainer([w], opt, opt_params, kvstore=kvstore, update_on_kvstore=update_on_kvstore)
+    res = []
+    for b in BATCHES:
+        cols = sorted(set(b))
+        x = nd.sparse.csr_matrix((np.arange(1, len(cols) + 1, dtype='float32'), cols, [0, len(cols)]), shape=(1, 6))
+        row_id = nd.array(cols, dtype='int64')
+        with autograd.record():
+            losses = []
+            for c in ctxs(n_ctx):
+                wr = w.row_sparse_data(row_id.as_in_context(c))
+                y = nd.sparse.dot(x.as_in_context(c), wr)
+                losses.append((y * y).sum())
+        autograd.backward(losses)
+        tr.step(1)
+        res.append(w.row_sparse_data(nd.arange(0, 6, dtype='int64')).copy())
+    g = w.grad(mx.cpu(0))
+    return res + [g.stype, g.indices, str(tr._kvstore.type) if tr._kvstore else None,
+                  tr._update_on_kvstore]
+def kv_choice(stype, grad_stype, n_ctx, kvstore, update_on_kvstore):
+    p = gluon.Parameter('p', shape=(4, 2), stype=stype, grad_stype=grad_stype)
+    p.initialize(ctx=ctxs(n_ctx))
+    tr = gluon.Trainer([p], 'sgd', {'learning_rate': 0.1}, kvstore=kvstore,
+                       update_on_kvstore=update_on_kvstore)
+    tr._init_kvstore()
+    return [str(tr._kvstore.type) if tr._kvstore else None, tr._update_on_kvstore, tr._distributed]
+"""
+
+
+def _gluon_cases():
+    out = []
+    for opt, params in (("sgd", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.1}"),
+                        ("adam", "{'learning_rate': 0.05, 'wd': 0.1}"),
+                        ("sgd_nolazy", "{'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.1, 'lazy_update': False}"),
+                        ("adagrad", "{'learning_rate': 0.1}")):
+        name = opt.split("_")[0]
+        out.append((f"gluon_emb_{opt}", f"out = emb_run('{name}', {params})"))
+        for kv in ("device", "local"):
+            for upd in (None, True, False):
+                out.append((f"gluon_emb_{opt}_2ctx_{kv}_{upd}",
+                            f"out = emb_run('{name}', {params}, n_ctx=2, kvstore='{kv}', update_on_kvstore={upd})"))
+        out.append((f"gluon_sparse_w_{opt}", f"out = sparse_weight_run('{name}', {params})"))
+        out.append((f"gluon_sparse_w_{opt}_2ctx_local",
+                    f"out = sparse_weight_run('{name}', {params}, n_ctx=2, kvstore='local')"))
+    out.append(("gluon_sparse_w_upd_false_err",
+                "out = sparse_weight_run('sgd', {'learning_rate': 0.1}, update_on_kvstore=False)"))
+    for st, gst in (("default", "default"), ("default", "row_sparse"), ("row_sparse", "row_sparse"),
+                    ("row_sparse", "default")):
+        for n in (1, 2):
+            for kv in ("device", "local", None):
+                for upd in (None, True, False):
+                    kvs = repr(kv)
+                    out.append((f"gluon_kvchoice_{st}_{gst}_{n}_{kv}_{upd}",
+                                f"out = kv_choice('{st}', '{gst}', {n}, {kvs}, {upd})"))
+    # Parameter checks
+    out += [
+        ("param_bad_stype", "out = gluon.Parameter('p', shape=(2, 2), stype='foo')"),
+        ("param_bad_grad_stype", "out = gluon.Parameter('p', shape=(2, 2), grad_stype='foo')"),
+        ("param_rsp_data_err", "p = gluon.Parameter('p', shape=(4, 2), stype='row_sparse'); p.initialize(); out = p.data()"),
+        ("param_rsp_list_data_err", "p = gluon.Parameter('p', shape=(4, 2), stype='row_sparse'); p.initialize(); out = p.list_data()"),
+        ("param_rsp_no_trainer_err", "p = gluon.Parameter('p', shape=(4, 2), stype='row_sparse'); p.initialize(); out = p.row_sparse_data(nd.array([0]))"),
+        ("param_dense_row_sparse_data_err", "p = gluon.Parameter('p', shape=(4, 2)); p.initialize(); out = p.row_sparse_data(nd.array([0]))"),
+        ("param_two_trainers_err",
+         "p = gluon.Parameter('p', shape=(4, 2), stype='row_sparse'); p.initialize()\n"
+         "t1 = gluon.Trainer([p], 'sgd'); t2 = gluon.Trainer([p], 'sgd'); out = None"),
+        ("param_grad_stype_init", "p = gluon.Parameter('p', shape=(4, 2), grad_stype='row_sparse'); p.initialize(); out = [p.grad(), p.data().stype]"),
+        ("param_zero_grad_rsp",
+         "emb = gluon.nn.Embedding(6, 3, sparse_grad=True); emb.initialize()\n"
+         "with autograd.record():\n    y = emb(nd.array([1, 4]))\n"
+         "y.backward(); before = emb.weight.grad().copy(); emb.weight.zero_grad(); out = [before, emb.weight.grad()]"),
+        ("param_dict_zero_grad_rsp",
+         "emb = gluon.nn.Embedding(6, 3, sparse_grad=True); emb.initialize()\n"
+         "with autograd.record():\n    y = emb(nd.array([1, 4]))\n"
+         "y.backward(); emb.collect_params().zero_grad(); out = emb.weight.grad()"),
+        ("param_rsp_row_sparse_data",
+         "p = gluon.Parameter('p', shape=(6, 3), stype='row_sparse'); p.initialize(); p.set_data(nd.array(W0))\n"
+         "t = gluon.Trainer([p], 'sgd'); out = [p.row_sparse_data(nd.array([4, 1], dtype='int64')), p.list_row_sparse_data(nd.array([2], dtype='int64'))]"),
+        ("emb_sparse_grad_repr", "out = repr(gluon.nn.Embedding(6, 3, sparse_grad=True))"),
+        ("emb_sparse_grad_weight_stypes", "e = gluon.nn.Embedding(6, 3, sparse_grad=True); out = [e.weight._stype, e.weight._grad_stype]"),
+    ]
+    return out
+
+
+CASES += [(n, "exec(GLUON_PRELUDE)\n" + c) for n, c in _gluon_cases()]

@@ -523,6 +523,12 @@ class Parameter:
         src = data._t.detach()
         with torch.no_grad():
             for arr in self._data:
+                if arr.stype != "default":
+                    if arr.shape != data.shape:
+                        raise MXNetError(f"set_data: Parameter '{self.name}' has shape "
+                                         f"{arr.shape}, data has shape {data.shape}")
+                    arr[:] = data  # sparse storage converts (a dense _t would be a copy)
+                    continue
                 t = arr._t
                 if t.shape != src.shape:
                     raise MXNetError(f"set_data: Parameter '{self.name}' has shape "
@@ -538,7 +544,7 @@ class Parameter:
                 if g.stype == "default":
                     g._t.zero_()
                 else:
-                    g[:] = 0
+                    g._assign(g.zeros_like())  # MXNet's zeros_like(out=g): no stored rows
 
     def var(self):
         """Not available: neogluon has no symbolic graph."""
@@ -766,7 +772,7 @@ class ParameterDict:
                 if g.stype == "default":
                     dense.append(g._t)
                 else:
-                    g[:] = 0
+                    g._assign(g.zeros_like())  # MXNet's zeros_like(out=g): no stored rows
         if dense:
             with torch.no_grad():
                 torch._foreach_zero_(dense)
