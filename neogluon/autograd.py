@@ -178,6 +178,9 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
                 "the graph was freed by an earlier backward; pass retain_graph=True to "
                 "backward to differentiate the same graph twice") from None
         raise MXNetError(f"backward failed: {err}") from None
+    # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
+    # of being copied into it: the buffer tensor and its NDArray stay the same objects.
+    taken = {t.untyped_storage().data_ptr() for t in grads_out}
     with torch.no_grad():
         for v, g in zip(variables, grads):
             if g is None:
@@ -192,6 +195,15 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
             buf = ag.grad._t
             if ag.grad_req == "add":
                 buf.add_(g)
+            elif (buf._base is None and g._base is None and g.shape == buf.shape
+                  and g.dtype is buf.dtype and g.device == buf.device and g.is_contiguous()
+                  and buf.is_contiguous()):
+                ptr = g.untyped_storage().data_ptr()
+                if ptr in taken:
+                    buf.copy_(g)
+                else:
+                    taken.add(ptr)
+                    buf.set_(g)
             else:
                 buf.copy_(g)
             ag.fresh = True
