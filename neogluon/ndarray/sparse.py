@@ -452,6 +452,10 @@ class RowSparseNDArray(BaseSparseNDArray):
         return "row_sparse"
 
     def _dense_t(self):
+        if self._aux[0].numel() == self._sshape[0]:
+            # every row is stored (sorted, unique): the values are the dense array itself, so
+            # dense readers (and in-place dense writers) work on the storage without a copy
+            return self._sdata
         return _rsp_dense_t(self._sdata, self._aux[0], self._sshape)
 
     def _with(self, data, aux, ctx):
@@ -590,7 +594,10 @@ def cast_storage(data, stype):
     if src == stype:
         return data.copy() if src != "default" else data
     if stype == "default":
-        return _new(data._t, data._ctx)
+        t = data._t
+        if t is data._sdata:
+            t = _grad_guard(torch.clone, t)
+        return _new(t, data._ctx)
     if src != "default":
         raise ValueError(f"cast_storage from {src} to {stype} is not supported")
     return _grad_guard(lambda: _from_dense_t(data._t, stype, data._ctx))
