@@ -51,7 +51,11 @@ def _run(fn, *args, **kwargs):
     """Run a torch function under neogluon's grad-mode rule."""
     if _state.recording:
         return fn(*args, **kwargs)
-    return _call_nograd(fn, *args, **kwargs)
+    r = _call_nograd(fn, *args, **kwargs)
+    # A view of a variable made with grad mode off still says requires_grad; cut it loose.
+    if type(r) is _Tensor and r.requires_grad:
+        return r.detach()
+    return r
 
 
 def _shape_str(shape):
@@ -110,7 +114,7 @@ class NDArray:
     def T(self):
         if self._t.dim() < 2:
             return self
-        return _new(self._t.permute(*range(self._t.dim() - 1, -1, -1)), self._ctx)
+        return _new(_run(self._t.permute, *range(self._t.dim() - 1, -1, -1)), self._ctx)
 
     @property
     def handle(self):
@@ -465,9 +469,9 @@ class NDArray:
                 if post:
                     r = _negative_steps(r, post)
             else:
-                r = _call_nograd(t.__getitem__, k)
+                r = t.detach()[k]
                 if post:
-                    r = _call_nograd(_negative_steps, r, post)
+                    r = _negative_steps(r, post)
         except IndexError as err:
             raise IndexError(f"index {key!r} is out of bounds for array of shape "
                              f"{self.shape}: {err}") from None

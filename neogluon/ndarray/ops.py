@@ -326,9 +326,12 @@ def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
     if n % num_outputs:
         raise MXNetError(f"split: axis {axis} of size {n} (shape {tuple(t.shape)}) cannot be "
                          f"split into {num_outputs} equal parts")
-    parts = _run(torch.chunk, t, num_outputs, axis)
-    if squeeze_axis:
-        parts = [p.squeeze(axis) for p in parts]
+    def fn():
+        parts = torch.chunk(t, num_outputs, axis)
+        return [p.squeeze(axis) for p in parts] if squeeze_axis else list(parts)
+    parts = _run(fn)
+    if not _state.recording and t.requires_grad:
+        parts = [p.detach() for p in parts]
     res = [_new(p, data._ctx) for p in parts]
     return res[0] if len(res) == 1 else res
 
