@@ -267,3 +267,22 @@ def test_gluon_data_namespace():
                  "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler",
                  "DataLoader"):
         assert hasattr(gluon.data, name), name
+
+
+def test_loader_gather_fast_path_equals_per_sample_batching():
+    """Whole-batch gathers for array datasets give what per-sample default batching gives."""
+    from neogluon.gluon.data.dataloader import default_batchify_fn
+    rng = np.random.RandomState(0)
+    datasets = [
+        gdata.ArrayDataset(rng.rand(9, 3).astype(np.float64), rng.randint(0, 5, 9)),
+        gdata.ArrayDataset(nd.array(rng.rand(9, 2, 2)), nd.arange(9), rng.rand(9) > 0.5),
+        gdata.ArrayDataset(rng.randint(0, 255, (9, 4)).astype(np.uint8)),
+        nd.arange(9), nd.arange(18).reshape((9, 2)), np.arange(9, dtype=np.int32),
+    ]
+    for ds in datasets:
+        np.random.seed(1)
+        fast = [_plain(b) for b in gdata.DataLoader(ds, batch_size=4, shuffle=True)]
+        np.random.seed(1)
+        slow = [_plain(b) for b in gdata.DataLoader(
+            ds, batch_size=4, shuffle=True, batchify_fn=lambda s: default_batchify_fn(s))]
+        assert fast == slow

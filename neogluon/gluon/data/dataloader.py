@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import torch
 
-from ...context import Context, cpu_pinned
+from ...context import Context, cpu_pinned, current_context
 from ...ndarray.ndarray import NDArray, _new, array as _nd_array, stack as _nd_stack
 from . import sampler as _sampler
 
@@ -36,6 +36,52 @@ def default_batchify_fn(data):
         return [default_batchify_fn(list(field)) for field in zip(*data)]
     arr = np.asarray(data)
     return _nd_array(arr, dtype=arr.dtype)
+
+
+def _array_fields(dataset):
+    """The arrays behind ``dataset`` when default batching can gather whole batches at once:
+    ``(fields, single)`` for an array or an ArrayDataset of numeric numpy arrays and NDArrays,
+    else None."""
+    from .dataset import ArrayDataset
+
+    def ok(a):
+        if type(a) is NDArray:
+            return True
+        return type(a) is np.ndarray and a.dtype.kind in "biuf" and a.dtype.itemsize > 0
+
+    if type(dataset) is ArrayDataset:
+        fields = dataset._data
+        if all(ok(a) for a in fields):
+            return fields, len(fields) == 1
+        return None
+    if ok(dataset) and len(dataset.shape) > 0:
+        return [dataset], True
+    return None
+
+
+def _gather_batch(spec, indices):
+    """``default_batchify_fn([dataset[i] for i in indices])`` by one gather per field: the
+    same values, dtypes and structure."""
+    fields, single = spec
+    idx = np.asarray(indices, dtype=np.int64)
+    out = []
+    for a in fields:
+        if type(a) is NDArray:
+            t = a._t.detach()
+            r = torch.index_select(t, 0, torch.from_numpy(idx).to(t.device))
+            if r.dim() == 1:
+                # items of a 1-D NDArray are (1,)-shaped arrays, so the batch is (n, 1)
+                r = r.reshape(-1, 1)
+            out.append(_new(r, a._ctx))
+        else:
+            # np.take makes the one copy the batch needs; wrap it without another
+            b = np.take(a, idx, axis=0)
+            ctx = current_context()
+            t = torch.from_numpy(b) if b.ndim else torch.from_numpy(b.reshape(1))
+            if ctx.torch_device.type != "cpu":
+                t = t.to(ctx.torch_device)
+            out.append(_new(t, ctx))
+    return out[0] if single else out
 
 
 def _to_shared_ctx(batch):
@@ -271,8 +317,12 @@ class DataLoader:
 
     def _same_process_iter(self):
         dataset, batchify = self._dataset, self._batchify_fn
+        fields = _array_fields(dataset) if batchify is default_batchify_fn else None
         for indices in self._batch_sampler:
-            yield self._finish(batchify([dataset[i] for i in indices]))
+            if fields is not None:
+                yield self._finish(_gather_batch(fields, indices))
+            else:
+                yield self._finish(batchify([dataset[i] for i in indices]))
 
     def _thread_iter(self):
         with self._lock:
