@@ -523,3 +523,24 @@ def test_block_on_two_contexts():
     np.testing.assert_allclose(g0.asnumpy(), np.ones((2, 3)))
     np.testing.assert_allclose(g1.asnumpy(), 2 * np.ones((2, 3)))
     assert y1.context == mx.cpu(1)
+
+
+def test_graph_survives_unrelated_changes_but_not_nested_ones():
+    net = nn.HybridSequential()
+    inner = nn.HybridSequential()
+    inner.add(nn.Dense(3, in_units=2))
+    net.add(inner)
+    net.initialize()
+    net.hybridize()
+    x = nd.ones((4, 2))
+    net(x)
+    graph = net._cached_graph[1]
+    other = nn.HybridSequential()
+    other.add(nn.Dense(2))  # an unrelated block changes
+    net(x)
+    assert net._cached_graph[1] is graph
+    extra = nn.Dense(5, in_units=3)
+    extra.initialize()
+    inner.add(extra)  # a grandchild list changes: the parent's graph must go
+    assert net(x).shape == (4, 5)
+    assert net._cached_graph[1] is not graph

@@ -674,6 +674,8 @@ class _Tracer:
         self.param_slots = {}
         self.failed = None
         self.depth = 0
+        self.blocks = []
+        self.block_ids = set()
         self.F = _FProxy(self)
 
     def fail(self, reason):
@@ -797,6 +799,9 @@ class _Graph:
         self.nodes = nodes
         self.out_slots = out_slots
         self.out_fmt = out_fmt
+        self.blocks = []
+        self.snapshot = []
+        self.version = None
         self._compile()
 
     def _compile(self):
@@ -856,6 +861,12 @@ class _Graph:
             "inputs": [{"slot": s, "name": slot_name[s]} for s in self.inputs],
             "params": params, "nodes": self.nodes,
             "outputs": self.out_slots, "output_format": self.out_fmt}, indent=1)
+
+
+def _snapshot(blocks):
+    """What a captured graph depends on: each block's children and parameters."""
+    return [(tuple(map(id, b._children.values())), tuple(map(id, b._reg_params.values())),
+             b._active) for b in blocks]
 
 
 def _flat_values(res, flat):
@@ -984,6 +995,9 @@ class HybridBlock(Block):
             return self.hybrid_forward(_nd, x, *args, **params)
 
     def _forward_traced(self, tr, x, args):
+        if id(self) not in tr.block_ids:
+            tr.block_ids.add(id(self))
+            tr.blocks.append(self)
         ctx = _first_ctx((x,) + args)
         params = self._param_arrays(ctx, x, args)
         params = {k: tr.param(self._reg_params[k], v) for k, v in params.items()}
@@ -992,7 +1006,7 @@ class HybridBlock(Block):
 
     def _signature(self, flat, ctx):
         return (tuple((a.shape, a._t.dtype) if a is not None else None for a in flat), ctx,
-                autograd.is_training(), _STRUCTURE[0])
+                autograd.is_training())
 
     def _call_cached(self, x, args):
         allargs = (x,) + args
@@ -1004,13 +1018,24 @@ class HybridBlock(Block):
         ctx = x._ctx if isinstance(x, NDArray) else _first_ctx(allargs)
         key = self._signature(allargs, ctx)
         g = self._graphs.get(key)
+        if g is not None and g.version != _STRUCTURE[0]:
+            # Something changed somewhere: keep the graph if the blocks it ran are unchanged.
+            if _snapshot(g.blocks) == g.snapshot:
+                g.version = _STRUCTURE[0]
+            else:
+                self._graphs.pop(key)
+                self._cached_graph = ()
+                g = None
         if g is not None:
             if ctx == current_context():
                 return g.run(allargs, ctx)
             with ctx:
                 return g.run(allargs, ctx)
-        if self._capture_failed is not None and self._capture_failed == _STRUCTURE[0]:
-            return self._imperative(x, args, ctx)
+        failed = self._capture_failed
+        if failed is not None:
+            if failed[0] == _STRUCTURE[0] or _snapshot(failed[1]) == failed[2]:
+                self._capture_failed = (_STRUCTURE[0], failed[1], failed[2])
+                return self._imperative(x, args, ctx)
         return self._capture(allargs, ctx, key)
 
     def _imperative(self, x, args, ctx):
@@ -1038,10 +1063,12 @@ class HybridBlock(Block):
             warnings.warn(f"{type(self).__name__} '{self.name}': hybridize could not capture the "
                           f"forward pass ({tr.failed}); running it imperatively instead.",
                           stacklevel=4)
-            self._capture_failed = _STRUCTURE[0]
+            self._capture_failed = (_STRUCTURE[0], tr.blocks, _snapshot(tr.blocks))
             self._cached_graph = ()
         else:
-            key = self._signature(allargs, ctx)  # deferred init may have bumped the version
+            graph.blocks = tr.blocks
+            graph.snapshot = _snapshot(tr.blocks)
+            graph.version = _STRUCTURE[0]
             if len(self._graphs) >= 16:
                 self._graphs.pop(next(iter(self._graphs)))
             self._graphs[key] = graph
