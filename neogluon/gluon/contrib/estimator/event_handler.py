@@ -477,11 +477,23 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
                                   monitor_name, self.best)
 
     def _save_symbol(self, estimator):
-        # neogluon has no symbol graph to write: the model is code. Say so once, as MXNet
-        # does for models it cannot export.
-        estimator.logger.info("Model architecture(symbol file) is not saved: neogluon has no "
-                              "symbol files; rebuild the network in code and load the "
-                              "parameters.")
+        symbol_file = os.path.join(self.model_dir, self.model_prefix + "-symbol.json")
+        cached = getattr(estimator.net, "_cached_graph", None)
+        if cached:
+            # neogluon's graph description (what HybridBlock.export writes), not MXNet's
+            # symbol JSON; SymbolBlock.imports reads it back.
+            graph = cached[1]
+            n = len(graph.inputs)
+            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+            tmp = f"{symbol_file}.tmp{os.getpid()}"
+            with open(tmp, "w") as f:
+                f.write(graph.to_json(names))
+            os.replace(tmp, symbol_file)
+        else:
+            estimator.logger.info(
+                "Model architecture(symbol file) is not saved, please use HybridBlock to "
+                "construct your model, and call net.hybridize() before passing to Estimator "
+                "in order to save model architecture as %s.", symbol_file)
 
     def _save_params_and_trainer(self, estimator, file_prefix):
         param_file = os.path.join(self.model_dir, file_prefix + ".params")
