@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import neogluon as mx
-from neogluon.optimizer import fused
+from neogluon.optimizer import _ckernels, fused
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "optimizer")
 with open(os.path.join(HERE, "updates.json")) as f:
@@ -56,7 +56,9 @@ def make_sched(spec):
     return getattr(mx.lr_scheduler, spec["kind"])(**spec["kwargs"])
 
 
-def run_scenario(meta, fast=True, check=True, on_step=None):
+def run_scenario(meta, mode="kernels", check=True, on_step=None):
+    """mode: 'kernels' (compiled CPU kernels), 'torch' (torch fused kernels and _foreach),
+    'foreach' (_foreach only)."""
     key, dtype = meta["key"], meta["dtype"]
     data = arrays(dtype)
     kw = dict(meta["kwargs"])
@@ -70,7 +72,8 @@ def run_scenario(meta, fast=True, check=True, on_step=None):
     upd = mx.optimizer.get_updater(opt)
     n = len(meta["shapes"])
     ws = [mx.nd.array(data[f"{key}/w0_{i}"], dtype=dtype) for i in range(n)]
-    old = fused.set_enabled(fast)
+    old = fused.set_enabled(mode != "foreach")
+    old_ck = _ckernels.set_enabled(mode == "kernels")
     try:
         for step in range(meta["steps"]):
             if step == 4:
@@ -94,6 +97,7 @@ def run_scenario(meta, fast=True, check=True, on_step=None):
                 on_step(step, upd)
     finally:
         fused.set_enabled(old)
+        _ckernels.set_enabled(old_ck)
     if check:
         assert opt.num_update == meta["num_update"]
         for i in range(n):
@@ -113,13 +117,19 @@ def run_scenario(meta, fast=True, check=True, on_step=None):
 
 @pytest.mark.parametrize("meta", SCENARIOS, ids=[m["key"] for m in SCENARIOS])
 def test_matches_mxnet(meta):
-    run_scenario(meta, fast=True)
+    assert _ckernels.library() is not None, "the compiled optimizer kernels did not build"
+    run_scenario(meta, mode="kernels")
 
 
-FAST_SCN = [m for m in SCENARIOS if m["scenario"].endswith("noclip") or
-            m["scenario"] in ("sgd", "nag", "adam", "adamw")]
+@pytest.mark.parametrize("meta", SCENARIOS, ids=[m["key"] for m in SCENARIOS])
+def test_matches_mxnet_torch_paths(meta):
+    run_scenario(meta, mode="torch")
 
 
-@pytest.mark.parametrize("meta", FAST_SCN, ids=[m["key"] for m in FAST_SCN])
-def test_matches_mxnet_without_fused_kernels(meta):
-    run_scenario(meta, fast=False)
+FOREACH_SCN = [m for m in SCENARIOS if m["scenario"].endswith("noclip") or
+               m["scenario"] in ("sgd", "nag", "adam", "adamw")]
+
+
+@pytest.mark.parametrize("meta", FOREACH_SCN, ids=[m["key"] for m in FOREACH_SCN])
+def test_matches_mxnet_foreach_only(meta):
+    run_scenario(meta, mode="foreach")

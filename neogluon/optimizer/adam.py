@@ -26,9 +26,10 @@ import math
 import numpy as np
 import torch
 
+from . import _ckernels as ck
 from . import _math as M
 from . import fused
-from .optimizer import _MultiTensor, _f32, _groups, _zeros_like, register
+from .optimizer import _MultiTensor, _ck_clip, _f32, _groups, _zeros_like, register
 
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB", "FTML"]
 
@@ -68,6 +69,13 @@ class _AdamBase(_MultiTensor):
         b1, b2, eps = _f32(self.beta1), _f32(self.beta2), _f32(self.epsilon)
         if clip is not None:
             clip = _f32(clip)
+        if ck.usable(ws, gs, means, vars_):
+            fused.make_exact(indices, scales)
+            lr_bc = [_f32(lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
+                     for lr, t in zip(lrs, ts)]
+            ck.run(ck.K_ADAMW if self._decoupled else ck.K_ADAM, ws, gs, s0=means, s1=vars_,
+                   lr=lr_bc, wd=[_f32(x) for x in wds], params=[r, _ck_clip(clip), b1, b2, eps])
+            return
         for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
             lr_bc = _f32(lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
             wd = _f32(wd)
@@ -155,6 +163,12 @@ class Adamax(_MultiTensor):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         ts = [self._index_update_count[i] for i in indices]
+        ms_, us_ = [s[0] for s in states], [s[1] for s in states]
+        if ck.usable(ws, gs, ms_, us_):
+            ck.run(ck.K_ADAMAX, ws, gs, s0=ms_, s1=us_,
+                   lr=[lr / (1.0 - self.beta1 ** t) for lr, t in zip(lrs, ts)], wd=wds,
+                   params=[self.rescale_grad, _ck_clip(self._clip()), self.beta1, self.beta2])
+            return
         for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
             m = [states[p][0] for p in pos]
@@ -213,6 +227,10 @@ class Nadam(_MultiTensor):
             neg_lr.append(-lr)
         means = [s[0] for s in states]
         vars_ = [s[1] for s in states]
+        if ck.usable(ws, gs, means, vars_):
+            ck.run(ck.K_NADAM, ws, gs, s0=means, s1=vars_, lr=lrs, wd=wds, a=a_g, b=a_m, c=c_v,
+                   params=[self.rescale_grad, _ck_clip(self._clip()), b1, b2, self.epsilon])
+            return
         if len(set(wds)) == 1:
             gg = M.scaled_grads_wd(gs, ws, self.rescale_grad, wds[0], self._clip())
         else:
@@ -268,6 +286,9 @@ class LAMB(_MultiTensor):
         b1, b2, eps = self.beta1, self.beta2, self.epsilon
         means = [s[0] for s in states]
         vars_ = [s[1] for s in states]
+        if ck.usable(ws, gs, means, vars_):
+            self._step_kernels(indices, ws, gs, means, vars_, lrs, wds)
+            return
         gg = M.scaled_grads(gs, self.rescale_grad, self._clip())
         _moments(gg, means, vars_, b1, b2)
         if self.bias_correction:
@@ -291,6 +312,38 @@ class LAMB(_MultiTensor):
         ratio = ratio.cpu().tolist()
         _mul_(u, [-lr * q for lr, q in zip(lrs, ratio)])
         _add_(ws, u)
+
+
+    def _trust_ratios(self, r1, r2):
+        out = []
+        lo = self.lower_bound if self.lower_bound else None
+        hi = self.upper_bound if self.upper_bound else None
+        for a, b in zip(r1, r2):
+            if lo is not None and lo >= 0:
+                a = max(a, lo)
+            if hi is not None and hi >= 0:
+                a = min(a, hi)
+            out.append(1.0 if (a == 0 or b == 0) else a / b)
+        return out
+
+    def _step_kernels(self, indices, ws, gs, means, vars_, lrs, wds):
+        b1, b2 = _f32(self.beta1), _f32(self.beta2)
+        if self.bias_correction:
+            ts = [self._index_update_count[i] for i in indices]
+            a = [1.0 - self.beta1 ** t for t in ts]
+            b = [1.0 - self.beta2 ** t for t in ts]
+        else:
+            a = b = [1.0] * len(ws)
+        wd = [_f32(x) for x in wds]
+        params = [_f32(self.rescale_grad), _ck_clip(self._clip()), b1, b2, _f32(self.epsilon)]
+        sw, su = ck.run(ck.K_LAMB1, ws, gs, s0=means, s1=vars_, lr=lrs, wd=wd, a=a, b=b,
+                        params=params, want_sums=True)
+        # MXNet computes the norms in float32
+        r1 = [float(np.float32(np.sqrt(x))) for x in sw]
+        r2 = [float(np.float32(np.sqrt(x))) for x in su]
+        ratio = self._trust_ratios(r1, r2)
+        ck.run(ck.K_LAMB2, ws, None, s0=means, s1=vars_, wd=wd, a=a, b=b,
+               lr=[_f32(lr) * q for lr, q in zip(lrs, ratio)], params=params)
 
 
 @register
@@ -318,6 +371,13 @@ class FTML(_MultiTensor):
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         b1, b2 = self.beta1, self.beta2
         ts = [self._index_update_count[i] for i in indices]
+        dl, vl, zl = ([s[j] for s in states] for j in range(3))
+        if ck.usable(ws, gs, dl, vl, zl):
+            ck.run(ck.K_FTML, ws, gs, s0=dl, s1=vl, s2=zl, lr=[_f32(x) for x in lrs],
+                   wd=[_f32(x) for x in wds], c=ts,
+                   params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(b1), _f32(b2),
+                           _f32(self.epsilon)])
+            return
         for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
             d = [states[p][0] for p in pos]

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import torch
 
+from . import _ckernels as ck
 from . import _math as M
-from .optimizer import _MultiTensor, _groups, _zeros_like, register
+from .optimizer import _MultiTensor, _ck_clip, _f32, _groups, _zeros_like, register
 
 __all__ = ["AdaGrad", "AdaDelta", "RMSProp", "Ftrl"]
 
@@ -52,6 +53,10 @@ class AdaGrad(_MultiTensor):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         hist = [s[0] for s in states]
+        if ck.usable(ws, gs, hist):
+            ck.run(ck.K_ADAGRAD, ws, gs, s0=hist, lr=lrs, wd=wds,
+                   params=[self.rescale_grad, _ck_clip(self._clip()), self.float_stable_eps])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g, h = M.pick(ws, pos), M.pick(gs, pos), M.pick(hist, pos)
             gg = M.scaled_grads(g, self.rescale_grad, self._clip())
@@ -88,6 +93,11 @@ class AdaDelta(_MultiTensor):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         rho, eps = self.rho, self.epsilon
+        ag, ad = [s[0] for s in states], [s[1] for s in states]
+        if ck.usable(ws, gs, ag, ad):
+            ck.run(ck.K_ADADELTA, ws, gs, s0=ag, s1=ad, lr=lrs, wd=wds,
+                   params=[self.rescale_grad, _ck_clip(self._clip()), rho, eps])
+            return
         for wd, pos in _groups(wds):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
             acc_g = [states[p][0] for p in pos]
@@ -144,6 +154,13 @@ class RMSProp(_MultiTensor):
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         g1, eps = self.gamma1, self.epsilon
         cw = self.clip_weights if (self.clip_weights and self.clip_weights >= 0) else None
+        slots = [[s[j] for s in states] for j in range(3 if self.centered else 1)]
+        if ck.usable(ws, gs, *slots):
+            ck.run(ck.K_RMSPROPALEX if self.centered else ck.K_RMSPROP, ws, gs, *slots,
+                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(g1),
+                           _f32(eps), -1.0 if cw is None else _f32(cw), _f32(self.gamma2)])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
             n = [states[p][0] for p in pos]
@@ -197,6 +214,13 @@ class Ftrl(_MultiTensor):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         l1 = self.lamda1
+        zl, nl = [s[0] for s in states], [s[1] for s in states]
+        if ck.usable(ws, gs, zl, nl):
+            ck.run(ck.K_FTRL, ws, gs, s0=zl, s1=nl, lr=[_f32(x) for x in lrs],
+                   wd=[_f32(x) for x in wds],
+                   params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(l1),
+                           _f32(self.beta)])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
             z = [states[p][0] for p in pos]

@@ -843,6 +843,11 @@ def _groups(keys):
     return list(out.items())
 
 
+def _ck_clip(clip):
+    """The kernels' clip argument: negative means no clipping."""
+    return -1.0 if clip is None else float(clip)
+
+
 def _zeros_like(weight, dtype=None):
     t = weight._t
     return _new(torch.zeros(t.shape, dtype=dtype or t.dtype, device=t.device), weight.context)

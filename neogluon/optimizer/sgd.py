@@ -30,9 +30,10 @@ import torch
 
 from ..ndarray.ndarray import NDArray, _new
 from ..random import generator as _generator
+from . import _ckernels as ck
 from . import _math as M
 from . import fused
-from .optimizer import _MultiTensor, _groups, _zeros_like, register
+from .optimizer import _MultiTensor, _ck_clip, _f32, _groups, _zeros_like, register
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD"]
 
@@ -77,6 +78,12 @@ class SGD(_MultiTensor):
         clip = self._clip()
         r = self.rescale_grad
         use_mom = mom > 0 and moms[0] is not None
+        if ck.usable(ws, gs, moms if use_mom else None):
+            fused.make_exact(indices, scales)
+            ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
+                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   params=[_f32(r), _ck_clip(clip), _f32(mom)])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             if len(pos) == len(ws):
                 idx, w, g, m = indices, ws, gs, moms
@@ -128,6 +135,12 @@ class NAG(_MultiTensor):
         clip = self._clip()
         r = self.rescale_grad
         use_mom = mom > 0 and moms[0] is not None
+        if ck.usable(ws, gs, moms if use_mom else None):
+            fused.make_exact(indices, scales)
+            ck.run(ck.K_NAG if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
+                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   params=[_f32(r), _ck_clip(clip), _f32(mom)])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             idx, w, g, m = (M.pick(indices, pos), M.pick(ws, pos), M.pick(gs, pos),
                             M.pick(moms, pos))
@@ -181,6 +194,13 @@ class Signum(_MultiTensor):
         moms = [s[0] for s in states]
         clip = self._clip()
         r = self.rescale_grad
+        use_mom = mom > 0 and moms[0] is not None
+        if ck.usable(ws, gs, moms if use_mom else None):
+            ck.run(ck.K_SIGNUM if use_mom else ck.K_SIGNSGD, ws, gs,
+                   s0=moms if use_mom else None, lr=[_f32(x) for x in lrs],
+                   wd=[_f32(x) for x in wds],
+                   params=[_f32(r), _ck_clip(clip), _f32(mom), _f32(self.wd_lh)])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g, m = M.pick(ws, pos), M.pick(gs, pos), M.pick(moms, pos)
             gg = M.scaled_grads(g, r, clip)
@@ -277,22 +297,31 @@ class LARS(_MultiTensor):
         lars_pos = [p for p, i in enumerate(indices) if self._is_lars(i)]
         lrs = [float(np.float32(x)) for x in lrs]
         if lars_pos:
-            w_sq = torch.stack([torch.sum(t.float() * t.float()) for t in M.pick(ws, lars_pos)])
-            g_sq = torch.stack([torch.sum(t.float() * t.float()) for t in M.pick(gs, lars_pos)])
-            w_norm = torch.sqrt(w_sq)
-            g_norm = torch.sqrt(g_sq) * np.float32(self.rescale_grad)
+            # MXNet's multi_sum_sq + multi_lars, in float32; norms in one multi-tensor call
+            wl, gl = M.pick(ws, lars_pos), M.pick(gs, lars_pos)
+            if wl[0].dtype is not torch.float32:
+                wl = [t.float() for t in wl]
+                gl = [t.float() for t in gl]
+            w_norm = torch.stack(torch._foreach_norm(wl)).cpu()
+            g_raw = torch.stack(torch._foreach_norm(gl)).cpu()
+            g_norm = g_raw * np.float32(self.rescale_grad)
             lr_v = torch.tensor([lrs[p] for p in lars_pos], dtype=torch.float32)
             wd_v = torch.tensor([wds[p] for p in lars_pos], dtype=torch.float32)
-            w_norm, g_norm = w_norm.cpu(), g_norm.cpu()
             new = lr_v * np.float32(self.eta) * w_norm / (g_norm + wd_v * w_norm +
                                                            np.float32(self.eps))
-            valid = (w_norm > 0) & (g_sq.cpu() > 0)
+            valid = (w_norm > 0) & (g_raw > 0)
             new = torch.where(valid, new, lr_v).tolist()
             for p, v in zip(lars_pos, new):
                 lrs[p] = v
         moms = [s[0] for s in states]
+        use_mom = mom > 0 and moms[0] is not None
+        if ck.usable(ws, gs, moms if use_mom else None):
+            ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
+                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(mom)])
+            return
         gg = M.scaled_grads(gs, self.rescale_grad, self._clip())
-        if mom > 0 and moms[0] is not None:
+        if use_mom:
             M.sgd_mom_lists(ws, gg, moms, lrs, wds, mom)
         else:
             M.sgd_plain_lists(ws, gg, lrs, wds)
@@ -448,6 +477,12 @@ class DCASGD(_MultiTensor):
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         moms = [s[0] for s in states]
         prevs = [s[1] for s in states]
+        use_mom = moms[0] is not None
+        if ck.usable(ws, gs, moms if use_mom else None, prevs):
+            ck.run(ck.K_DCASGD, ws, gs, s0=moms if use_mom else None, s1=prevs, lr=lrs, wd=wds,
+                   params=[self.rescale_grad, _ck_clip(self._clip()), self.momentum,
+                           self.lamda])
+            return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g, m, pv = M.pick(ws, pos), M.pick(gs, pos), M.pick(moms, pos), M.pick(prevs, pos)
             gg = M.scaled_grads(g, self.rescale_grad, self._clip())
@@ -478,15 +513,33 @@ class SGLD(_MultiTensor):
     def create_state(self, index, weight):
         return None
 
+    def _noise(self, ws, std):
+        """Fresh N(0, std) noise shaped like ``ws``: views of one reused flat buffer."""
+        total = sum(t.numel() for t in ws)
+        buf = getattr(self, "_noise_buf", None)
+        if buf is None or buf.numel() < total or buf.dtype != ws[0].dtype or \
+                buf.device != ws[0].device:
+            buf = torch.empty(total, dtype=ws[0].dtype, device=ws[0].device)
+            self._noise_buf = buf
+        flat = buf[:total]
+        flat.normal_(0.0, std, generator=_generator(ws[0].device))
+        return [p.view(t.shape) for p, t in zip(flat.split([t.numel() for t in ws]), ws)]
+
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
+            noise = self._noise(w, math.sqrt(lr))
+            if ck.usable(w, g, noise):
+                ck.run(ck.K_SGLD, w, g, s0=noise, lr=lr, wd=wd,
+                       params=[self.rescale_grad, _ck_clip(self._clip())])
+                continue
             gg = M.scaled_grads(g, self.rescale_grad, self._clip())
             if wd:
                 _foreach_add_(gg, w, alpha=wd)
             _foreach_add_(w, gg, alpha=-lr / 2)
-            total = sum(t.numel() for t in w)
-            noise = torch.randn(total, dtype=w[0].dtype, device=w[0].device,
-                                generator=_generator(w[0].device)) * math.sqrt(lr)
-            parts = [p.view(t.shape) for p, t in zip(noise.split([t.numel() for t in w]), w)]
-            _foreach_add_(w, parts)
+            _foreach_add_(w, noise)
+
+    def _config_dict(self):
+        d = super()._config_dict()
+        d.pop("_noise_buf", None)
+        return d

@@ -1,0 +1,260 @@
+"""optimizer_step: one optimizer step over ResNet-50 v1's 161 float32 tensors.
+
+Measures, in one run and per thread count:
+* the machine's streaming bandwidth: an in-place ``a.add_(b)`` over 256 MiB buffers
+  (3 x 4 bytes per element move);
+* neogluon's ``Updater`` list call (the Trainer's path) for every optimizer;
+* ``torch.optim`` SGD (momentum) and Adam with ``fused=True``;
+* MXNet 1.9.1's ``gluon.Trainer.step`` (update_on_kvstore=False, the list path) for the same
+  optimizers, when ``/tmp/mxref/bin/python`` has MXNet (run in a subprocess).
+
+For each: median ms per step over the repeats, the bytes that must move (weights read and
+written, gradients read, each full-size state read and written) and that as a percentage of
+the streaming bandwidth. rescale_grad is 1/batch_size as the Trainer sets it; no clipping.
+
+Usage:
+    python bench/optimizer_step.py [--threads 1 2] [--repeat 15] [--only sgd adam]
+                                   [--no-mxnet] [--markdown]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MXREF = "/tmp/mxref/bin/python"
+BATCH = 64
+
+
+def resnet50_v1_shapes():
+    """The trainable parameter shapes of gluon's resnet50_v1 (161 tensors, 25.56 M values)."""
+    shapes = [(64, 3, 7, 7), (64,), (64,)]
+    cin = 64
+    for channels, blocks in ((256, 3), (512, 4), (1024, 6), (2048, 3)):
+        mid = channels // 4
+        for b in range(blocks):
+            shapes += [(mid, cin, 1, 1), (mid,), (mid,), (mid, mid, 3, 3), (mid,), (mid,),
+                       (channels, mid, 1, 1), (channels,), (channels,)]
+            if b == 0:
+                shapes += [(channels, cin, 1, 1), (channels,), (channels,)]
+            cin = channels
+    shapes += [(1000, 2048), (1000,)]
+    return shapes
+
+
+# name -> (constructor kwargs, number of full-size state tensors read and written)
+OPTIMIZERS = {
+    "sgd": (dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+    "nag": (dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+    "adam": (dict(learning_rate=1e-3, wd=1e-4), 2),
+    "adamw": (dict(learning_rate=1e-3, wd=1e-4), 2),
+    "adagrad": (dict(learning_rate=0.01, wd=1e-4), 1),
+    "sgd_nomom": (dict(learning_rate=0.1, wd=1e-4), 0),
+    "signum": (dict(momentum=0.9, learning_rate=0.01, wd=1e-4), 1),
+    "ftml": (dict(learning_rate=0.01, wd=1e-4), 3),
+    "lars": (dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+    "lbsgd": (dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+    "dcasgd": (dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 2),
+    "sgld": (dict(learning_rate=1e-4, wd=1e-4), 0),
+    "adamax": (dict(learning_rate=1e-3, wd=1e-4), 2),
+    "nadam": (dict(learning_rate=1e-3, wd=1e-4), 2),
+    "adadelta": (dict(wd=1e-4), 2),
+    "rmsprop": (dict(learning_rate=1e-3, wd=1e-4), 1),
+    "rmsprop_centered": (dict(learning_rate=1e-3, wd=1e-4, centered=True), 3),
+    "ftrl": (dict(learning_rate=0.1, wd=1e-4), 2),
+    "lamb": (dict(learning_rate=1e-3, wd=1e-4), 2),
+}
+# neogluon-only (MXNet 1.9.1 has no such optimizer, or fails on it)
+NO_MXNET = {"adamw", "dcasgd"}
+
+
+def opt_name(key):
+    return {"sgd_nomom": "sgd", "rmsprop_centered": "rmsprop"}.get(key, key)
+
+
+def bytes_moved(n_values, n_states, itemsize=4):
+    return itemsize * n_values * (3 + 2 * n_states)
+
+
+def _median_ms(fn, repeat, warmup=2):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e3
+
+
+# ----------------------------------------------------------------------------- neogluon side
+def run_torch_side(threads, repeat, only):
+    import torch
+    torch.set_num_threads(threads)
+    import neogluon as mx
+
+    shapes = resnet50_v1_shapes()
+    n_values = sum(math.prod(s) for s in shapes)
+    out = {"n_tensors": len(shapes), "n_values": n_values}
+    a = torch.randn(64 * 2 ** 20)
+    b = torch.randn(64 * 2 ** 20)
+    ms = _median_ms(lambda: a.add_(b), max(repeat, 10))
+    out["bandwidth_GBps"] = 3 * a.numel() * 4 / (ms / 1e3) / 1e9
+    del a, b
+    gen = torch.Generator().manual_seed(0)
+    ws0 = [torch.randn(s, generator=gen) * 0.05 for s in shapes]
+    gs0 = [torch.randn(s, generator=gen) * 0.01 for s in shapes]
+    res = {}
+    for key, (kw, nst) in OPTIMIZERS.items():
+        if only and key not in only:
+            continue
+        ws = [mx.nd.from_torch(w.clone()) for w in ws0]
+        gs = [mx.nd.from_torch(g.clone()) for g in gs0]
+        opt = mx.optimizer.create(opt_name(key), rescale_grad=1.0 / BATCH, **kw)
+        upd = mx.optimizer.get_updater(opt)
+        idx = list(range(len(ws)))
+        ms = _median_ms(lambda: upd(idx, gs, ws), repeat)
+        res[key] = {"ms": ms, "bytes": bytes_moved(n_values, nst)}
+    # torch.optim fused baselines
+    for key, ctor, nst in (("torch_sgd_fused", "SGD", 1), ("torch_adam_fused", "Adam", 2)):
+        if only and key.split("_")[1] not in only:
+            continue
+        ps = [torch.nn.Parameter(w.clone()) for w in ws0]
+        for p, g in zip(ps, gs0):
+            p.grad = g.clone()
+        if ctor == "SGD":
+            o = torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=1e-4, fused=True)
+        else:
+            o = torch.optim.Adam(ps, lr=1e-3, weight_decay=1e-4, fused=True)
+        ms = _median_ms(o.step, repeat)
+        res[key] = {"ms": ms, "bytes": bytes_moved(n_values, nst)}
+    out["results"] = res
+    return out
+
+
+# ----------------------------------------------------------------------------- MXNet side
+MX_SCRIPT = r"""
+import json, math, statistics, sys, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import mxnet as mx
+cfg = json.loads(sys.argv[1])
+shapes = [tuple(s) for s in cfg["shapes"]]
+rng = np.random.default_rng(0)
+res = {}
+for key, name, kw in cfg["opts"]:
+    params = mx.gluon.ParameterDict()
+    for i, s in enumerate(shapes):
+        p = params.get(f"p{i}", shape=s)
+    params.initialize(mx.init.Normal(0.05), ctx=mx.cpu())
+    for p in params.values():
+        p.grad()[:] = rng.standard_normal(p.shape).astype("float32") * 0.01
+    tr = mx.gluon.Trainer(params, name, kw, kvstore=None, update_on_kvstore=False)
+    plist = list(params.values())
+    def step():
+        for p in plist:
+            p.data()._fresh_grad = True
+        tr.step(cfg["batch"])
+        mx.nd.waitall()
+    for _ in range(2):
+        step()
+    ts = []
+    for _ in range(cfg["repeat"]):
+        t0 = time.perf_counter(); step(); ts.append(time.perf_counter() - t0)
+    res[key] = statistics.median(ts) * 1e3
+print("RESULT" + json.dumps(res))
+"""
+
+
+def run_mxnet_side(threads, repeat, only):
+    if not os.path.exists(MXREF):
+        return None
+    opts = [(k, opt_name(k), kw) for k, (kw, _) in OPTIMIZERS.items()
+            if k not in NO_MXNET and (not only or k in only)]
+    cfg = {"shapes": resnet50_v1_shapes(), "opts": opts, "repeat": repeat, "batch": BATCH}
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MXNET_ENGINE_TYPE="NaiveEngine",
+               MXNET_CPU_WORKER_NTHREADS=str(threads))
+    p = subprocess.run([MXREF, "-c", MX_SCRIPT, json.dumps(cfg)], capture_output=True,
+                       text=True, env=env, timeout=3600)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT"):
+            return json.loads(line[6:])
+    sys.stderr.write("MXNet run failed:\n" + p.stderr[-3000:] + "\n")
+    return None
+
+
+def table(threads, tside, mxres, markdown):
+    bw = tside["bandwidth_GBps"]
+    rows = []
+    head = ["optimizer", "neogluon ms", "% bandwidth", "MXNet ms", "MXNet % bw",
+            "speed-up vs MXNet", "MB moved"]
+    for key, r in tside["results"].items():
+        ms = r["ms"]
+        pct = r["bytes"] / (ms / 1e3) / 1e9 / bw * 100
+        mx_ms = mxres.get(key) if mxres else None
+        mx_pct = r["bytes"] / (mx_ms / 1e3) / 1e9 / bw * 100 if mx_ms else None
+        rows.append([key, f"{ms:.1f}", f"{pct:.0f}%",
+                     f"{mx_ms:.1f}" if mx_ms else "-",
+                     f"{mx_pct:.0f}%" if mx_pct else "-",
+                     f"{mx_ms / ms:.1f}x" if mx_ms else "-",
+                     f"{r['bytes'] / 1e6:.0f}"])
+    lines = [f"threads={threads}: streaming bandwidth {bw:.1f} GB/s; "
+             f"{tside['n_tensors']} tensors, {tside['n_values'] / 1e6:.2f} M values"]
+    if markdown:
+        lines.append("")
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for r in rows:
+            lines.append("| " + " | ".join(r) + " |")
+    else:
+        w = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+        lines.append("  ".join(h.ljust(w[i]) for i, h in enumerate(head)))
+        for r in rows:
+            lines.append("  ".join(c.ljust(w[i]) for i, c in enumerate(r)))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--no-mxnet", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", default=None, help="also write raw results here")
+    args = ap.parse_args(argv)
+    raw = {}
+    for th in args.threads:
+        # each thread count in a fresh process so torch's thread pool is sized cleanly
+        code = ("import json,sys; sys.path.insert(0, %r); import optimizer_step as b; "
+                "print('RESULT' + json.dumps(b.run_torch_side(%d, %d, %r)))"
+                % (os.path.dirname(os.path.abspath(__file__)), th, args.repeat, args.only))
+        env = dict(os.environ, OMP_NUM_THREADS=str(th))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env)
+        tside = None
+        for line in p.stdout.splitlines():
+            if line.startswith("RESULT"):
+                tside = json.loads(line[6:])
+        if tside is None:
+            sys.stderr.write(p.stderr[-3000:])
+            return 1
+        mxres = None if args.no_mxnet else run_mxnet_side(th, max(5, args.repeat // 3),
+                                                          args.only)
+        raw[th] = {"neogluon": tside, "mxnet": mxres}
+        print(table(th, tside, mxres, args.markdown))
+        print()
+        sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(raw, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,525 @@
+"""Multi-tensor CPU kernels for the built-in optimizers, compiled on first use.
+
+torch's ``_foreach_*`` ops allocate a full-size temporary per operation, which on CPU costs far
+more than the update itself, and torch's fused kernels only have torch's maths. These C loops
+update every tensor of a list in one pass, in MXNet's order of operations and in the tensor's
+precision, split over ``torch.get_num_threads()`` POSIX threads.
+
+The source below is compiled once per machine with the system C compiler (``$CC`` or ``cc``)
+into ``$NEOGLUON_CACHE_DIR`` (default ``~/.cache/neogluon``), written atomically, and loaded with
+ctypes. Without a compiler, or with ``NEOGLUON_OPTIMIZER_KERNELS=0``, the optimizers use their
+torch paths (same numbers, slower).
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+import warnings
+
+import torch
+
+K_SGD, K_SGD_MOM, K_NAG, K_SIGNUM, K_SIGNSGD, K_ADAM, K_ADAMW = range(7)
+(K_ADAGRAD, K_ADADELTA, K_RMSPROP, K_RMSPROPALEX, K_FTRL, K_FTML, K_ADAMAX, K_NADAM,
+ K_DCASGD, K_LAMB1, K_LAMB2, K_SGLD) = range(7, 19)
+
+# -fno-trapping-math lets comparisons vectorise; neither flag changes any result.
+_FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
+          "-fno-trapping-math"]
+_lock = threading.Lock()
+_lib = None
+_tried = False
+_enabled = os.environ.get("NEOGLUON_OPTIMIZER_KERNELS", "1") != "0"
+
+
+def set_enabled(flag):
+    """Turn the compiled kernels on or off (tests, benchmarks); returns the old value."""
+    global _enabled
+    old = _enabled
+    _enabled = bool(flag)
+    return old
+
+
+def _cache_dir():
+    d = os.environ.get("NEOGLUON_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "neogluon")
+    return d
+
+
+def _build():
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise OSError("no C compiler found (set $CC)")
+    key = hashlib.sha256((SOURCE + " ".join(_FLAGS) + platform.machine() + cc)
+                         .encode()).hexdigest()[:16]
+    d = _cache_dir()
+    os.makedirs(d, exist_ok=True)
+    so = os.path.join(d, f"optimizer_kernels_{key}.so")
+    if not os.path.exists(so):
+        with tempfile.TemporaryDirectory() as tmp:
+            c_path = os.path.join(tmp, "kernels.c")
+            with open(c_path, "w") as f:
+                f.write(SOURCE)
+            out = os.path.join(tmp, "kernels.so")
+            p = subprocess.run([cc, *_FLAGS, "-o", out, c_path, "-lm"], capture_output=True,
+                               text=True, timeout=300)
+            if p.returncode != 0:
+                raise OSError(f"compiling the optimizer kernels failed: {p.stderr[-2000:]}")
+            fd, tmp_so = tempfile.mkstemp(dir=d, suffix=".so.tmp")
+            os.close(fd)
+            shutil.copyfile(out, tmp_so)
+            os.replace(tmp_so, so)  # atomic: concurrent processes see a whole file or none
+    lib = ctypes.CDLL(so)
+    f = lib.ng_multi_update
+    vp = ctypes.c_void_p
+    f.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, vp, vp, vp, vp, vp, vp, vp, vp,
+                  vp, vp, vp, vp, vp, ctypes.c_int]
+    f.restype = ctypes.c_int
+    return lib
+
+
+def library():
+    """The loaded kernel library, or None when it cannot be built here."""
+    global _lib, _tried
+    if _lib is not None or _tried:
+        return _lib
+    with _lock:
+        if not _tried:
+            try:
+                _lib = _build()
+            except (OSError, subprocess.SubprocessError) as e:
+                warnings.warn(f"neogluon: optimizer kernels unavailable, using torch ops "
+                              f"({e})", RuntimeWarning, stacklevel=3)
+                _lib = None
+            _tried = True
+    return _lib
+
+
+_OK_DTYPES = (torch.float32, torch.float64)
+
+
+def usable(*lists):
+    """Whether the kernels can update these tensor lists (CPU, float32/64, contiguous)."""
+    if not _enabled:
+        return False
+    ws = lists[0]
+    if not ws:
+        return False
+    dt = ws[0].dtype
+    if dt not in _OK_DTYPES or ws[0].device.type != "cpu":
+        return False
+    for lst in lists:
+        if lst is None:
+            continue
+        for t in lst:
+            if t is None or t.dtype is not dt or t.device.type != "cpu" or \
+                    not t.is_contiguous():
+                return False
+    return library() is not None
+
+
+def _ptrs(lst):
+    if lst is None:
+        return None
+    return (ctypes.c_void_p * len(lst))(*[t.data_ptr() for t in lst])
+
+
+def _dbl(vals, n):
+    if vals is None:
+        return None
+    if not isinstance(vals, (list, tuple)):
+        vals = [vals] * n
+    return (ctypes.c_double * len(vals))(*[float(v) for v in vals])
+
+
+def run(kind, ws, gs, s0=None, s1=None, s2=None, lr=0.0, wd=0.0, a=None, b=None, c=None,
+        params=(), want_sums=False):
+    """Run one kernel over parallel lists; returns per-tensor (sum w^2, sum u^2) for LAMB1."""
+    n = len(ws)
+    offs = [0] * (n + 1)
+    acc = 0
+    for i, t in enumerate(ws):
+        acc += t.numel()
+        offs[i + 1] = acc
+    p = list(params) + [0.0] * (8 - len(params))
+    part = (ctypes.c_double * (2 * n))() if want_sums else None
+    keep = [_ptrs(ws), _ptrs(gs), _ptrs(s0), _ptrs(s1), _ptrs(s2),
+            (ctypes.c_int64 * (n + 1))(*offs), _dbl(lr, n), _dbl(wd, n), _dbl(a, n),
+            _dbl(b, n), _dbl(c, n), _dbl(p, 8)]
+    rc = (_lib or library()).ng_multi_update(kind, int(ws[0].dtype is torch.float64), n,
+                              *[None if x is None else ctypes.addressof(x) for x in keep],
+                              None if part is None else ctypes.addressof(part),
+                              torch.get_num_threads())
+    if rc != 0:
+        raise MemoryError("optimizer kernel could not allocate its scratch space")
+    if want_sums:
+        return [part[2 * i] for i in range(n)], [part[2 * i + 1] for i in range(n)]
+    return None
+
+
+SOURCE = r'''
+/* neogluon's multi-tensor optimizer kernels for CPU (see _ckernels.py).
+ *
+ * One call updates every tensor of a list in a single pass over memory: the rescale, the
+ * clipping, the weight decay and the state updates all happen per element, in the order of
+ * MXNet 1.9.1's operators, in the tensor's own precision. The element range of all tensors
+ * together is split evenly between `nthreads` POSIX threads.
+ *
+ * Scalars: p[0] rescale_grad, p[1] clip_gradient (< 0: none), p[2..] per optimizer; per-tensor
+ * arrays lr[], wd[], a[], b[], c[].
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  K_SGD = 0, K_SGD_MOM = 1, K_NAG = 2, K_SIGNUM = 3, K_SIGNSGD = 4, K_ADAM = 5, K_ADAMW = 6,
+  K_ADAGRAD = 7, K_ADADELTA = 8, K_RMSPROP = 9, K_RMSPROPALEX = 10, K_FTRL = 11, K_FTML = 12,
+  K_ADAMAX = 13, K_NADAM = 14, K_DCASGD = 15, K_LAMB1 = 16, K_LAMB2 = 17, K_SGLD = 18
+};
+
+typedef struct {
+  int kind;
+  int is_double;
+  int64_t n;
+  void **w, **g, **s0, **s1, **s2;
+  const int64_t *offs; /* n + 1 prefix sums of sizes */
+  const double *lr, *wd, *a, *b, *c, *p;
+  double *part; /* LAMB: per thread, 2 * n sums */
+  int64_t begin, end;
+} job_t;
+
+#define CLIPV(x, cl) ((x) > (cl) ? (cl) : ((x) < -(cl) ? -(cl) : (x)))
+#define SIGNV(T, x) ((T)(((x) > 0) - ((x) < 0)))
+
+#define DEFINE_SEGMENT(NAME, T, SQRT, FABS, POW)                                                 \
+  static void NAME(const job_t *J, int64_t k, int64_t i0, int64_t i1, double *part) {        \
+    T *w = (T *)J->w[k];                                                                       \
+    const T *g = J->g ? (const T *)J->g[k] : 0;                                                \
+    T *s0 = J->s0 ? (T *)J->s0[k] : 0;                                                         \
+    T *s1 = J->s1 ? (T *)J->s1[k] : 0;                                                         \
+    T *s2 = J->s2 ? (T *)J->s2[k] : 0;                                                         \
+    const T r = (T)J->p[0];                                                                    \
+    const T cl = (T)J->p[1];                                                                   \
+    const int do_clip = J->p[1] >= 0;                                                          \
+    const T lr = (T)J->lr[k], wd = (T)J->wd[k];                                                \
+    const T p2 = (T)J->p[2], p3 = (T)J->p[3], p4 = (T)J->p[4], p5 = (T)J->p[5];                \
+    const T ka = J->a ? (T)J->a[k] : 0, kb = J->b ? (T)J->b[k] : 0;                            \
+    const T kc = J->c ? (T)J->c[k] : 0;                                                        \
+    int64_t i;                                                                                 \
+    switch (J->kind) {                                                                         \
+    case K_SGD:                                                                                \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i];                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        w[i] = ((T)1 - lr * wd) * w[i] - lr * gi;                                              \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_SGD_MOM:                                                                            \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i];                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T m = p2 * s0[i] - lr * wd * w[i] - lr * gi;                                           \
+        s0[i] = m;                                                                             \
+        w[i] = w[i] + m;                                                                       \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_NAG:                                                                                \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i];                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T u = gi + wd * w[i];                                                                  \
+        T wn = w[i] - lr * u + p2 * (p2 * s0[i] - lr * u);                                     \
+        w[i] = wn;                                                                             \
+        s0[i] = p2 * s0[i] - lr * (gi + wd * wn);                                              \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_SIGNUM:                                                                             \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i];                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T m = p2 * s0[i] - ((T)1 - p2) * wd * w[i] - ((T)1 - p2) * gi;                         \
+        s0[i] = m;                                                                             \
+        w[i] = ((T)1 - lr * p3) * w[i] + lr * SIGNV(T, m);                                        \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_SIGNSGD:                                                                            \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i];                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        w[i] = ((T)1 - lr * wd) * w[i] - lr * SIGNV(T, gi);                                       \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_ADAM:                                                                               \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i] + wd * w[i];                                                           \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T m = p2 * s0[i] + ((T)1 - p2) * gi;                                                   \
+        T v = p3 * s1[i] + ((T)1 - p3) * gi * gi;                                              \
+        s0[i] = m;                                                                             \
+        s1[i] = v;                                                                             \
+        w[i] = w[i] - lr * m / (SQRT(v) + p4);                                                 \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_ADAMW:                                                                              \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i];                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T m = p2 * s0[i] + ((T)1 - p2) * gi;                                                   \
+        T v = p3 * s1[i] + ((T)1 - p3) * gi * gi;                                              \
+        s0[i] = m;                                                                             \
+        s1[i] = v;                                                                             \
+        w[i] = w[i] - lr * (m / (SQRT(v) + p4) + wd * w[i]);                                   \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_ADAGRAD:                                                                            \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r;                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T h = s0[i] + gi * gi;                                                                 \
+        s0[i] = h;                                                                             \
+        w[i] = w[i] + (gi / SQRT(h + p2) + w[i] * wd) * (-lr);                                 \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_ADADELTA:                                                                           \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r;                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T ag = s0[i] * p2 + ((T)1 - p2) * gi * gi;                                             \
+        s0[i] = ag;                                                                            \
+        T d = SQRT(s1[i] + p3) / SQRT(ag + p3) * gi;                                           \
+        s1[i] = s1[i] * p2 + ((T)1 - p2) * d * d;                                              \
+        w[i] = w[i] - (d + wd * w[i]);                                                         \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_RMSPROP:                                                                            \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i] + wd * w[i];                                                           \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T nn = ((T)1 - p2) * gi * gi + p2 * s0[i];                                             \
+        s0[i] = nn;                                                                            \
+        T wn = w[i] - lr * (gi / SQRT(nn + p3));                                               \
+        if (p4 >= 0) wn = CLIPV(wn, p4);                                                       \
+        w[i] = wn;                                                                             \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_RMSPROPALEX:                                                                        \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = r * g[i] + wd * w[i];                                                           \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T nn = ((T)1 - p2) * gi * gi + p2 * s0[i];                                             \
+        T gm = ((T)1 - p2) * gi + p2 * s1[i];                                                  \
+        T d = p5 * s2[i] - lr * (gi / SQRT(nn - gm * gm + p3));                                \
+        s0[i] = nn;                                                                            \
+        s1[i] = gm;                                                                            \
+        s2[i] = d;                                                                             \
+        T wn = w[i] + d;                                                                       \
+        if (p4 >= 0) wn = CLIPV(wn, p4);                                                       \
+        w[i] = wn;                                                                             \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_FTRL:                                                                               \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r;                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T nn = s1[i];                                                                          \
+        T z = s0[i] + gi - (SQRT(nn + gi * gi) - SQRT(nn)) * w[i] / lr;                        \
+        nn = nn + gi * gi;                                                                     \
+        s0[i] = z;                                                                             \
+        s1[i] = nn;                                                                            \
+        w[i] = (SIGNV(T, z) * p2 - z) / ((p3 + SQRT(nn)) / lr + wd) * (T)(FABS(z) > p2);          \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_FTML: {                                                                             \
+      /* MXNet evaluates the powers in the tensor's precision; c[k] is t */                     \
+      const T fa = (T)1 - POW(p2, kc), fb = (T)1 - POW(p3, kc);                                \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r + wd * w[i];                                                           \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T v = p3 * s1[i] + ((T)1 - p3) * gi * gi;                                              \
+        T dt = fa / lr * (SQRT(v / fb) + p4);                                                  \
+        T z = p2 * s2[i] + ((T)1 - p2) * gi - (dt - p2 * s0[i]) * w[i];                        \
+        s1[i] = v;                                                                             \
+        s0[i] = dt;                                                                            \
+        s2[i] = z;                                                                             \
+        w[i] = -z / dt;                                                                        \
+      }                                                                                        \
+    } break;                                                                                   \
+    case K_ADAMAX:                                                                             \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r + wd * w[i];                                                           \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T m = s0[i] * p2 + ((T)1 - p2) * gi;                                                   \
+        T bu = p3 * s1[i], ag = FABS(gi);                                                      \
+        T u = bu > ag ? bu : ag;                                                               \
+        s0[i] = m;                                                                             \
+        s1[i] = u;                                                                             \
+        w[i] = w[i] - lr * m / u;                                                              \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_NADAM:                                                                              \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r + wd * w[i];                                                           \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T m = s0[i] * p2 + ((T)1 - p2) * gi;                                                   \
+        T v = s1[i] * p3 + ((T)1 - p3) * gi * gi;                                              \
+        s0[i] = m;                                                                             \
+        s1[i] = v;                                                                             \
+        T bar = ka * gi + kb * m;                                                              \
+        w[i] = w[i] - lr * bar / (SQRT(v * kc) + p4);                                          \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_DCASGD:                                                                             \
+      if (s0) {                                                                                \
+        for (i = i0; i < i1; ++i) {                                                            \
+          T gi = g[i] * r;                                                                     \
+          if (do_clip) gi = CLIPV(gi, cl);                                                     \
+          T step = -lr * (gi + wd * w[i] + p3 * gi * gi * (w[i] - s1[i]));                     \
+          step = s0[i] * p2 + step;                                                            \
+          s0[i] = step;                                                                        \
+          s1[i] = w[i];                                                                        \
+          w[i] = w[i] + step;                                                                  \
+        }                                                                                      \
+      } else {                                                                                 \
+        for (i = i0; i < i1; ++i) {                                                            \
+          T gi = g[i] * r;                                                                     \
+          if (do_clip) gi = CLIPV(gi, cl);                                                     \
+          T step = -lr * (gi + wd * w[i] + p3 * gi * gi * (w[i] - s1[i]));                     \
+          s1[i] = w[i];                                                                        \
+          w[i] = w[i] + step;                                                                  \
+        }                                                                                      \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_LAMB1: {                                                                            \
+      /* blocks: a vectorisable update loop, then 8-lane double sums (a plain serial sum     \
+         would keep the whole loop scalar) */                                                  \
+      double su8[8] = {0}, sw8[8] = {0};                                                       \
+      T ub[512];                                                                               \
+      for (int64_t b0 = i0; b0 < i1; b0 += 512) {                                              \
+        int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j, l;                                     \
+        for (j = 0; j < len; ++j) {                                                            \
+          i = b0 + j;                                                                          \
+          T gi = g[i] * r;                                                                     \
+          if (do_clip) gi = CLIPV(gi, cl);                                                     \
+          T m = p2 * s0[i] + ((T)1 - p2) * gi;                                                 \
+          T v = p3 * s1[i] + ((T)1 - p3) * gi * gi;                                            \
+          s0[i] = m;                                                                           \
+          s1[i] = v;                                                                           \
+          ub[j] = (m / ka) / (SQRT(v / kb) + p4) + wd * w[i];                                  \
+        }                                                                                      \
+        for (j = 0; j + 8 <= len; j += 8)                                                      \
+          for (l = 0; l < 8; ++l) {                                                            \
+            su8[l] += (double)ub[j + l] * (double)ub[j + l];                                   \
+            sw8[l] += (double)w[b0 + j + l] * (double)w[b0 + j + l];                           \
+          }                                                                                    \
+        for (; j < len; ++j) {                                                                 \
+          su8[0] += (double)ub[j] * (double)ub[j];                                             \
+          sw8[0] += (double)w[b0 + j] * (double)w[b0 + j];                                     \
+        }                                                                                      \
+      }                                                                                        \
+      for (int l = 0; l < 8; ++l) {                                                            \
+        part[2 * k] += sw8[l];                                                                 \
+        part[2 * k + 1] += su8[l];                                                             \
+      }                                                                                        \
+    } break;                                                                                   \
+    case K_SGLD: /* s0: the Gaussian noise */                                                 \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T gi = g[i] * r;                                                                       \
+        if (do_clip) gi = CLIPV(gi, cl);                                                       \
+        T wn = w[i] + (-lr / (T)2) * (gi + wd * w[i]);                                         \
+        w[i] = wn + s0[i];                                                                     \
+      }                                                                                        \
+      break;                                                                                   \
+    case K_LAMB2:                                                                              \
+      for (i = i0; i < i1; ++i) {                                                              \
+        T u = (s0[i] / ka) / (SQRT(s1[i] / kb) + p4) + wd * w[i];                              \
+        w[i] = w[i] - lr * u;                                                                  \
+      }                                                                                        \
+      break;                                                                                   \
+    }                                                                                          \
+    (void)s2; (void)kc; (void)p5;                                                              \
+  }
+
+DEFINE_SEGMENT(segment_f32, float, sqrtf, fabsf, powf)
+DEFINE_SEGMENT(segment_f64, double, sqrt, fabs, pow)
+
+typedef struct {
+  const job_t *job;
+  int64_t begin, end;
+  double *part;
+} slice_t;
+
+static void *run_slice(void *arg) {
+  slice_t *s = (slice_t *)arg;
+  const job_t *J = s->job;
+  int64_t lo = 0, hi = J->n;
+  /* first tensor whose range ends after `begin` */
+  while (lo < hi) {
+    int64_t mid = (lo + hi) / 2;
+    if (J->offs[mid + 1] <= s->begin) lo = mid + 1; else hi = mid;
+  }
+  for (int64_t k = lo; k < J->n && J->offs[k] < s->end; ++k) {
+    int64_t a = s->begin > J->offs[k] ? s->begin : J->offs[k];
+    int64_t b = s->end < J->offs[k + 1] ? s->end : J->offs[k + 1];
+    if (b <= a) continue;
+    if (J->is_double)
+      segment_f64(J, k, a - J->offs[k], b - J->offs[k], s->part);
+    else
+      segment_f32(J, k, a - J->offs[k], b - J->offs[k], s->part);
+  }
+  return 0;
+}
+
+/* Returns 0 on success. `part` (LAMB only) receives 2 * n sums. */
+int ng_multi_update(int kind, int is_double, int64_t n, void **w, void **g, void **s0,
+                    void **s1, void **s2, const int64_t *offs, const double *lr,
+                    const double *wd, const double *a, const double *b, const double *c,
+                    const double *p, double *part, int nthreads) {
+  job_t J;
+  J.kind = kind; J.is_double = is_double; J.n = n;
+  J.w = w; J.g = g; J.s0 = s0; J.s1 = s1; J.s2 = s2; J.offs = offs;
+  J.lr = lr; J.wd = wd; J.a = a; J.b = b; J.c = c; J.p = p; J.part = part;
+  int64_t total = offs[n];
+  if (nthreads < 1) nthreads = 1;
+  /* small updates are not worth a thread */
+  if (total < (int64_t)nthreads * 65536) nthreads = (int)(total / 65536) + 1;
+  if (nthreads > 64) nthreads = 64;
+  slice_t sl[64];
+  pthread_t th[64];
+  double *parts = 0;
+  if (part) {
+    parts = (double *)calloc((size_t)nthreads * 2 * (size_t)n, sizeof(double));
+    if (!parts) return 1;
+  }
+  int64_t chunk = (total + nthreads - 1) / nthreads;
+  chunk = (chunk + 63) / 64 * 64; /* keep slice starts aligned for vector loads */
+  int started = 0;
+  for (int t = 0; t < nthreads; ++t) {
+    sl[t].job = &J;
+    sl[t].begin = (int64_t)t * chunk < total ? (int64_t)t * chunk : total;
+    sl[t].end = (int64_t)(t + 1) * chunk < total ? (int64_t)(t + 1) * chunk : total;
+    sl[t].part = parts ? parts + (size_t)t * 2 * (size_t)n : 0;
+  }
+  for (int t = 1; t < nthreads; ++t) {
+    if (pthread_create(&th[t], 0, run_slice, &sl[t]) != 0) break;
+    started = t;
+  }
+  run_slice(&sl[0]);
+  for (int t = started + 1; t < nthreads; ++t) run_slice(&sl[t]); /* threads not started */
+  for (int t = 1; t <= started; ++t) pthread_join(th[t], 0);
+  if (part) {
+    memset(part, 0, 2 * (size_t)n * sizeof(double));
+    for (int t = 0; t < nthreads; ++t)
+      for (int64_t j = 0; j < 2 * n; ++j) part[j] += parts[(size_t)t * 2 * (size_t)n + j];
+    free(parts);
+  }
+  return 0;
+}
+'''
