@@ -269,7 +269,16 @@ class SoftmaxCrossEntropyLoss(Loss):
         # The common (batch, classes) case in one fused torch call: the same numbers as
         # log_softmax + pick + mean, with a much smaller autograd graph.
         x = pred._t
-        idx = label._t.detach().reshape(-1).long().clamp(0, x.shape[1] - 1)
+        idx = label._t
+        if idx.requires_grad:
+            idx = idx.detach()
+        if idx.dim() != 1:
+            idx = idx.reshape(-1)
+        # out-of-range labels are clipped, as MXNet's pick does
+        if idx.dtype is torch.int64:
+            idx = idx.clamp(0, x.shape[1] - 1)
+        else:
+            idx = idx.long().clamp_(0, x.shape[1] - 1)
         if self._from_logits:
             fn = _torch_F.nll_loss
         else:
