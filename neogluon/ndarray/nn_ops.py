@@ -671,9 +671,9 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
         idx = idx.to(torch.int64)
     idx = idx.clamp(0, w.shape[0] - 1)
     if sparse_grad:  # torch then returns a sparse COO gradient: a row_sparse grad in neogluon
-        from .sparse import _check_sparse_embedding
+        from .sparse import _check_sparse_embedding, _sparse_embedding
         _check_sparse_embedding(weight)
-        r = _run(F.embedding, idx, w, None, None, 2.0, False, True)
+        r = _run(_sparse_embedding, idx, w)
         return _assign_out(_new(r, data._ctx), out)
     r = _run(F.embedding, idx, w)
     return _assign_out(_new(r, data._ctx), out)

@@ -1272,12 +1272,43 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32", sp
     sparse = bool(sparse_grad)
     if sparse:
         _check_sparse_embedding(weight)
-    r = _grad_guard(torch.nn.functional.embedding, idx, w, None, None, 2.0, False, sparse)
+    r = _grad_guard(_sparse_embedding if sparse else torch.nn.functional.embedding, idx, w)
     r = _new(r, data._ctx)
     if out is not None:
         out[:] = r
         return out
     return r
+
+
+class _SparseEmbedding(torch.autograd.Function):
+    """``weight[idx]`` whose weight gradient is a coalesced sparse COO tensor: the distinct ids,
+    sorted, with their summed output gradients (MXNet's row_sparse embedding gradient), built
+    directly rather than through torch's generic coalesce."""
+
+    @staticmethod
+    def forward(ctx, idx, weight):
+        ctx.save_for_backward(idx)
+        ctx.wshape = tuple(weight.shape)
+        return torch.nn.functional.embedding(idx, weight)
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        flat = idx.reshape(-1)
+        rows = g.reshape(flat.numel(), -1)
+        uniq, inv = torch.unique(flat, sorted=True, return_inverse=True)
+        data = torch.zeros((uniq.numel(), rows.shape[1]), dtype=g.dtype,
+                           device=g.device).index_add_(0, inv, rows)
+        grad = torch.sparse_coo_tensor(uniq.reshape(1, -1), data, ctx.wshape, is_coalesced=True,
+                                       check_invariants=False)
+        return None, grad
+
+
+def _sparse_embedding(idx, weight):
+    """Embedding lookup with a row_sparse weight gradient (see :class:`_SparseEmbedding`)."""
+    if not (_state.recording and weight.requires_grad):
+        return torch.nn.functional.embedding(idx, weight)
+    return _SparseEmbedding.apply(idx, weight)
 
 
 def _check_sparse_embedding(weight):
@@ -1428,9 +1459,9 @@ def lazy_sgd_update(weight, grad, mom, lr, wd=0.0, momentum=0.0, rescale_grad=1.
         w.index_copy_(0, idx, (1.0 - lr * wd) * wr - lr * g)
         return
     m = _full_rows(mom)
-    mr = momentum * m.index_select(0, idx) - (lr * wd) * wr - lr * g
+    mr = m.index_select(0, idx).mul_(momentum).sub_(wr, alpha=lr * wd).sub_(g, alpha=lr)
     m.index_copy_(0, idx, mr)
-    w.index_copy_(0, idx, wr + mr)
+    w.index_add_(0, idx, mr)  # cheaper than index_copy_ of wr + mr on CPU
 
 
 @torch.no_grad()
