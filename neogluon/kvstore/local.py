@@ -92,20 +92,22 @@ def _group(pairs):
 
 
 def _coalesced(ts):
-    """A 1-D view covering ``ts`` when they lie back to back in one buffer, else None."""
+    """A 1-D view covering ``ts`` when they lie back to back in one storage, else None."""
     t0 = ts[0]
-    base = t0._base
-    if base is None or not base.is_contiguous():
-        return None
+    storage = t0.untyped_storage()
+    sptr = storage.data_ptr()
     esize = t0.element_size()
     start = t0.data_ptr()
     ptr = start
     for t in ts:
-        if t._base is not base or t.data_ptr() != ptr or not t.is_contiguous():
+        if (t.data_ptr() != ptr or not t.is_contiguous()
+                or t.untyped_storage().data_ptr() != sptr):
             return None
         ptr += t.numel() * esize
-    first = (start - base.data_ptr()) // esize
-    return base.view(-1)[first:first + (ptr - start) // esize]
+    n = (ptr - start) // esize
+    if n == t0.numel():
+        return t0.reshape(-1)
+    return t0.new_empty(0).set_(storage, t0.storage_offset(), (n,))
 
 
 def _sum_into(out, srcs, grouped):
