@@ -286,3 +286,17 @@ def test_loader_gather_fast_path_equals_per_sample_batching():
         slow = [_plain(b) for b in gdata.DataLoader(
             ds, batch_size=4, shuffle=True, batchify_fn=lambda s: default_batchify_fn(s))]
         assert fast == slow
+
+
+def _very_slow(x):
+    time.sleep(5)
+    return x
+
+
+def test_loader_worker_process_timeout():
+    ds = gdata.SimpleDataset(list(range(4))).transform(_very_slow)
+    dl = gdata.DataLoader(ds, batch_size=2, num_workers=1, timeout=0.5)
+    start = time.time()
+    with pytest.raises(multiprocessing.TimeoutError, match="timed out after 0.5 seconds"):
+        list(dl)
+    assert time.time() - start < 4  # the stuck worker is terminated, not waited for

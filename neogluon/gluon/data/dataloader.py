@@ -373,18 +373,23 @@ class DataLoader:
             except BaseException as err:
                 # Stop the workers now, as MXNet terminates its pool: left to the garbage
                 # collector, torch's shutdown stalls for seconds on half-finalised queues.
-                self._shutdown_workers()
+                self._shutdown_workers(terminate=True)
                 if isinstance(err, RuntimeError) and "timed out" in str(err):
                     raise _timeout_error(self._timeout, False) from None
                 raise
             yield self._finish(_unpack(batch))
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, terminate=False):
         loader = self._torch_loader
         self._torch_loader = None
         it = getattr(loader, "_iterator", None)
         if it is not None:
             loader._iterator = None
+            if terminate:
+                # after an error the workers may be stuck in user code: do not wait for them
+                for w in getattr(it, "_workers", ()):
+                    if w.is_alive():
+                        w.terminate()
             it._shutdown_workers()
 
     def __del__(self):
