@@ -418,3 +418,60 @@ def test_gradients_stay_valid_after_bucketing():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tr.step(S.BATCH)
+
+
+def test_user_stores_registered_by_name():
+    want = fixture(META["user_stores"])
+    try:
+        got = S.user_stores(mx)
+    finally:
+        for name in ("sumstore", "plainstore"):
+            mx.kv.KVStoreBase.kv_registry.pop(name, None)
+    for k in ("sum_None", "sum_False", "plain"):
+        assert got[k]["uok"] == want[k]["uok"] and got[k]["kvtype"] == want[k]["kvtype"], k
+        assert_weights(got[k]["weights"], want[k]["weights"])
+    assert got["plain_uok_true"]["error"] == "ValueError"
+    assert "Please set update_on_kvstore=False when training with" in \
+        got["plain_uok_true"]["message"]
+
+
+def test_deferred_parameters_join_the_store_later():
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    a = gluon.nn.Dense(3, in_units=2)
+    b = gluon.nn.Dense(3)
+    a.initialize(mx.init.One(), ctx=ctxs)
+    b.initialize(mx.init.One(), ctx=ctxs)
+    params = [a.weight, a.bias, b.weight, b.bias]
+    tr = gluon.Trainer(params, "sgd", {"learning_rate": 0.1})
+    # A store set up while b is still deferred (MXNet reaches this through sparse weights):
+    tr._kvstore = mx.kv.create("device")
+    tr._kv_initialized = True
+    tr._update_on_kvstore = False
+    tr._init_params()
+    # only b's weight waits for its shape; b's bias has one and joins at once
+    assert tr._params_to_init == [b.weight]
+    assert set(tr._kvstore._store) == {0, 1, 3}
+    with autograd.record():
+        ls = [b(a(nd.ones((1, 2), ctx=c))).sum() for c in ctxs]
+    autograd.backward(ls)
+    tr.step(2)
+    assert tr._params_to_init == [] and set(tr._kvstore._store) == {0, 1, 2, 3}
+
+
+def test_local_store_with_big_parameters_updates_on_devices():
+    from neogluon.model import _create_kvstore
+
+    class Shape:
+        def __init__(self, shape):
+            self.shape = shape
+
+    kv, uok = _create_kvstore("local", 2, {"a": Shape((4096, 4097)), "b": Shape((3,))})
+    assert kv.type == "local" and uok is False
+    kv, uok = _create_kvstore("local", 2, {"a": Shape((4096, 4096))})
+    assert uok is True
+    kv, uok = _create_kvstore("device", 2, {"a": Shape((4096, 4097))})
+    assert uok is True
+    assert _create_kvstore(None, 2, {}) == (None, False)
+    assert _create_kvstore("device", 1, {}) == (None, False)
+    with pytest.raises(TypeError, match="kvstore must be KVStore, str or None"):
+        _create_kvstore(3, 2, {})

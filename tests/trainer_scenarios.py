@@ -246,6 +246,85 @@ def custom_store(mx):
     return out
 
 
+def register_user_stores(mx):
+    """Two user stores registered by name: one runs the optimizer, one is a plain class."""
+
+    class SumStore(mx.kv.KVStoreBase):
+        def __init__(self):
+            self._vals = {}
+            self._updater = None
+
+        def broadcast(self, key, value, out, priority=0):
+            self._vals[key] = value.copy()
+            for o in (out if isinstance(out, list) else [out]):
+                o[:] = value
+
+        def pushpull(self, key, value, out=None, priority=0):
+            total = value[0].copy()
+            for v in value[1:]:
+                total += v.as_in_context(total.context)
+            if self._updater is not None:
+                self._updater(key, total, self._vals[key])
+                total = self._vals[key]
+            for o in (out if out is not None else value):
+                o[:] = total
+
+        def set_optimizer(self, optimizer):
+            self._updater = mx.optimizer.get_updater(optimizer)
+
+        def is_capable(self, capability):
+            return capability == "optimizer"
+
+        @property
+        def type(self):
+            return "sumstore"
+
+        @property
+        def rank(self):
+            return 0
+
+        @property
+        def num_workers(self):
+            return 1
+
+    class PlainStore:
+        def broadcast(self, key, value, out, priority=0):
+            for o in out:
+                o[:] = value
+
+        def pushpull(self, key, value, out=None, priority=0):
+            total = value[0] + value[1]
+            for o in (out if out is not None else value):
+                o[:] = total
+
+        def is_capable(self, capability):
+            return False
+
+        @property
+        def type(self):
+            return "plainstore"
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mx.kv.KVStoreBase.register(SumStore)
+        mx.kv.KVStoreBase.register(PlainStore)
+
+
+def user_stores(mx):
+    register_user_stores(mx)
+    out = {}
+    for uok in (None, False):
+        out[f"sum_{uok}"] = train(mx, nctx=2, kvstore="sumstore", update_on_kvstore=uok,
+                                  optimizer="sgd",
+                                  optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    out["plain"] = train(mx, nctx=2, kvstore="plainstore", optimizer="adam",
+                         optimizer_params={"learning_rate": 0.01})
+    out["plain_uok_true"] = error_of(lambda: train(mx, nctx=2, kvstore="plainstore",
+                                                   update_on_kvstore=True, steps=1))
+    return out
+
+
 def clip_between(mx):
     """allreduce_grads, clip the summed gradients, update."""
     ctxs = _ctxs(mx, 2)

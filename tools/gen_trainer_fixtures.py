@@ -65,6 +65,7 @@ def main():
     for nctx, uok in ((1, None), (2, None), (2, False)):
         rec.put(f"deferred.{nctx}.{uok}", S.deferred(mx, nctx, uok))
     rec.put("custom_store", S.custom_store(mx))
+    rec.put("user_stores", S.user_stores(mx))
     rec.put("clip", S.clip_between(mx))
     rec.put("rescale", S.rescale(mx))
     rec.put("tutorial", S.tutorial(mx))
