@@ -431,3 +431,16 @@ def _gluon_cases():
 
 
 CASES += [(n, "exec(GLUON_PRELUDE)\n" + c) for n, c in _gluon_cases()]
+
+
+CASES += [
+    ("split_and_load_csr_even",
+     "out = mx.gluon.utils.split_and_load(nd.array(BIGC).tostype('csr')[:4], [mx.cpu(0), mx.cpu(1)])\n"
+     "out = out + [str(o.context) for o in out]"),
+    ("split_and_load_csr_uneven",
+     "out = mx.gluon.utils.split_and_load(nd.array(BIGC).tostype('csr')[:7], [mx.cpu(0), mx.cpu(1), mx.cpu(2)], even_split=False)"),
+    ("split_and_load_csr_uneven_err",
+     "out = mx.gluon.utils.split_and_load(nd.array(BIGC).tostype('csr')[:7], [mx.cpu(0), mx.cpu(1)])"),
+    ("split_data_csr", "out = mx.gluon.utils.split_data(C(), 3)"),
+    ("split_and_load_rsp_err", "out = mx.gluon.utils.split_and_load(R(), [mx.cpu(0), mx.cpu(1)])"),
+]

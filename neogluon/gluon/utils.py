@@ -66,6 +66,13 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
             "even_split=False to allow uneven partitioning of data.")
     each, extra = divmod(size, num_slice)
     sizes = [each + 1] * extra + [each] * (num_slice - extra)
+    if data.stype != "default":
+        # Sparse batches are sliced by rows with data[begin:end], as MXNet does.
+        if batch_axis != 0:
+            raise MXNetError(f"split_data: a {data.stype} array can only be split along axis 0, "
+                             f"got batch_axis={batch_axis}")
+        bounds = np.cumsum([0] + sizes).tolist()
+        return [data[bounds[i]:bounds[i + 1]] for i in range(num_slice)]
     ctx = data._ctx
     parts = _run(torch.split, data._t, sizes, batch_axis)
     return [_new(p, ctx) for p in parts]
