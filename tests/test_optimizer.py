@@ -50,6 +50,14 @@ def leaves(state):
     return out
 
 
+def structure(state):
+    if state is None:
+        return None
+    if isinstance(state, mx.nd.NDArray):
+        return "a"
+    return [structure(s) for s in state]
+
+
 def make_sched(spec):
     if spec is None:
         return None
@@ -101,6 +109,8 @@ def run_scenario(meta, mode="kernels", check=True, on_step=None):
     if check:
         assert opt.num_update == meta["num_update"]
         for i in range(n):
+            assert structure(upd.states[i]) == meta["state_structure"][i], \
+                f"{key}: state {i} layout differs from MXNet's"
             ls = leaves(upd.states[i])
             want = [data[f"{key}/s_{i}_{j}"] for j in range(len(ls))]
             assert f"{key}/s_{i}_{len(ls)}" not in data, f"{key}: state {i} has too few arrays"

@@ -1,0 +1,390 @@
+"""Optimizer API behaviour: registry, user optimizers, multipliers, counts, Updater states.
+
+Expected values come from MXNet 1.9.1 (the fixtures of test_optimizer.py, or values printed by
+MXNet and noted beside the assertion).
+"""
+import io
+import json
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon.base import MXNetError
+from neogluon.optimizer import _ckernels, fused
+
+from test_optimizer import SCENARIOS, FakeParam, NAME_MAP, TOL, arrays, leaves, make_sched
+
+
+def scenario(key):
+    return next(m for m in SCENARIOS if m["key"] == key)
+
+
+# ----------------------------------------------------------------------------- registry
+def test_create_is_case_insensitive():
+    assert type(mx.optimizer.create("SGD")) is mx.optimizer.SGD
+    assert type(mx.optimizer.create("AdaM", learning_rate=0.1)) is mx.optimizer.Adam
+    assert type(mx.optimizer.Optimizer.create_optimizer("nag")) is mx.optimizer.NAG
+    assert type(mx.optimizer.create("ccsgd")) is mx.optimizer.ccSGD
+    assert mx.optimizer.create("adamw").__class__.__name__ == "AdamW"
+    assert mx.optimizer.contrib.GroupAdaGrad is mx.optimizer.GroupAdaGrad
+    assert type(mx.optimizer.create("groupadagrad")) is mx.optimizer.contrib.GroupAdaGrad
+
+
+def test_create_unknown_name():
+    # MXNet 1.9.1: ValueError('Cannot find optimizer nope')
+    with pytest.raises(ValueError, match="Cannot find optimizer nope"):
+        mx.optimizer.create("nope")
+
+
+def test_register_override_warns():
+    @mx.optimizer.register
+    class WarnOpt(mx.optimizer.Optimizer):
+        pass
+
+    with pytest.warns(UserWarning, match="overriding"):
+        mx.optimizer.register(type("WarnOpt", (mx.optimizer.Optimizer,), {}))
+    del mx.optimizer.Optimizer.opt_registry["warnopt"]
+
+
+@mx.optimizer.register
+class UserMomentumSGD(mx.optimizer.Optimizer):
+    """Written the way MXNet's docs show: NDArray ops, slices and out-of-place temporaries."""
+
+    def __init__(self, momentum=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+
+    def create_state(self, index, weight):
+        return mx.nd.zeros(weight.shape, weight.context, dtype=weight.dtype)
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr = self._get_lr(index)
+        wd = self._get_wd(index)
+        grad = grad * self.rescale_grad
+        if self.clip_gradient is not None:
+            grad = mx.nd.clip(grad, -self.clip_gradient, self.clip_gradient)
+        state[:] = self.momentum * state - lr * wd * weight - lr * grad
+        weight[:] += state
+
+
+@pytest.mark.parametrize("key", ["sgd-float32-list", "sgd-float16-list"])
+def test_user_optimizer_through_updater(key):
+    """A user's SGD written with NDArray ops reproduces MXNet's SGD numbers via the Updater."""
+    meta = scenario(key)
+    data = arrays(meta["dtype"])
+    params = {i: FakeParam(lm, wm) for i, (lm, wm) in
+              enumerate(zip(meta["lr_mult"], meta["wd_mult"]))}
+    kw = dict(meta["kwargs"])
+    if meta["dtype"] == "float16":
+        kw["multi_precision"] = True
+    opt = mx.optimizer.create("usermomentumsgd", lr_scheduler=make_sched(meta["sched"]),
+                              param_dict=params, **kw)
+    upd = mx.optimizer.get_updater(opt)
+    n = len(meta["shapes"])
+    ws = [mx.nd.array(data[f"{key}/w0_{i}"], dtype=meta["dtype"]) for i in range(n)]
+    for step in range(meta["steps"]):
+        if step == 4:
+            params[1].lr_mult = 1.5
+            opt.rescale_grad *= 0.5
+        gs = [mx.nd.array(data[f"{key}/g{step}_{i}"], dtype=meta["dtype"]) for i in range(n)]
+        upd(list(range(n)), gs, ws)
+        for i in range(n):
+            np.testing.assert_allclose(ws[i].asnumpy(), data[f"{key}/w{step + 1}_{i}"],
+                                       **TOL[meta["dtype"]])
+    if meta["dtype"] == "float16":
+        # the base class's multi-precision layout: (float32 master, state)
+        st = upd.states[0]
+        assert st[0].dtype == np.float32 and st[1].dtype == np.float32
+    # the user's state is saved and restored like any other
+    blob = upd.get_states(dump_optimizer=True)
+    upd2 = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    upd2.set_states(blob)
+    assert type(upd2.optimizer) is UserMomentumSGD
+    assert upd2.optimizer.momentum == opt.momentum
+    assert upd2.optimizer.num_update == opt.num_update
+
+
+# ----------------------------------------------------------------------------- hyper-parameters
+def test_set_learning_rate():
+    opt = mx.optimizer.SGD(learning_rate=0.1)
+    opt.set_learning_rate(0.3)
+    assert opt.learning_rate == 0.3
+    sched = mx.lr_scheduler.FactorScheduler(2, 0.5, base_lr=0.1)
+    opt = mx.optimizer.SGD(lr_scheduler=sched)
+    with pytest.raises(UserWarning, match="LRScheduler of the optimizer has already"):
+        opt.set_learning_rate(0.3)
+    opt.num_update = 5
+    assert opt.learning_rate == pytest.approx(0.1 * 0.5 * 0.5)
+
+
+def test_learning_rate_overrides_scheduler_base_lr():
+    sched = mx.lr_scheduler.FactorScheduler(2, 0.5, base_lr=0.1)
+    with pytest.warns(UserWarning):
+        opt = mx.optimizer.SGD(learning_rate=0.4, lr_scheduler=sched)
+    assert sched.base_lr == 0.4 and opt.learning_rate == 0.4
+    assert mx.optimizer.SGD().learning_rate == 0.01
+
+
+def test_multipliers_by_name_and_index():
+    names = {0: "fc_weight", 1: "fc_bias", 2: "bn_gamma", 3: "bn_beta"}
+    opt = mx.optimizer.SGD(param_idx2name=names, wd=0.1, learning_rate=0.2)
+    opt.set_lr_mult({"fc_bias": 2.0, 3: 0.25})
+    # MXNet 1.9.1: [0.1, 0.0, 0.1, 0.0] [0.2, 0.4, 0.2, 0.05]
+    assert opt._get_wds([0, 1, 2, 3]) == pytest.approx([0.1, 0.0, 0.1, 0.0])
+    assert opt._get_lrs([0, 1, 2, 3]) == pytest.approx([0.2, 0.4, 0.2, 0.05])
+    # LARS decays only *_weight: MXNet 1.9.1 gives [0.1, 0.0, 0.0, 0.0]
+    lars = mx.optimizer.LARS(param_idx2name=names, wd=0.1)
+    assert lars._get_wds([0, 1, 2, 3]) == pytest.approx([0.1, 0.0, 0.0, 0.0])
+    # param_dict wins and is read live
+    p = FakeParam(3.0, 0.5)
+    opt.param_dict = {1: p}
+    assert opt._get_lrs([1]) == pytest.approx([0.6])
+    p.lr_mult = 1.0
+    assert opt._get_lrs([1]) == pytest.approx([0.2])
+    assert opt._get_wds([1]) == pytest.approx([0.05])
+
+
+def test_update_counts_and_begin_num_update():
+    calls = []
+
+    class Rec(mx.lr_scheduler.LRScheduler):
+        def __call__(self, num_update):
+            calls.append(num_update)
+            return self.base_lr
+
+    opt = mx.optimizer.SGD(begin_num_update=10, lr_scheduler=Rec(base_lr=0.1))
+    upd = mx.optimizer.get_updater(opt)
+    w, g = mx.nd.ones((2,)), mx.nd.ones((2,))
+    upd(0, g, w)
+    # MXNet 1.9.1: 11 {0: 11}, then 12 {0: 11, 1: 12}
+    assert opt.num_update == 11 and opt._index_update_count == {0: 11}
+    upd(1, g, w)
+    upd(1, g, w)
+    assert opt.num_update == 12 and opt._index_update_count == {0: 11, 1: 12}
+    assert calls == [11, 11, 12]
+    # per-device counts
+    opt._set_current_context(3)
+    assert opt._index_update_count == {}
+    opt._set_current_context(0)
+    assert opt._index_update_count == {0: 11, 1: 12}
+
+
+def test_constructor_arguments():
+    opt = mx.optimizer.Adam(aggregate_num=7, multi_precision=True, clip_gradient=2.0)
+    assert opt.aggregate_num == 7 and opt.multi_precision and opt.clip_gradient == 2.0
+    with pytest.raises(MXNetError, match="sym"):
+        mx.optimizer.SGD(sym=object())
+    with pytest.raises(AssertionError):
+        mx.optimizer.SGD(param_idx2name=[1, 2])
+
+
+# ----------------------------------------------------------------------------- Updater
+def test_updater_rejects_bad_calls():
+    upd = mx.optimizer.get_updater(mx.optimizer.SGD())
+    with pytest.raises(MXNetError, match="parallel"):
+        upd([0, 1], [mx.nd.ones((2,))], [mx.nd.ones((2,)), mx.nd.ones((2,))])
+    with pytest.raises(MXNetError, match=r"index 5.*\(3,\).*\(2,\)"):
+        upd(5, mx.nd.ones((2,)), mx.nd.ones((3,)))
+    with pytest.raises(MXNetError, match="NDArray"):
+        upd(0, np.ones(2), mx.nd.ones((2,)))
+
+
+def test_mixed_dtypes_in_one_call():
+    """float32 and float64 weights in one list update as they would separately."""
+    rng = np.random.default_rng(0)
+    w32, g32 = rng.standard_normal((3, 4)).astype("float32"), rng.standard_normal((3, 4))
+    w64, g64 = rng.standard_normal(5), rng.standard_normal(5)
+    outs = []
+    for together in (True, False):
+        opt = mx.optimizer.create("adam", learning_rate=0.1, wd=0.01)
+        upd = mx.optimizer.get_updater(opt)
+        ws = [mx.nd.array(w32), mx.nd.array(w64, dtype="float64")]
+        gs = [mx.nd.array(g32.astype("float32")), mx.nd.array(g64, dtype="float64")]
+        for _ in range(3):
+            if together:
+                upd([0, 1], gs, ws)
+            else:
+                upd(0, gs[0], ws[0])
+                upd(1, gs[1], ws[1])
+        outs.append([w.asnumpy() for w in ws])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_group_adagrad_errors():
+    # MXNet 1.9.1: AssertionError('Weight decay is not supported for GroupAdaGrad')
+    upd = mx.optimizer.get_updater(mx.optimizer.create("groupadagrad", wd=0.1))
+    with pytest.raises(AssertionError, match="Weight decay is not supported"):
+        upd(0, mx.nd.ones((2, 3)), mx.nd.ones((2, 3)))
+    upd = mx.optimizer.get_updater(mx.optimizer.create("groupadagrad"))
+    with pytest.raises(AssertionError, match="2-D"):
+        upd(0, mx.nd.ones((2,)), mx.nd.ones((2,)))
+
+
+def test_sgld_noise_statistics_and_seed():
+    def run(seed):
+        mx.random.seed(seed)
+        opt = mx.optimizer.create("sgld", learning_rate=0.01, wd=0.1, rescale_grad=0.5)
+        upd = mx.optimizer.get_updater(opt)
+        w = mx.nd.ones((200, 500))
+        upd(0, mx.nd.ones((200, 500)) * 2, w)
+        return w.asnumpy()
+
+    a = run(3)
+    # w = 1 - lr/2 * (rescale*g + wd*w) + N(0, sqrt(lr)) = 1 - 0.005*1.1 + noise
+    assert a.mean() == pytest.approx(1 - 0.005 * 1.1, abs=3e-3)
+    assert a.std() == pytest.approx(0.1, rel=0.02)
+    np.testing.assert_array_equal(a, run(3))
+    assert not np.array_equal(a, run(4))
+
+
+def test_dcasgd_with_momentum_runs():
+    """MXNet 1.9.1 raises here (truth value of an NDArray); neogluon updates."""
+    opt = mx.optimizer.create("dcasgd", momentum=0.9, learning_rate=0.1, lamda=0.04)
+    upd = mx.optimizer.get_updater(opt)
+    w = mx.nd.ones((3, 3))
+    upd(0, mx.nd.ones((3, 3)), w)
+    upd(0, mx.nd.ones((3, 3)), w)
+    # step 1: mom = -0.1; w = 0.9. step 2: mom = 0.9*-0.1 - 0.1*(1 + 0.04*(0.9 - 1)) = -0.1896
+    np.testing.assert_allclose(w.asnumpy(), 0.9 - 0.1896, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- states I/O
+RESUME_KEYS = ["sgd-float32-list", "sgd_noclip-float32-list", "nag_noclip-float32-list",
+               "adam_noclip-float32-list", "adamw-float32-list", "nadam-float32-list",
+               "lars-float32-list", "lbsgd-float32-list", "lamb-float32-list",
+               "rmsprop_centered-float32-list", "dcasgd_mom-float32-list",
+               "ftml-float32-list", "sgd-float16-list", "adam-float16-list",
+               "adam_noclip-float64-list"]
+
+
+@pytest.mark.parametrize("mode", ["kernels", "torch"])
+@pytest.mark.parametrize("key", RESUME_KEYS)
+def test_save_and_resume_matches_uninterrupted_mxnet(key, mode):
+    """Stop after 4 steps, save with dump_optimizer, load into a fresh Updater whose optimizer
+    was built with other settings, finish: MXNet's uninterrupted numbers."""
+    meta = scenario(key)
+    dtype = meta["dtype"]
+    data = arrays(dtype)
+    kw = dict(meta["kwargs"])
+    if dtype == "float16":
+        kw["multi_precision"] = True
+    params = {i: FakeParam(lm, wm) for i, (lm, wm) in
+              enumerate(zip(meta["lr_mult"], meta["wd_mult"]))}
+    name = NAME_MAP.get(meta["optimizer"], meta["optimizer"])
+    opt = mx.optimizer.create(name, lr_scheduler=make_sched(meta["sched"]), param_dict=params,
+                              param_idx2name=dict(enumerate(meta["names"])), **kw)
+    upd = mx.optimizer.get_updater(opt)
+    n = len(meta["shapes"])
+    ws = [mx.nd.array(data[f"{key}/w0_{i}"], dtype=dtype) for i in range(n)]
+    old = (fused.set_enabled(True), _ckernels.set_enabled(mode == "kernels"))
+    try:
+        for step in range(meta["steps"]):
+            if step == 4:
+                blob = upd.get_states(dump_optimizer=True)
+                assert isinstance(blob, bytes)
+                upd = mx.optimizer.get_updater(mx.optimizer.create(name, learning_rate=123.0))
+                upd.set_states(blob)
+                opt = upd.optimizer
+                assert type(opt).__name__.lower() == name
+                assert opt.param_dict == {}          # the Trainer re-links its Parameters
+                opt.param_dict = params
+                params[1].lr_mult = 1.5
+                opt.rescale_grad = opt.rescale_grad * 0.5
+            gs = [mx.nd.array(data[f"{key}/g{step}_{i}"], dtype=dtype) for i in range(n)]
+            upd(list(range(n)), gs, ws)
+            for i in range(n):
+                np.testing.assert_allclose(ws[i].asnumpy(), data[f"{key}/w{step + 1}_{i}"],
+                                           **TOL[dtype], err_msg=f"{key} step {step + 1}")
+    finally:
+        fused.set_enabled(old[0])
+        _ckernels.set_enabled(old[1])
+    assert opt.num_update == meta["num_update"]
+
+
+def _updater_with_state():
+    opt = mx.optimizer.create("adam", learning_rate=0.1)
+    upd = mx.optimizer.get_updater(opt)
+    w = mx.nd.ones((4,))
+    upd([0, 1], [mx.nd.ones((4,)), mx.nd.ones((4,))], [w, mx.nd.ones((4,))])
+    return upd
+
+
+def _bad_blobs(good):
+    yield "truncated", good[: len(good) // 2]
+    yield "empty", b""
+    yield "random", bytes(range(256)) * 4
+    yield "pickle", pickle.dumps({0: np.ones(3)})
+    buf = io.BytesIO()
+    np.savez(buf, x=np.ones(3))
+    yield "npz without header", buf.getvalue()
+    for header in ({"format": "something-else", "version": 1},
+                   {"format": "neogluon-updater-states", "version": 99, "states": []},
+                   {"format": "neogluon-updater-states", "version": 1,
+                    "states": [[0, {"a": "missing"}]], "optimizer": None}):
+        buf = io.BytesIO()
+        np.savez(buf, __header__=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+        yield f"header {header.get('format')} v{header.get('version')}", buf.getvalue()
+    yield "not bytes", "a string"
+
+
+@pytest.mark.parametrize("what", [w for w, _ in _bad_blobs(b"0123456789")])
+def test_bad_state_blob_leaves_updater_unchanged(what):
+    upd = _updater_with_state()
+    good = upd.get_states(dump_optimizer=True)
+    blob = dict(_bad_blobs(good))[what]
+    before_states = upd.states
+    before = {k: [x.asnumpy().copy() for x in leaves(v)] for k, v in before_states.items()}
+    opt = upd.optimizer
+    with pytest.raises(MXNetError):
+        upd.set_states(blob)
+    assert upd.optimizer is opt
+    assert upd.states is before_states
+    for k, v in upd.states.items():
+        for a, b in zip(leaves(v), before[k]):
+            np.testing.assert_array_equal(a.asnumpy(), b)
+
+
+def test_states_without_optimizer_keep_the_optimizer():
+    upd = _updater_with_state()
+    blob = upd.get_states()
+    fresh_opt = mx.optimizer.create("adam", learning_rate=0.5)
+    upd2 = mx.optimizer.get_updater(fresh_opt)
+    upd2.set_states(blob)
+    assert upd2.optimizer is fresh_opt
+    assert sorted(upd2.states) == [0, 1]
+    for a, b in zip(leaves(upd.states[0]), leaves(upd2.states[0])):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    # the blob is plain npz + JSON; loading it never needs pickle
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        header = json.loads(z["__header__"].tobytes())
+    assert header["format"] == "neogluon-updater-states" and header["optimizer"] is None
+
+
+def test_scheduler_state_travels_with_optimizer():
+    sched = mx.lr_scheduler.MultiFactorScheduler(step=[2, 4], factor=0.1, base_lr=1.0)
+    opt = mx.optimizer.create("sgd", lr_scheduler=sched)
+    upd = mx.optimizer.get_updater(opt)
+    w = mx.nd.ones((2,))
+    for _ in range(3):
+        upd(0, mx.nd.ones((2,)), w)
+    blob = upd.get_states(dump_optimizer=True)
+    upd2 = mx.optimizer.get_updater(mx.optimizer.create("sgd"))
+    upd2.set_states(blob)
+    s2 = upd2.optimizer.lr_scheduler
+    assert type(s2) is mx.lr_scheduler.MultiFactorScheduler and s2 is not sched
+    assert s2.cur_step_ind == sched.cur_step_ind and s2.base_lr == sched.base_lr
+    assert upd2.optimizer.learning_rate == pytest.approx(opt.learning_rate)
+    assert upd2.optimizer._index_update_count == {0: 3}
+
+
+def test_warns_on_float16_without_multi_precision():
+    upd = mx.optimizer.get_updater(mx.optimizer.create("sgd", momentum=0.9))
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        upd(0, mx.nd.ones((2,), dtype="float16"), mx.nd.ones((2,), dtype="float16"))
+    assert any("multi_precision" in str(r.message) for r in rec)
