@@ -10,7 +10,7 @@ import struct
 
 import numpy as np
 import mxnet as mx
-from mxnet import gluon, nd
+from mxnet import nd
 from mxnet.gluon import data as gdata
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "data")

@@ -8,7 +8,6 @@ import json
 import os
 
 import numpy as np
-import mxnet as mx
 from mxnet import autograd, gluon, nd
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "loss")
@@ -115,8 +114,8 @@ def cases():
         [(f32(4, 5, scale=0.5), G), (f32(4, 5), G), (f32(20), G)])
 
     C = "CTCLoss"
-    add("ctc_ntc", C, {}, [(f32(3, 8, 5), G),
-                           (np.array([[0, 1, 2, -1], [3, 3, -1, -1], [1, 0, 1, 0]], np.float32), N)])
+    ctc_label = np.array([[0, 1, 2, -1], [3, 3, -1, -1], [1, 0, 1, 0]], np.float32)
+    add("ctc_ntc", C, {}, [(f32(3, 8, 5), G), (ctc_label, N)])
     add("ctc_tnc", C, {"layout": "TNC", "weight": 2.0},
         [(f32(8, 3, 5), G), (np.array([[0, 1, 2, -1], [3, -1, -1, -1], [2, 2, 2, 2]],
                                       np.float32), N)])

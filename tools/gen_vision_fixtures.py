@@ -52,7 +52,8 @@ def main():
         meta["resize"].append({"src": src, "size": size, "keep": keep, "interp": interp})
 
     arrays["crop_resize"] = T.CropResize(1, 2, 4, 3)(xf).asnumpy()
-    arrays["crop_resize_size"] = T.CropResize(2, 1, 6, 5, size=(4, 3), interpolation=1)(xf).asnumpy()
+    arrays["crop_resize_size"] = T.CropResize(2, 1, 6, 5, size=(4, 3),
+                                              interpolation=1)(xf).asnumpy()
     arrays["crop_batch"] = T.CropResize(1, 1, 3, 2)(bf).asnumpy()
     arrays["center_small"] = T.CenterCrop((5, 4))(xf).asnumpy()
     arrays["center_large"] = T.CenterCrop(10)(xf).asnumpy()
