@@ -33,7 +33,7 @@ BIGR = rand_rows(40, 6, 0.3, 3)
 
 
 def namespace(mx):
-    ns = {"mx": mx, "GLUON_PRELUDE": GLUON_PRELUDE}
+    ns = {"mx": mx, "GLUON_PRELUDE": GLUON_PRELUDE, "SAVE_PRELUDE": SAVE_PRELUDE}
     exec(PRELUDE, ns)  # noqa: S102 - our own source
     return ns
 
@@ -444,3 +444,68 @@ CASES += [
     ("split_data_csr", "out = mx.gluon.utils.split_data(C(), 3)"),
     ("split_and_load_rsp_err", "out = mx.gluon.utils.split_and_load(R(), [mx.cpu(0), mx.cpu(1)])"),
 ]
+
+
+SAVE_PRELUDE = """
+import os, tempfile
+TMP = tempfile.mkdtemp()
+def resume_emb(opt, params, n_ctx=1, kvstore='device', update_on_kvstore=None, sparse_w=False):
+    def build():
+        if sparse_w:
+            p = gluon.Parameter('w', shape=(6, 3), stype='row_sparse', grad_stype='row_sparse')
+        else:
+            p = gluon.Parameter('w', shape=(6, 3), grad_stype='row_sparse')
+        p.initialize(ctx=ctxs(n_ctx))
+        return p
+    def run(p, tr, b):
+        cols = sorted(set(b))
+        x = nd.sparse.csr_matrix((np.arange(1, len(cols) + 1, dtype='float32'), cols, [0, len(cols)]), shape=(1, 6))
+        with autograd.record():
+            losses = []
+            for c in ctxs(n_ctx):
+                wr = p.row_sparse_data(nd.array(cols, dtype='int64', ctx=c)) if sparse_w else p.data(c)
+                y = nd.sparse.dot(x.as_in_context(c), wr)
+                losses.append((y * y).sum())
+        autograd.backward(losses)
+        tr.step(1)
+    p = build(); p.set_data(nd.array(W0))
+    tr = gluon.Trainer([p], opt, params, kvstore=kvstore, update_on_kvstore=update_on_kvstore)
+    for b in BATCHES[:2]:
+        run(p, tr, b)
+    fs = os.path.join(TMP, 'tr.states')
+    tr.save_states(fs)
+    cur = p.row_sparse_data(nd.arange(0, 6, dtype='int64')).copy() if sparse_w else p.data().copy()
+    p2 = build(); p2.set_data(cur)
+    tr2 = gluon.Trainer([p2], opt, params, kvstore=kvstore, update_on_kvstore=update_on_kvstore)
+    tr2.load_states(fs)
+    run(p2, tr2, BATCHES[2])
+    return p2.row_sparse_data(nd.arange(0, 6, dtype='int64')) if sparse_w else p2.data()
+def save_load(src_stype, dst_stype):
+    p = gluon.Parameter('w', shape=(6, 3), stype=src_stype); p.initialize(); p.set_data(nd.array(W0))
+    if src_stype != 'default':
+        tr = gluon.Trainer([p], 'sgd')
+    d = gluon.ParameterDict(); d._params['w'] = p
+    f = os.path.join(TMP, 'p.params')
+    d.save(f)
+    raw = nd.load(f)
+    q = gluon.Parameter('w', shape=(6, 3), stype=dst_stype)
+    d2 = gluon.ParameterDict(); d2._params['w'] = q
+    d2.load(f)
+    if dst_stype != 'default':
+        tr2 = gluon.Trainer([q], 'sgd')
+        val = q.row_sparse_data(nd.arange(0, 6, dtype='int64'))
+    else:
+        val = q.data()
+    return [raw['w'], val]
+"""
+
+CASES += [(n, "exec(GLUON_PRELUDE)\nexec(SAVE_PRELUDE)\n" + c) for n, c in [
+    ("resume_dense_w_sparse_grad_sgd", "out = resume_emb('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.1})"),
+    ("resume_dense_w_sparse_grad_adam", "out = resume_emb('adam', {'learning_rate': 0.05, 'wd': 0.1})"),
+    ("resume_dense_w_sparse_grad_adam_2ctx_kv", "out = resume_emb('adam', {'learning_rate': 0.05}, n_ctx=2, update_on_kvstore=True)"),
+    ("resume_sparse_w_sgd", "out = resume_emb('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.1}, sparse_w=True)"),
+    ("resume_sparse_w_adam_2ctx", "out = resume_emb('adam', {'learning_rate': 0.05}, n_ctx=2, kvstore='local', sparse_w=True)"),
+    ("save_load_rsp_to_dense", "out = save_load('row_sparse', 'default')"),
+    ("save_load_dense_to_rsp", "out = save_load('default', 'row_sparse')"),
+    ("save_load_rsp_to_rsp", "out = save_load('row_sparse', 'row_sparse')"),
+]]
