@@ -805,20 +805,30 @@ class _Graph:
         self._compile()
 
     def _compile(self):
+        # Each node becomes (kind, fn, args, kwargs, outputs, structure): kind 0 when every
+        # positional argument is an array slot, 1 when some are constants, 2 when arrays sit
+        # inside containers or keyword arguments (decoded on every call).
         prog = []
         for node in self.nodes:
             fn = _resolve_op(node["op"])
             args = node["args"]
             kwargs = node["kwargs"]
-            simple = all((not isinstance(a, (dict, list))) or (isinstance(a, dict) and "@" in a
-                                                               and len(a) == 1)
-                         for a in args) and not any(_has_ref(v) for v in kwargs.values())
+            out = node["out"]
+            structure = node["structure"]
+            outs = out[0] if structure == 0 else out
+            isref = [isinstance(a, dict) and "@" in a and len(a) == 1 for a in args]
+            simple = all(r or not isinstance(a, (dict, list)) for r, a in zip(isref, args)) \
+                and not any(_has_ref(v) for v in kwargs.values())
             if simple:
-                spec = [(True, a["@"]) if isinstance(a, dict) else (False, a) for a in args]
                 kw = {k: _decode(v, None) for k, v in kwargs.items()}
-                prog.append((fn, spec, kw, None, node["out"], node["structure"]))
+                if all(isref):
+                    prog.append((0, fn, tuple(a["@"] for a in args), kw, outs, structure))
+                else:
+                    tmpl = [None if r else a for r, a in zip(isref, args)]
+                    pos = [(j, a["@"]) for j, (r, a) in enumerate(zip(isref, args)) if r]
+                    prog.append((1, fn, (tmpl, pos), kw, outs, structure))
             else:
-                prog.append((fn, None, None, (args, kwargs), node["out"], node["structure"]))
+                prog.append((2, fn, args, kwargs, outs, structure))
         self._prog = prog
 
     def run(self, inputs, ctx):
@@ -826,17 +836,23 @@ class _Graph:
         for s, a in zip(self.inputs, inputs):
             env[s] = a
         for s, p in self.params:
-            env[s] = p.data(ctx)
-        for fn, spec, kw, raw, outs, structure in self._prog:
-            if spec is not None:
-                args = [env[v] if isref else v for isref, v in spec]
+            env[s] = _param_data(p, ctx)
+        for kind, fn, a, kw, outs, structure in self._prog:
+            if kind == 0:
+                if kw:
+                    res = fn(*[env[i] for i in a], **kw)
+                else:
+                    res = fn(*[env[i] for i in a])
+            elif kind == 1:
+                args = list(a[0])
+                for j, i in a[1]:
+                    args[j] = env[i]
                 res = fn(*args, **kw)
             else:
-                args = [_decode(a, env) for a in raw[0]]
-                kwargs = {k: _decode(v, env) for k, v in raw[1].items()}
-                res = fn(*args, **kwargs)
+                res = fn(*[_decode(v, env) for v in a],
+                         **{k: _decode(v, env) for k, v in kw.items()})
             if structure == 0:
-                env[outs[0]] = res
+                env[outs] = res
             elif outs:
                 flat = []
                 _flat_values(res, flat)
@@ -861,6 +877,17 @@ class _Graph:
             "inputs": [{"slot": s, "name": slot_name[s]} for s in self.inputs],
             "params": params, "nodes": self.nodes,
             "outputs": self.out_slots, "output_format": self.out_fmt}, indent=1)
+
+
+def _param_data(p, ctx):
+    """``p.data(ctx)``, with a shortcut for the common single-context case."""
+    d = p._data
+    if d is not None and len(d) == 1 and p._stype == "default":
+        a = d[0]
+        c = a._ctx
+        if c is ctx or c == ctx:
+            return a
+    return p.data(ctx)
 
 
 def _snapshot(blocks):
@@ -968,7 +995,7 @@ class HybridBlock(Block):
         if not reg:
             return {}
         try:
-            return {k: v.data(ctx) for k, v in reg.items()}
+            return {k: _param_data(v, ctx) for k, v in reg.items()}
         except DeferredInitializationError:
             self._deferred_infer_shape(x, *args)
             for v in self.params.values():
