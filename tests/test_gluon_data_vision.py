@@ -294,3 +294,23 @@ def test_image_record_dataset(tmp_path):
     seen = vision.ImageRecordDataset(str(tmp_path / "images.rec"),
                                      transform=lambda d, l: (d.shape, l))[0]
     assert seen == ((4, 5, 3), 3.0)
+
+
+def test_rotations():
+    from neogluon.gluon.data.vision import _image
+    chw = T.ToTensor()(_xf())
+    nchw = T.ToTensor()(_bf())
+    close(T.Rotate(30)(chw), A["rot30"], atol=1e-5)
+    close(T.Rotate(-45, zoom_in=True)(chw), A["rot_in"], atol=1e-5)
+    close(T.Rotate(60, zoom_out=True)(chw), A["rot_out"], atol=1e-5)
+    close(_image.imrotate(nchw, nd.array([10.0, -100.0])), A["rot_batch"], atol=1e-5)
+    np.random.seed(4)
+    close(T.RandomRotation((-20, 40), rotate_with_proba=0.9)(chw), A["rot_random"], atol=1e-5)
+    np.random.seed(5)
+    close(T.RandomRotation((-20, 40), zoom_out=True)(nchw), A["rot_random_batch"], atol=1e-5)
+    with pytest.raises(TypeError, match="only supports float32"):
+        T.Rotate(10)(_x8())
+    with pytest.raises(ValueError, match="ordered tuple"):
+        T.RandomRotation((5, 1))
+    with pytest.raises(ValueError, match="cannot be both True"):
+        _image.imrotate(chw, 5, zoom_in=True, zoom_out=True)

@@ -80,6 +80,18 @@ def main():
     arrays["lighting_f"] = nd.image.adjust_lighting(xf, alpha=(0.1, -0.2, 0.3)).asnumpy()
     arrays["lighting_8"] = nd.image.adjust_lighting(x8, alpha=(2.0, -1.0, 0.5)).asnumpy()
 
+    # ---- rotations (CHW float32)
+    chw = T.ToTensor()(xf)
+    nchw = T.ToTensor()(bf)
+    arrays["rot30"] = T.Rotate(30)(chw).asnumpy()
+    arrays["rot_in"] = T.Rotate(-45, zoom_in=True)(chw).asnumpy()
+    arrays["rot_out"] = T.Rotate(60, zoom_out=True)(chw).asnumpy()
+    arrays["rot_batch"] = mx.image.imrotate(nchw, nd.array([10.0, -100.0])).asnumpy()
+    np.random.seed(4)
+    arrays["rot_random"] = T.RandomRotation((-20, 40), rotate_with_proba=0.9)(chw).asnumpy()
+    np.random.seed(5)
+    arrays["rot_random_batch"] = T.RandomRotation((-20, 40), zoom_out=True)(nchw).asnumpy()
+
     # ---- datasets from synthetic files
     with tempfile.TemporaryDirectory() as root:
         files = vision_synthetic.write_all(root)

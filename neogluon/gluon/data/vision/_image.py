@@ -239,3 +239,69 @@ def adjust_lighting(x, alpha):
     rgb = np.dot(np.array(_EIGVEC), eigval)
     shift = torch.tensor(rgb, dtype=torch.float32, device=t.device)
     return _new(_clip_cast(_float(t) + shift, t.dtype), x._ctx)
+
+
+def imrotate(x, rotation_degrees, zoom_in=False, zoom_out=False):
+    """Rotate CHW (or NCHW) float32 images by ``rotation_degrees`` (counter-clockwise for
+    positive angles) about their centres, bilinear, with zeros outside the source.
+
+    ``zoom_in`` scales so that no empty corner shows; ``zoom_out`` so that the whole source
+    stays visible. With a batch, ``rotation_degrees`` may hold one angle per image.
+    """
+    if zoom_in and zoom_out:
+        raise ValueError("`zoom_in` and `zoom_out` cannot be both True")
+    if x.dtype is not np.float32:
+        raise TypeError("Only `float32` images are supported by this function")
+    t = x._t.detach()
+    single = t.dim() == 3
+    if single:
+        if not isinstance(rotation_degrees, numeric_types):
+            raise TypeError("When a single image is passed the rotation angle is required to "
+                            "be a scalar.")
+        t = t.unsqueeze(0)
+    elif t.dim() != 4:
+        raise ValueError("Only 3D and 4D are supported by this function")
+    n, _, h, w = t.shape
+    if isinstance(rotation_degrees, numeric_types):
+        deg = torch.full((n,), float(rotation_degrees), dtype=torch.float32, device=t.device)
+    else:
+        deg = (rotation_degrees._t.detach() if isinstance(rotation_degrees, NDArray)
+               else torch.as_tensor(np.asarray(rotation_degrees))).to(t.device, torch.float32)
+        deg = deg.reshape(-1)
+        if deg.numel() != n:
+            raise ValueError("The number of images must be equal to the number of rotation "
+                             "angles")
+    rad = (np.pi * deg / 180).reshape(n, 1, 1)
+    hs, ws = (h - 1) / 2.0, (w - 1) / 2.0
+    hm = (torch.arange(h, dtype=torch.float32, device=t.device).reshape(h, 1) - hs).expand(h, w)
+    wm = (torch.arange(w, dtype=torch.float32, device=t.device).reshape(1, w) - ws).expand(h, w)
+    cos, sin = torch.cos(rad), torch.sin(rad)
+    w_rot = (wm * cos - hm * sin) / ws
+    h_rot = (wm * sin + hm * cos) / hs
+    scale = 1.0
+    if zoom_in or zoom_out:
+        hh = torch.tensor(float(h), device=t.device)
+        ww = torch.tensor(float(w), device=t.device)
+        rho = torch.sqrt(hh * hh + ww * ww)
+        ang = torch.atan(hh / ww)
+        a = rad.abs()
+        max_x = torch.maximum((rho * torch.cos(ang + a)).abs(), (rho * torch.cos(ang - a)).abs())
+        max_y = torch.maximum((rho * torch.sin(ang + a)).abs(), (rho * torch.sin(ang - a)).abs())
+        if zoom_out:
+            scale = torch.maximum(max_x / ww, max_y / hh)
+        else:
+            scale = torch.minimum(ww / max_x, hh / max_y)
+    grid = torch.stack([w_rot, h_rot], dim=-1) * (scale.reshape(n, 1, 1, 1)
+                                                  if torch.is_tensor(scale) else scale)
+    out = F.grid_sample(t, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+    return _new(out[0] if single else out, x._ctx)
+
+
+def random_rotate(x, angle_limits, zoom_in=False, zoom_out=False):
+    """:func:`imrotate` by angles drawn uniformly from ``angle_limits`` (numpy's generator),
+    one per image."""
+    if x.ndim == 3:
+        deg = np.random.uniform(*angle_limits)
+    else:
+        deg = np.random.uniform(*angle_limits, size=x.shape[0])
+    return imrotate(x, deg, zoom_in=zoom_in, zoom_out=zoom_out)

@@ -15,7 +15,8 @@ from ...block import Block, HybridBlock
 from ...nn import Sequential
 from . import _image
 
-__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "RandomResizedCrop", "CropResize",
+__all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation",
+           "RandomResizedCrop", "CropResize",
            "CenterCrop", "Resize", "RandomFlipLeftRight", "RandomFlipTopBottom",
            "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomColorJitter",
            "RandomLighting", "RandomApply"]
@@ -97,6 +98,61 @@ class Normalize(_Imperative):
 
     def hybrid_forward(self, F, x):
         return _image.normalize(x, self._mean, self._std)
+
+
+class Rotate(Block):
+    """Rotate CHW (or NCHW) float32 images by a fixed angle (degrees, counter-clockwise).
+
+    Parameters
+    ----------
+    rotation_degrees : float
+    zoom_in : bool, default False
+        Zoom so that no empty (zero) corner shows.
+    zoom_out : bool, default False
+        Zoom out so that the whole image stays visible.
+    """
+
+    def __init__(self, rotation_degrees, zoom_in=False, zoom_out=False):
+        super().__init__()
+        self._args = (rotation_degrees, zoom_in, zoom_out)
+
+    def forward(self, x):
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. Consider calling it "
+                            "after ToTensor")
+        return _image.imrotate(x, *self._args)
+
+
+class RandomRotation(Block):
+    """Rotate CHW (or NCHW) float32 images by a random angle from ``angle_limits``.
+
+    Parameters
+    ----------
+    angle_limits : (float, float)
+        Lower and upper bound of the angle in degrees.
+    zoom_in, zoom_out : bool
+        As for :class:`Rotate`.
+    rotate_with_proba : float, default 1.0
+        Probability of rotating at all.
+    """
+
+    def __init__(self, angle_limits, zoom_in=False, zoom_out=False, rotate_with_proba=1.0):
+        super().__init__()
+        lower, upper = angle_limits
+        if lower >= upper:
+            raise ValueError("`angle_limits` must be an ordered tuple")
+        if rotate_with_proba < 0 or rotate_with_proba > 1:
+            raise ValueError("Probability of rotating the image should be between 0 and 1")
+        self._args = (angle_limits, zoom_in, zoom_out)
+        self._rotate_with_proba = rotate_with_proba
+
+    def forward(self, x):
+        if np.random.random() > self._rotate_with_proba:
+            return x
+        if x.dtype is not np.float32:
+            raise TypeError("This transformation only supports float32. Consider calling it "
+                            "after ToTensor")
+        return _image.random_rotate(x, *self._args)
 
 
 class RandomResizedCrop(Block):
