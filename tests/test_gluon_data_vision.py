@@ -97,6 +97,11 @@ def test_flips_and_colour():
         for a in (0.6, 1.7):
             close(fn(_xf(), a), A[f"{name}_f_{a}"], rtol=1e-5, atol=1e-3)
             close(fn(_x8(), a), A[f"{name}_8_{a}"], rtol=0, atol=1.0)
+    for a in (1.2, 0.7, 1.45):
+        close(_image.adjust_hue(_xf(), a - 1), A[f"hue_f_{a}"], rtol=1e-4, atol=2e-3)
+        close(_image.adjust_hue(_x8(), a - 1), A[f"hue_8_{a}"], rtol=0, atol=1.0)
+    gray_img = nd.array(np.repeat(A["imgf"][:, :, :1], 3, axis=2))
+    close(_image.adjust_hue(gray_img, 0.3), A["hue_gray"], atol=1e-3)
     close(_image.adjust_lighting(_xf(), (0.1, -0.2, 0.3)), A["lighting_f"], atol=1e-3)
     close(_image.adjust_lighting(_x8(), (2.0, -1.0, 0.5)), A["lighting_8"], rtol=0, atol=1.0)
 
@@ -117,12 +122,11 @@ def test_random_transforms_draw_from_numpy():
     assert np.array_equal(a, b)
     ratio = a / np.maximum(A["imgf"], 1e-6)
     assert 0.5 - 1e-4 <= np.median(ratio) <= 1.5 + 1e-4
-    y = T.RandomColorJitter(0.3, 0.3, 0.3)(x)
+    y = T.RandomColorJitter(0.3, 0.3, 0.3, 0.1)(x)
     assert y.shape == x.shape
+    assert T.RandomHue(0.2)(_x8()).dtype == np.uint8
     y = T.RandomLighting(0.1)(_x8())
     assert y.shape == (9, 12, 3) and y.dtype == np.uint8
-    with pytest.raises(NotImplementedError, match="hue"):
-        T.RandomColorJitter(hue=0.1)
     random.seed(1)
     ra = T.RandomApply(T.Cast("float16"), p=0.0)
     assert ra(x) is x

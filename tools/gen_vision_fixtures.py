@@ -77,6 +77,11 @@ def main():
         for a in (0.6, 1.7):
             arrays[f"{name}_f_{a}"] = op(xf, a, a).asnumpy()
             arrays[f"{name}_8_{a}"] = op(x8, a, a).asnumpy()
+    for a in (1.2, 0.7, 1.45):
+        arrays[f"hue_f_{a}"] = nd.image.random_hue(xf, a, a).asnumpy()
+        arrays[f"hue_8_{a}"] = nd.image.random_hue(x8, a, a).asnumpy()
+    gray_img = np.repeat(imgf[:, :, :1], 3, axis=2)
+    arrays["hue_gray"] = nd.image.random_hue(nd.array(gray_img), 1.3, 1.3).asnumpy()
     arrays["lighting_f"] = nd.image.adjust_lighting(xf, alpha=(0.1, -0.2, 0.3)).asnumpy()
     arrays["lighting_8"] = nd.image.adjust_lighting(x8, alpha=(2.0, -1.0, 0.5)).asnumpy()
 

@@ -305,3 +305,39 @@ def random_rotate(x, angle_limits, zoom_in=False, zoom_out=False):
     else:
         deg = np.random.uniform(*angle_limits, size=x.shape[0])
     return imrotate(x, deg, zoom_in=zoom_in, zoom_out=zoom_out)
+
+
+def _hue_channel(m1, m2, h):
+    h = torch.remainder(h, 1.0)
+    return torch.where(h < 1 / 6, m1 + (m2 - m1) * h * 6,
+                       torch.where(h < 0.5, m2,
+                                   torch.where(h < 2 / 3, m1 + (m2 - m1) * (2 / 3 - h) * 6,
+                                               m1)))
+
+
+def adjust_hue(x, alpha):
+    """Rotate the hue of an HWC RGB image by ``alpha`` turns (HLS colour space, values read
+    on a 0-255 scale), as MXNet's hue operator does."""
+    t = _check(x, "hue", (3,))
+    f = _float(t)[..., :3].to(torch.float32) / 255.0
+    r, g, b = f.unbind(-1)
+    maxc = torch.maximum(torch.maximum(r, g), b)
+    minc = torch.minimum(torch.minimum(r, g), b)
+    l = (maxc + minc) / 2
+    d = maxc - minc
+    gray = d == 0
+    safe_d = torch.where(gray, torch.ones_like(d), d)
+    s = torch.where(l <= 0.5, d / torch.where(gray, torch.ones_like(d), maxc + minc),
+                    d / torch.where(gray, torch.ones_like(d), 2.0 - maxc - minc))
+    rc, gc, bc = (maxc - r) / safe_d, (maxc - g) / safe_d, (maxc - b) / safe_d
+    h = torch.where(r == maxc, bc - gc, torch.where(g == maxc, 2.0 + rc - bc, 4.0 + gc - rc))
+    h = torch.remainder(h / 6.0, 1.0) + alpha
+    s = torch.where(gray, torch.zeros_like(s), s)
+    m2 = torch.where(l <= 0.5, l * (1.0 + s), l + s - l * s)
+    m1 = 2.0 * l - m2
+    rgb = torch.stack([_hue_channel(m1, m2, h + 1 / 3), _hue_channel(m1, m2, h),
+                       _hue_channel(m1, m2, h - 1 / 3)], dim=-1)
+    rgb = torch.where(gray.unsqueeze(-1), l.unsqueeze(-1).expand_as(rgb), rgb) * 255.0
+    if t.shape[-1] > 3:
+        rgb = torch.cat([rgb, _float(t)[..., 3:].to(torch.float32)], dim=-1)
+    return _new(_clip_cast(rgb, t.dtype), x._ctx)

@@ -18,7 +18,8 @@ from . import _image
 __all__ = ["Compose", "Cast", "ToTensor", "Normalize", "Rotate", "RandomRotation",
            "RandomResizedCrop", "CropResize",
            "CenterCrop", "Resize", "RandomFlipLeftRight", "RandomFlipTopBottom",
-           "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomColorJitter",
+           "RandomBrightness", "RandomContrast", "RandomSaturation", "RandomHue",
+           "RandomColorJitter",
            "RandomLighting", "RandomApply"]
 
 
@@ -304,27 +305,37 @@ class RandomSaturation(_Imperative):
         return _image.adjust_saturation(x, np.random.uniform(*self._args))
 
 
+class RandomHue(_Imperative):
+    """Rotate the hue of HWC RGB images by a random fraction of a turn, drawn uniformly
+    from ``[max(0, 1 - hue), 1 + hue] - 1``."""
+
+    def __init__(self, hue):
+        super().__init__()
+        self._args = _factor_range(hue)
+
+    def hybrid_forward(self, F, x):
+        return _image.adjust_hue(x, np.random.uniform(*self._args) - 1)
+
+
 class RandomColorJitter(_Imperative):
-    """Random brightness, contrast and saturation changes, applied in a random order.
+    """Random brightness, contrast, saturation and hue changes, applied in a random order.
 
     Parameters
     ----------
-    brightness, contrast, saturation : float
+    brightness, contrast, saturation, hue : float
         Strength of each change (0 leaves it out).
-    hue : float
-        Must be 0: random hue changes are not implemented in neogluon.
     """
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
         super().__init__()
-        if hue:
-            raise NotImplementedError("RandomColorJitter: random hue changes (hue="
-                                      f"{hue}) are not implemented in neogluon")
         self._args = (brightness, contrast, saturation, hue)
 
     def hybrid_forward(self, F, x):
-        brightness, contrast, saturation, _ = self._args
+        brightness, contrast, saturation, hue = self._args
         steps = []
+        if hue > 0:
+            lo, hi = _factor_range(hue)
+            steps.append((_image.adjust_hue, (lo - 1, hi - 1)))
         if brightness > 0:
             steps.append((_image.adjust_brightness, _factor_range(brightness)))
         if contrast > 0:
