@@ -509,3 +509,24 @@ CASES += [(n, "exec(GLUON_PRELUDE)\nexec(SAVE_PRELUDE)\n" + c) for n, c in [
     ("save_load_dense_to_rsp", "out = save_load('default', 'row_sparse')"),
     ("save_load_rsp_to_rsp", "out = save_load('row_sparse', 'row_sparse')"),
 ]]
+
+
+CASES += [
+    ("nd_square_rsp", "out = nd.square(R())"),
+    ("nd_sqrt_csr", "out = nd.sqrt(C())"),
+    ("nd_relu_rsp", "out = nd.relu(-R())"),
+    ("nd_abs_csr", "out = nd.abs(-C())"),
+    ("nd_sign_rsp", "out = nd.sign(-R())"),
+    ("nd_exp_rsp", "out = nd.exp(R())"),
+    ("nd_log1p_rsp", "out = nd.log1p(R())"),
+    ("nd_sigmoid_rsp", "out = nd.sigmoid(R())"),
+    ("fluent_sqrt_rsp", "out = R().sqrt()"),
+    ("fluent_square_csr", "out = C().square()"),
+    ("nd_clip_rsp", "out = nd.clip(R(), 0, 2)"),
+    ("nd_clip_rsp_err", "out = nd.clip(R(), 1.5, 2)"),
+    ("nd_add_n_rsp", "out = nd.add_n(R(), R2(), R())"),
+    ("nd_add_n_mixed", "out = nd.add_n(R(), D())"),
+    ("nd_add_n_csr", "out = nd.add_n(C(), C2())"),
+    ("nd_zeros_like_rsp", "out = nd.zeros_like(R())"),
+    ("nd_negative_rsp", "out = nd.negative(R())"),
+]

@@ -63,6 +63,9 @@ def _rint(x):
 
 def _unary(name, fn):
     def op(data, out=None, name=None):
+        if type(data) is not NDArray and data.stype != "default":
+            from .sparse import _nd_unary  # keeps the storage type where MXNet does
+            return _nd_unary(op.__name__, fn, data, out)
         t = _t(data)
         r = _run(fn, t)
         if r.dtype is not t.dtype:
@@ -94,6 +97,9 @@ for _name, _fn in {
 @_export()
 def clip(data, a_min, a_max, out=None, name=None):
     """Clip values into [a_min, a_max]."""
+    if type(data) is not NDArray and data.stype != "default":
+        from .sparse import clip as sparse_clip
+        return sparse_clip(data, a_min, a_max, out=out)
     return _assign_out(_new(_run(torch.clamp, _t(data), a_min, a_max), data._ctx), out)
 
 
@@ -556,6 +562,9 @@ def add_n(*args, out=None, name=None):
     """Sum of all arguments."""
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
+    if any(type(a) is not NDArray and isinstance(a, NDArray) for a in args):
+        from .sparse import add_n as sparse_add_n
+        return sparse_add_n(*args, out=out)
     ts = [_t(a) for a in args]
     r = ts[0]
     for t in ts[1:]:

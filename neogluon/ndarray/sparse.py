@@ -1024,6 +1024,22 @@ for _n, _f in _ZERO_PRESERVING.items():
     globals()[_n] = _make_unary(_n, _f)
 
 
+def _nd_unary(name, fn, data, out=None):
+    """``nd.<name>(data)`` for a sparse ``data``: sparse when the function maps 0 to 0 (as
+    MXNet's sparse kernels), else computed on the dense form."""
+    if name in _ZERO_PRESERVING:
+        return globals()[name](data, out=out)
+    t = data._t
+    r = _grad_guard(fn, t)
+    if r.dtype is not t.dtype:
+        r = r.to(t.dtype)
+    r = _new(r, data._ctx)
+    if out is not None:
+        out[:] = r
+        return out
+    return r
+
+
 def clip(data, a_min, a_max, out=None, name=None):
     """Clip values into [a_min, a_max]; a sparse array keeps its storage type (the interval
     must hold 0, as in MXNet)."""
@@ -1041,13 +1057,13 @@ def clip(data, a_min, a_max, out=None, name=None):
 
 
 def add_n(*args, out=None, name=None):
-    """Sum of the arguments; row_sparse (or csr) when every argument is."""
+    """Sum of the arguments; row_sparse when every argument is, else dense."""
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
     if not args:
         raise MXNetError("add_n needs at least one array")
     stypes = {a.stype for a in args}
-    if len(stypes) == 1 and "default" not in stypes:
+    if stypes == {"row_sparse"}:  # MXNet sums csr arrays on the dense form
         r = args[0]
         for a in args[1:]:
             if a.shape != r.shape:
