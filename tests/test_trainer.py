@@ -475,3 +475,17 @@ def test_local_store_with_big_parameters_updates_on_devices():
     assert _create_kvstore("device", 1, {}) == (None, False)
     with pytest.raises(TypeError, match="kvstore must be KVStore, str or None"):
         _create_kvstore(3, 2, {})
+
+
+def test_amp_init_trainer_skips_overflowing_step():
+    from neogluon import amp
+    net, params = S.build(mx, [mx.cpu(0)])
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    amp.init_trainer(tr)
+    scale = tr._amp_loss_scaler.loss_scale
+    S.forward_backward(mx, net, [mx.cpu(0)], 0)
+    params[0].grad()[0, 0] = float("inf")
+    before = S.snapshot(params)
+    tr.step(S.BATCH)
+    assert_weights(S.snapshot(params), before, rtol=0, atol=0)
+    assert tr._amp_loss_scaler.loss_scale == scale / 2
