@@ -46,7 +46,9 @@ def main():
             ("imgf", (5, 4), False, 1), ("imgf", (17, 13), False, 1), ("imgf", 6, True, 1),
             ("imgf", 20, True, 1), ("imgf", (6, 3), False, 2), ("imgf", (7, 5), False, 0),
             ("imgf", (24, 18), False, 0), ("img8", (5, 4), False, 1), ("img8", (17, 13), False, 1),
-            ("imgf", (4, 3), False, 2), ("batchf", (3, 4), False, 1), ("imgf", 7, False, 1)]):
+            ("imgf", (4, 3), False, 2), ("batchf", (3, 4), False, 1), ("imgf", 7, False, 1),
+            ("imgf", (6, 3), False, 3), ("imgf", (5, 4), False, 3), ("imgf", (7, 7), False, 3),
+            ("img8", (5, 4), False, 3), ("imgf", (12, 4), False, 3)]):
         x = {"imgf": xf, "img8": x8, "batchf": bf}[src]
         arrays[f"resize{i}"] = T.Resize(size, keep, interp)(x).asnumpy()
         meta["resize"].append({"src": src, "size": size, "keep": keep, "interp": interp})

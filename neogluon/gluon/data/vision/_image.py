@@ -60,6 +60,17 @@ def normalize(x, mean=0.0, std=1.0):
     return _new((t - per_channel(mean, "mean")) / per_channel(std, "std"), x._ctx)
 
 
+def _area_weights(n_in, n_out, device):
+    """(n_out, n_in) matrix: row i holds the coverage of each source cell by output cell i's
+    footprint ``[i * s, (i + 1) * s)`` (``s = n_in / n_out``), divided by ``s``."""
+    scale = n_in / n_out
+    edges = torch.arange(n_out + 1, dtype=torch.float64) * scale
+    lo, hi = edges[:-1].unsqueeze(1), edges[1:].unsqueeze(1)
+    cells = torch.arange(n_in, dtype=torch.float64).unsqueeze(0)
+    cover = (torch.minimum(hi, cells + 1) - torch.maximum(lo, cells)).clamp(min=0)
+    return (cover / scale).to(torch.float32).to(device)
+
+
 def _resize_tensor(t, w, h, interp):
     """Resize an HWC or NHWC tensor to width ``w`` and height ``h``."""
     mode = _INTERP.get(interp)
@@ -75,8 +86,14 @@ def _resize_tensor(t, w, h, interp):
     if mode in ("bilinear", "bicubic"):
         x = F.interpolate(x, size=(h, w), mode=mode, align_corners=False)
     elif mode == "area" and (h > src.shape[1] or w > src.shape[2]):
-        # OpenCV's INTER_AREA enlarges like bilinear.
+        # OpenCV's INTER_AREA enlarges much like bilinear (approximated by it here).
         x = F.interpolate(x, size=(h, w), mode="bilinear", align_corners=False)
+    elif mode == "area":
+        # Each output pixel averages the source pixels its footprint covers, weighted by
+        # the covered fraction (OpenCV's INTER_AREA when shrinking), done separably.
+        wy = _area_weights(src.shape[1], h, x.device)
+        wx = _area_weights(src.shape[2], w, x.device)
+        x = torch.einsum("oh,nchw,pw->ncop", wy, x, wx)
     else:
         x = F.interpolate(x, size=(h, w), mode=mode)
     out = _saturate(x.permute(0, 2, 3, 1), dtype).contiguous()
