@@ -530,3 +530,12 @@ CASES += [
     ("nd_zeros_like_rsp", "out = nd.zeros_like(R())"),
     ("nd_negative_rsp", "out = nd.negative(R())"),
 ]
+
+CASES += [("param_cast_sparse", "exec(GLUON_PRELUDE)\n"
+           "emb = gluon.nn.Embedding(6, 3, sparse_grad=True); emb.initialize(); emb.weight.set_data(nd.array(W0))\n"
+           "emb.cast('float64')\n"
+           "with autograd.record():\n    y = emb(nd.array([1, 4], dtype='float64'))\n"
+           "y.backward(); out = [emb.weight.data(), emb.weight.grad()]"),
+          ("param_cast_sparse_weight", "exec(GLUON_PRELUDE)\n"
+           "p = gluon.Parameter('w', shape=(6, 3), stype='row_sparse'); p.initialize(); p.set_data(nd.array(W0))\n"
+           "p.cast('float64'); t = gluon.Trainer([p], 'sgd'); out = p.row_sparse_data(nd.array([1, 4], dtype='int64'))")]

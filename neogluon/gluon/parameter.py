@@ -558,10 +558,12 @@ class Parameter:
             return
         td = to_torch_dtype(dtype)
         with autograd.pause():
-            self._data = [_new(d._t.detach().to(td), d._ctx) for d in self._data]
+            self._data = [d.astype(dtype) if d.stype != "default" else
+                          _new(d._t.detach().to(td), d._ctx) for d in self._data]
             if self._grad is None:
                 return
-            self._grad = [_new(g._t.detach().to(td), g._ctx) for g in self._grad]
+            self._grad = [g.astype(dtype) if g.stype != "default" else
+                          _new(g._t.detach().to(td), g._ctx) for g in self._grad]
             autograd.mark_variables(self._data, self._grad, self.grad_req)
 
 
