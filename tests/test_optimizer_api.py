@@ -388,3 +388,21 @@ def test_warns_on_float16_without_multi_precision():
         warnings.simplefilter("always")
         upd(0, mx.nd.ones((2,), dtype="float16"), mx.nd.ones((2,), dtype="float16"))
     assert any("multi_precision" in str(r.message) for r in rec)
+
+
+def test_subclass_overriding_update_gets_master_weights():
+    """As MXNet's base class: a subclass of Adam that replaces `update` receives the float32
+    master copy under multi_precision, and the float16 weight is cast from it."""
+    seen = []
+
+    class MyAdam(mx.optimizer.Adam):
+        def update(self, index, weight, grad, state):
+            seen.append((weight.dtype, grad.dtype))
+            weight[:] -= grad
+
+    opt = MyAdam(multi_precision=True)
+    upd = mx.optimizer.get_updater(opt)
+    w = mx.nd.ones((3,), dtype="float16")
+    upd([0], [mx.nd.ones((3,), dtype="float16") * 0.25], [w])
+    assert seen == [(np.float32, np.float32)]
+    np.testing.assert_array_equal(w.asnumpy(), np.full(3, 0.75, dtype="float16"))

@@ -117,10 +117,10 @@ def usable(*lists):
         if lst is None:
             continue
         for t in lst:
-            if t is None or t.dtype is not dt or t.device.type != "cpu" or \
-                    not t.is_contiguous():
+            # a tensor of another dtype or device is never contiguous *and* matching here
+            if t is None or not t.is_contiguous() or t.dtype is not dt or not t.is_cpu:
                 return False
-    return library() is not None
+    return _lib is not None or library() is not None
 
 
 def _ptrs(lst):

@@ -29,7 +29,7 @@ import torch
 from . import _ckernels as ck
 from . import _math as M
 from . import fused
-from .optimizer import _MultiTensor, _ck_clip, _f32, _groups, _zeros_like, register
+from .optimizer import _MultiTensor, _ck_clip, _f32, _f32s, _groups, _zeros_like, register
 
 __all__ = ["Adam", "AdamW", "Adamax", "Nadam", "LAMB", "FTML"]
 
@@ -74,7 +74,7 @@ class _AdamBase(_MultiTensor):
             lr_bc = [_f32(lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
                      for lr, t in zip(lrs, ts)]
             ck.run(ck.K_ADAMW if self._decoupled else ck.K_ADAM, ws, gs, s0=means, s1=vars_,
-                   lr=lr_bc, wd=[_f32(x) for x in wds], params=[r, _ck_clip(clip), b1, b2, eps])
+                   lr=lr_bc, wd=_f32s(wds), params=[r, _ck_clip(clip), b1, b2, eps])
             return
         for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
             lr_bc = _f32(lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
@@ -268,6 +268,8 @@ class LAMB(_MultiTensor):
         See :class:`Optimizer`.
     """
 
+    _own_mp = True
+
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-6,
                  lower_bound=None, upper_bound=None, bias_correction=True, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -334,7 +336,7 @@ class LAMB(_MultiTensor):
             b = [1.0 - self.beta2 ** t for t in ts]
         else:
             a = b = [1.0] * len(ws)
-        wd = [_f32(x) for x in wds]
+        wd = _f32s(wds)
         params = [_f32(self.rescale_grad), _ck_clip(self._clip()), b1, b2, _f32(self.epsilon)]
         sw, su = ck.run(ck.K_LAMB1, ws, gs, s0=means, s1=vars_, lr=lrs, wd=wd, a=a, b=b,
                         params=params, want_sums=True)
@@ -373,8 +375,8 @@ class FTML(_MultiTensor):
         ts = [self._index_update_count[i] for i in indices]
         dl, vl, zl = ([s[j] for s in states] for j in range(3))
         if ck.usable(ws, gs, dl, vl, zl):
-            ck.run(ck.K_FTML, ws, gs, s0=dl, s1=vl, s2=zl, lr=[_f32(x) for x in lrs],
-                   wd=[_f32(x) for x in wds], c=ts,
+            ck.run(ck.K_FTML, ws, gs, s0=dl, s1=vl, s2=zl, lr=_f32s(lrs),
+                   wd=_f32s(wds), c=ts,
                    params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(b1), _f32(b2),
                            _f32(self.epsilon)])
             return

@@ -22,7 +22,7 @@ import torch
 
 from . import _ckernels as ck
 from . import _math as M
-from .optimizer import _MultiTensor, _ck_clip, _f32, _groups, _zeros_like, register
+from .optimizer import _MultiTensor, _ck_clip, _f32, _f32s, _groups, _zeros_like, register
 
 __all__ = ["AdaGrad", "AdaDelta", "RMSProp", "Ftrl"]
 
@@ -157,7 +157,7 @@ class RMSProp(_MultiTensor):
         slots = [[s[j] for s in states] for j in range(3 if self.centered else 1)]
         if ck.usable(ws, gs, *slots):
             ck.run(ck.K_RMSPROPALEX if self.centered else ck.K_RMSPROP, ws, gs, *slots,
-                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   lr=_f32s(lrs), wd=_f32s(wds),
                    params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(g1),
                            _f32(eps), -1.0 if cw is None else _f32(cw), _f32(self.gamma2)])
             return
@@ -216,8 +216,8 @@ class Ftrl(_MultiTensor):
         l1 = self.lamda1
         zl, nl = [s[0] for s in states], [s[1] for s in states]
         if ck.usable(ws, gs, zl, nl):
-            ck.run(ck.K_FTRL, ws, gs, s0=zl, s1=nl, lr=[_f32(x) for x in lrs],
-                   wd=[_f32(x) for x in wds],
+            ck.run(ck.K_FTRL, ws, gs, s0=zl, s1=nl, lr=_f32s(lrs),
+                   wd=_f32s(wds),
                    params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(l1),
                            _f32(self.beta)])
             return

@@ -13,6 +13,7 @@ hyper-parameters, update counts and learning-rate schedule.
 """
 from __future__ import annotations
 
+import array
 import io
 import json
 import math
@@ -36,6 +37,11 @@ _STATE_VERSION = 1
 def _f32(x):
     """A Python float rounded to float32, as MXNet's operators receive hyper-parameters."""
     return float(np.float32(x))
+
+
+def _f32s(values):
+    """:func:`_f32` over a list, in one conversion."""
+    return array.array("f", values).tolist()
 
 
 class Optimizer:
@@ -492,32 +498,45 @@ class Updater:
             if not (len(indices) == len(grads) == len(weights)):
                 raise MXNetError(f"Updater: {len(indices)} indices, {len(grads)} gradients and "
                                  f"{len(weights)} weights; the lists must be parallel")
+        opt = self.optimizer
+        states = self._states
+        synced = self.states_synced
+        fast = _is_builtin_fast(opt)
+        keys = []
         for i, (w, g) in enumerate(zip(weights, grads)):
             if not isinstance(w, NDArray) or not isinstance(g, NDArray):
                 raise MXNetError(f"Updater: index {indices[i]!r}: weight and grad must be "
                                  f"NDArrays, got {type(w).__name__} and {type(g).__name__}")
-            if w.shape != g.shape:
+            wt = w._t
+            dense = type(w) is NDArray and type(g) is NDArray  # sparse arrays store rows only
+            if (wt.shape != g._t.shape) if dense else (w.shape != g.shape):
                 raise MXNetError(f"Updater: index {indices[i]!r}: weight shape {w.shape} and "
                                  f"gradient shape {g.shape} differ")
-        opt = self.optimizer
+            if fast:
+                keys.append((wt.dtype, wt.get_device()))
         if weights:
             opt._set_current_context(weights[0].context.device_id)
-        states = self._states
         for i, idx in enumerate(indices):
             if isinstance(idx, bytes):
                 idx = idx.decode()
                 indices[i] = idx
             if idx not in states:
                 states[idx] = opt.create_state_multi_precision(idx, weights[i])
-                self.states_synced[idx] = True
-            elif not self.states_synced.get(idx, False):
+                synced[idx] = True
+            elif not synced.get(idx, False):
                 states[idx] = self.sync_state_context(states[idx], weights[i].context)
-                self.states_synced[idx] = True
-        if _is_builtin_fast(opt):
-            groups = {}
-            for i, w in enumerate(weights):
-                groups.setdefault((w._t.dtype, w._t.device), []).append(i)
-            for pos in groups.values():
+                synced[idx] = True
+        if fast:
+            # MXNet's Updater also groups by dtype before its multi-tensor calls.
+            k0 = keys[0] if keys else None
+            if all(k == k0 for k in keys):
+                groups = [list(range(len(keys)))] if keys else []
+            else:
+                by = {}
+                for p, k in enumerate(keys):
+                    by.setdefault(k, []).append(p)
+                groups = list(by.values())
+            for pos in groups:
                 if len(groups) == 1:
                     idx_l, w_l, g_l = indices, weights, grads
                 else:
@@ -525,7 +544,8 @@ class Updater:
                     w_l = [weights[p] for p in pos]
                     g_l = [grads[p] for p in pos]
                 opt._update_impl(idx_l, w_l, g_l, [states[i] for i in idx_l],
-                                 multi_precision=opt.multi_precision, scales=self._scales)
+                                 multi_precision=opt.multi_precision, scales=self._scales,
+                                 checked=True)
         else:
             self._normalize_all()
             for i, w, g in zip(indices, weights, grads):
@@ -755,6 +775,8 @@ class _MultiTensor(Optimizer):
     _clip_if_truthy = True
     # Count the update before reading the learning rate (all but LBSGD).
     _count_first = True
+    # MXNet's class defines update_multi_precision itself (not via `update`).
+    _own_mp = False
 
     def _clip(self):
         c = self.clip_gradient
@@ -766,7 +788,13 @@ class _MultiTensor(Optimizer):
         self._update_impl(index, weight, grad, state, multi_precision=False)
 
     def update_multi_precision(self, index, weight, grad, state):
+        if not self._own_mp and not getattr(type(self).update, "__module__", "").startswith(
+                "neogluon.optimizer"):
+            # A subclass replaced `update`: MXNet's base class routes the multi-precision
+            # update through it (SGD, NAG, LARS and LAMB have their own and do not).
+            return Optimizer.update_multi_precision(self, index, weight, grad, state)
         self._update_impl(index, weight, grad, state, multi_precision=self.multi_precision)
+        return None
 
     def create_state_multi_precision(self, index, weight):
         if self.multi_precision and weight.dtype == np.float16:
@@ -784,19 +812,23 @@ class _MultiTensor(Optimizer):
         from ._sparse import sparse_update  # lazy row_sparse updates live there
         sparse_update(self, indices, weights, grads, states, multi_precision, scales)
 
-    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None):
+    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None,
+                     checked=False):
         if not isinstance(index, (list, tuple)):
             index, weight, grad, state = [index], [weight], [grad], [state]
         elif not isinstance(index, list):
             index = list(index)
         if not index:
             return
-        for i, w, g in zip(index, weight, grad):
-            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
-                raise MXNetError(f"{type(self).__name__}.update: index {i!r}: weight and grad "
-                                 f"must be NDArrays, got {type(w).__name__} and "
-                                 f"{type(g).__name__}")
-        if any(w.stype != "default" or g.stype != "default" for w, g in zip(weight, grad)):
+        if not checked:
+            for i, w, g in zip(index, weight, grad):
+                if not isinstance(w, NDArray) or not isinstance(g, NDArray):
+                    raise MXNetError(f"{type(self).__name__}.update: index {i!r}: weight and "
+                                     f"grad must be NDArrays, got {type(w).__name__} and "
+                                     f"{type(g).__name__}")
+        if any(type(w) is not NDArray or type(g) is not NDArray for w, g in zip(weight, grad)) \
+                and any(w.stype != "default" or g.stype != "default"
+                        for w, g in zip(weight, grad)):
             # The dispatch point for row_sparse gradients (lazy updates).
             return self._sparse_update(index, weight, grad, state, multi_precision, scales)
         mp = bool(multi_precision) and weight[0]._t.dtype is torch.float16 and \
@@ -818,10 +850,14 @@ class _MultiTensor(Optimizer):
             lrs = self._get_lrs(index)
             self._update_count(index)
         wds = self._get_wds(index)
-        with torch.no_grad():
+        prev = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)   # cheaper than `with torch.no_grad()` per step
+        try:
             self._step(index, ws, gs, sts, lrs, wds, scales)
             if mp:
                 torch._foreach_copy_([w._t for w in weight], ws)
+        finally:
+            torch._C._set_grad_enabled(prev)
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         raise NotImplementedError

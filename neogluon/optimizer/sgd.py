@@ -33,7 +33,7 @@ from ..random import generator as _generator
 from . import _ckernels as ck
 from . import _math as M
 from . import fused
-from .optimizer import _MultiTensor, _ck_clip, _f32, _groups, _zeros_like, register
+from .optimizer import _MultiTensor, _ck_clip, _f32, _f32s, _groups, _zeros_like, register
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD"]
 
@@ -59,6 +59,8 @@ class SGD(_MultiTensor):
         See :class:`Optimizer`.
     """
 
+    _own_mp = True
+
     _mp_master_last = True
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
@@ -81,7 +83,7 @@ class SGD(_MultiTensor):
         if ck.usable(ws, gs, moms if use_mom else None):
             fused.make_exact(indices, scales)
             ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
-                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   lr=_f32s(lrs), wd=_f32s(wds),
                    params=[_f32(r), _ck_clip(clip), _f32(mom)])
             return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
@@ -118,6 +120,8 @@ class NAG(_MultiTensor):
         See :class:`Optimizer`.
     """
 
+    _own_mp = True
+
     _mp_master_last = True
 
     def __init__(self, momentum=0.0, **kwargs):
@@ -138,7 +142,7 @@ class NAG(_MultiTensor):
         if ck.usable(ws, gs, moms if use_mom else None):
             fused.make_exact(indices, scales)
             ck.run(ck.K_NAG if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
-                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   lr=_f32s(lrs), wd=_f32s(wds),
                    params=[_f32(r), _ck_clip(clip), _f32(mom)])
             return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
@@ -197,8 +201,8 @@ class Signum(_MultiTensor):
         use_mom = mom > 0 and moms[0] is not None
         if ck.usable(ws, gs, moms if use_mom else None):
             ck.run(ck.K_SIGNUM if use_mom else ck.K_SIGNSGD, ws, gs,
-                   s0=moms if use_mom else None, lr=[_f32(x) for x in lrs],
-                   wd=[_f32(x) for x in wds],
+                   s0=moms if use_mom else None, lr=_f32s(lrs),
+                   wd=_f32s(wds),
                    params=[_f32(r), _ck_clip(clip), _f32(mom), _f32(self.wd_lh)])
             return
         for (lr, wd), pos in _groups(zip(lrs, wds)):
@@ -238,6 +242,8 @@ class LARS(_MultiTensor):
         See :class:`Optimizer`.
     """
 
+    _own_mp = True
+
     _mp_master_last = True
 
     def __init__(self, momentum=0.0, lazy_update=True, eta=0.001, eps=0,
@@ -274,16 +280,18 @@ class LARS(_MultiTensor):
             return _zeros_like(weight)
         return None
 
-    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None):
+    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None,
+                     checked=False):
         # MXNet evaluates the learning rate (and the momentum correction) once per group of
         # `aggregate_num` tensors; the numbers depend on that grouping, so keep it.
         if isinstance(index, (list, tuple)) and len(index) > max(1, self.aggregate_num):
             n = max(1, self.aggregate_num)
             for s in range(0, len(index), n):
                 super()._update_impl(index[s:s + n], weight[s:s + n], grad[s:s + n],
-                                     state[s:s + n], multi_precision, scales)
+                                     state[s:s + n], multi_precision, scales, checked)
             return None
-        return super()._update_impl(index, weight, grad, state, multi_precision, scales)
+        return super()._update_impl(index, weight, grad, state, multi_precision, scales,
+                                    checked)
 
     def _is_lars(self, index):
         name = self.idx2name[index] if index in self.idx2name else str(index)
@@ -317,7 +325,7 @@ class LARS(_MultiTensor):
         use_mom = mom > 0 and moms[0] is not None
         if ck.usable(ws, gs, moms if use_mom else None):
             ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
-                   lr=[_f32(x) for x in lrs], wd=[_f32(x) for x in wds],
+                   lr=_f32s(lrs), wd=_f32s(wds),
                    params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(mom)])
             return
         gg = M.scaled_grads(gs, self.rescale_grad, self._clip())
@@ -392,13 +400,15 @@ class LBSGD(_MultiTensor):
         lars = math.sqrt(w2 / (g2 + wd * w2 + 1e-18))
         return min(max(lars, 0.01), 100)
 
-    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None):
+    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None,
+                     checked=False):
         # The learning rate is read before the update is counted, index by index, as MXNet.
         if isinstance(index, (list, tuple)):
             for i, w, g, s in zip(index, weight, grad, state):
-                super()._update_impl(i, w, g, s, multi_precision, scales)
+                super()._update_impl(i, w, g, s, multi_precision, scales, checked)
             return None
-        return super()._update_impl(index, weight, grad, state, multi_precision, scales)
+        return super()._update_impl(index, weight, grad, state, multi_precision, scales,
+                                    checked)
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         index, w, g, lr, wd = indices[0], ws[0], gs[0], lrs[0], wds[0]
