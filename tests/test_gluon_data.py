@@ -300,3 +300,14 @@ def test_loader_worker_process_timeout():
     with pytest.raises(multiprocessing.TimeoutError, match="timed out after 0.5 seconds"):
         list(dl)
     assert time.time() - start < 4  # the stuck worker is terminated, not waited for
+
+
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs a CUDA GPU")
+def test_loader_pin_memory_pins_with_cuda():
+    dl = gdata.DataLoader(_dataset(), batch_size=4, pin_memory=True, pin_device_id=0)
+    data, label = next(iter(dl))
+    assert data.context == mx.cpu_pinned(0)
+    assert nd.to_torch(data).is_pinned() and nd.to_torch(label).is_pinned()
+    moved = data.as_in_context(mx.gpu(0))
+    assert moved.context == mx.gpu(0)
+    np.testing.assert_array_equal(moved.asnumpy(), data.asnumpy())

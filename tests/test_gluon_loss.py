@@ -150,3 +150,30 @@ def test_loss_no_graph_outside_record():
     pred.attach_grad()
     out = gloss.L2Loss()(pred, nd.array(ARR["L2Loss_basic/in1"]))
     assert not nd.to_torch(out).requires_grad
+
+
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("name", ["sce_basic", "sce_3d_weighted", "bce_pos_weight", "ctc_ntc",
+                                  "sdml_basic", "cos_margin"])
+def test_loss_on_gpu_matches_mxnet(name):
+    case = next(c for c in CASES if c["name"] == name)
+    loss = getattr(gloss, case["cls"])(**case["kwargs"])
+    ctx = mx.gpu(0)
+    arrays = []
+    for i, spec in enumerate(case["inputs"]):
+        if spec is None:
+            arrays.append(None)
+            continue
+        a = nd.array(ARR[f"{name}/in{i}"], ctx=ctx, dtype=ARR[f"{name}/in{i}"].dtype)
+        if spec["grad"]:
+            a.attach_grad()
+        arrays.append(a)
+    with autograd.record():
+        out = loss(*arrays)
+    out.backward(nd.array(ARR[f"{name}/head"], ctx=ctx))
+    assert out.context == ctx
+    np.testing.assert_allclose(out.asnumpy(), ARR[f"{name}/out"], rtol=1e-4, atol=1e-4)
+    for i, spec in enumerate(case["inputs"]):
+        if spec is not None and spec["grad"]:
+            np.testing.assert_allclose(arrays[i].grad.asnumpy(), ARR[f"{name}/grad{i}"],
+                                       rtol=1e-4, atol=1e-4)

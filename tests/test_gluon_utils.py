@@ -308,3 +308,17 @@ def test_utils_reexported_from_gluon():
     assert gluon.utils.split_and_load is utils.split_and_load
     assert set(utils.__all__) >= {"split_data", "split_and_load", "clip_global_norm",
                                   "check_sha1", "download"}
+
+
+@pytest.mark.skipif(mx.num_gpus() == 0, reason="needs a CUDA GPU")
+def test_split_and_load_and_clip_on_gpu():
+    x = nd.arange(12).reshape((6, 2))
+    parts = utils.split_and_load(x, [mx.cpu(0), mx.gpu(0)])
+    assert [p.context for p in parts] == [mx.cpu(0), mx.gpu(0)]
+    np.testing.assert_array_equal(parts[1].asnumpy(), x.asnumpy()[3:])
+    a = nd.array([3.0, 0.0], ctx=mx.gpu(0))
+    b = nd.array([[4.0]], ctx=mx.cpu(0))
+    norm = utils.clip_global_norm([a, b], 1.0)
+    np.testing.assert_allclose(norm, 5.0, rtol=1e-6)
+    np.testing.assert_allclose(a.asnumpy(), [0.6, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(b.asnumpy(), [[0.8]], rtol=1e-6)
