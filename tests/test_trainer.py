@@ -489,3 +489,14 @@ def test_amp_init_trainer_skips_overflowing_step():
     tr.step(S.BATCH)
     assert_weights(S.snapshot(params), before, rtol=0, atol=0)
     assert tr._amp_loss_scaler.loss_scale == scale / 2
+
+
+def test_sparse_gradient_and_weight_rules():
+    want = fixture(META["sparse_rules"])
+    got = S.sparse_rules(mx)
+    for k in ("grad_device_None", "grad_local_None", "grad_device_True"):
+        assert got[k]["uok"] == want[k]["uok"] and got[k]["kvtype"] == want[k]["kvtype"], k
+        assert_weights(got[k]["weights"], want[k]["weights"])
+    for k in ("grad_custom_store", "weight_uok_false", "weight_custom_store"):
+        assert_error(got[k], want[k])
+    assert got["weight_store"] == want["weight_store"]

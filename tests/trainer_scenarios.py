@@ -475,3 +475,55 @@ def constructor_errors(mx):
     out["uninitialized"]["message"] = out["uninitialized"]["message"].replace(
         uninit.weight.name, "<w>").replace(uninit.bias.name, "<w>")
     return out
+
+
+def sparse_rules(mx):
+    """Sparse gradients and weights: the store and update_on_kvstore choices, and errors."""
+    gluon, autograd = mx.gluon, mx.autograd
+    out = {}
+    ctxs = _ctxs(mx, 2)
+
+    def emb_net():
+        net = gluon.nn.Embedding(6, 3, sparse_grad=True)
+        net.initialize(mx.init.Constant(0.5), ctx=ctxs)
+        return net
+
+    def run(net, trainer, steps=2):
+        snaps = []
+        for step in range(steps):
+            idx = mx.nd.array([[step % 6, 2], [4, (step + 3) % 6]])
+            parts = gluon.utils.split_and_load(idx, ctxs)
+            with autograd.record():
+                ls = [(net(p) * (k + 1.5)).sum() for k, p in enumerate(parts)]
+            autograd.backward(ls)
+            trainer.step(4)
+            snaps.append(net.weight.data(ctxs[1]).asnumpy().copy())
+        return snaps
+
+    for kv, uok in (("device", None), ("local", None), ("device", True)):
+        net = emb_net()
+        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.5},
+                           kvstore=kv, update_on_kvstore=uok)
+        snaps = run(net, tr)
+        out[f"grad_{kv}_{uok}"] = {"weights": snaps, "uok": tr._update_on_kvstore,
+                                  "kvtype": tr._kvstore.type if tr._kvstore else None}
+    net = emb_net()
+    tr = gluon.Trainer(net.collect_params(), "sgd", kvstore=mx.kv.create("teststore"))
+    out["grad_custom_store"] = error_of(lambda: run(net, tr, 1))
+    w = gluon.Parameter("sparse_w", shape=(4, 2), stype="row_sparse")
+    w.initialize(ctx=ctxs)
+    tr = gluon.Trainer([w], "sgd", update_on_kvstore=False)
+    out["weight_uok_false"] = error_of(lambda: tr._init_kvstore())
+    w2 = gluon.Parameter("sparse_w2", shape=(4, 2), stype="row_sparse")
+    w2.initialize(ctx=ctxs)
+    tr = gluon.Trainer([w2], "sgd", kvstore=mx.kv.create("teststore"))
+    out["weight_custom_store"] = error_of(lambda: tr._init_kvstore())
+    import re
+    out["weight_custom_store"]["message"] = re.sub(
+        r"<[^<>]*object at 0x[0-9a-f]+>", "<store>", out["weight_custom_store"]["message"])
+    w3 = gluon.Parameter("sparse_w3", shape=(4, 2), stype="row_sparse")
+    w3.initialize(ctx=ctxs)
+    tr = gluon.Trainer([w3], "sgd")
+    tr._init_kvstore()
+    out["weight_store"] = {"uok": tr._update_on_kvstore, "kvtype": tr._kvstore.type}
+    return out

@@ -66,6 +66,7 @@ def main():
         rec.put(f"deferred.{nctx}.{uok}", S.deferred(mx, nctx, uok))
     rec.put("custom_store", S.custom_store(mx))
     rec.put("user_stores", S.user_stores(mx))
+    rec.put("sparse_rules", S.sparse_rules(mx))
     rec.put("clip", S.clip_between(mx))
     rec.put("rescale", S.rescale(mx))
     rec.put("tutorial", S.tutorial(mx))
