@@ -388,3 +388,24 @@ def test_custom_batch_processor():
     train, _ = loaders()
     e.fit(train, batches=2)
     assert Doubling.calls == 2
+
+
+def test_checkpoint_handler_saves_hybridized_graph(tmp_path):
+    # MXNet writes model-symbol.json after the first batch of a hybridized net; neogluon writes
+    # its own graph format there, which SymbolBlock.imports reads back.
+    net, e = make_est()
+    net.hybridize()
+    e.logger.handlers = [Capture()]
+    train, _ = loaders()
+    e.fit(train, epochs=1, event_handlers=[est.CheckpointHandler(str(tmp_path))])
+    files = sorted(os.listdir(tmp_path))
+    assert files == ["model-epoch0batch4.params", "model-epoch0batch4.states",
+                     "model-symbol.json"]
+    # save_parameters files use structural names ('weight'); the graph uses full ones
+    saved = mx.nd.load(str(tmp_path / "model-epoch0batch4.params"))
+    full = {"weight": net.weight.name, "bias": net.bias.name}
+    renamed = str(tmp_path / "renamed.params")
+    mx.nd.save(renamed, {full[k]: v for k, v in saved.items()})
+    loaded = gluon.SymbolBlock.imports(str(tmp_path / "model-symbol.json"), "data", renamed)
+    x = mx.nd.array(D["vx"])
+    close(loaded(x).asnumpy(), net(x).asnumpy())
