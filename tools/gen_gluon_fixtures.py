@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import mxnet as mx
 from mxnet import gluon, nd, autograd
-from mxnet.gluon import nn
+from mxnet.gluon import nn, rnn
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                    "gluon")
@@ -393,8 +393,71 @@ def model_zoo():
     return res
 
 
+RNN_CASES = [
+    ("rnn_relu", "rnn.RNN(6, num_layers=2)", (5, 3, 4)),
+    ("rnn_tanh_ntc", "rnn.RNN(5, activation='tanh', layout='NTC', bidirectional=True)", (3, 5, 4)),
+    ("lstm", "rnn.LSTM(6, num_layers=2, bidirectional=True)", (5, 3, 4)),
+    ("gru", "rnn.GRU(5, num_layers=2, layout='NTC')", (3, 5, 4)),
+    ("cell_rnn", "rnn.RNNCell(5)", (3, 4, 4)),
+    ("cell_lstm", "rnn.LSTMCell(5)", (3, 4, 4)),
+    ("cell_gru", "rnn.GRUCell(5)", (3, 4, 4)),
+    ("seq_cells", "seq_cells()", (3, 4, 4)),
+]
+
+
+def seq_cells():
+    from mxnet.gluon import rnn
+    seq = rnn.SequentialRNNCell()
+    with seq.name_scope():
+        seq.add(rnn.LSTMCell(5))
+        seq.add(rnn.GRUCell(4))
+    return seq
+
+
+def rnn_fixtures():
+    from mxnet.gluon import rnn  # noqa: F401
+    arrays = {}
+    meta = {}
+    for idx, (name, expr, shape) in enumerate(RNN_CASES):
+        reset_names()
+        blk = eval(expr)
+        blk.initialize()
+        x = nd.array(det(shape, 200 + idx))
+        is_cell = name.startswith(("cell", "seq"))
+        def run(block):
+            if is_cell:
+                out, states = block.unroll(shape[1], x, layout="NTC", merge_outputs=True)
+            else:
+                states = block.begin_state(shape[block._layout.find("N")])
+                out, states = block(x, states)
+            return out, states
+        with autograd.predict_mode():
+            run(blk)
+        params = list(blk.collect_params().items())
+        for j, (pn, p) in enumerate(params):
+            v = det(p.shape, 300 + idx * 20 + j)
+            p.set_data(nd.array(v))
+        x.attach_grad()
+        with autograd.record():
+            out, states = run(blk)
+            loss = (out * nd.array(det(out.shape, 9))).sum()
+            for k, st in enumerate(states):
+                loss = loss + (st * (k + 2)).sum()
+        loss.backward()
+        arrays[f"{name}|y"] = out.asnumpy()
+        for k, st in enumerate(states):
+            arrays[f"{name}|state{k}"] = st.asnumpy()
+        arrays[f"{name}|dx"] = x.grad.asnumpy()
+        for pn, p in params:
+            arrays[f"{name}|grad|{pn}"] = p.grad().asnumpy()
+        meta[name] = {"params": [[pn, list(p.shape)] for pn, p in params], "repr": repr(blk),
+                      "structural": sorted(blk._collect_params_with_prefix().keys())}
+    np.savez_compressed(os.path.join(OUT, "rnn.npz"), **arrays)
+    return meta
+
+
 def main():
-    fixtures = {"naming": naming(), "layers": layers(), "files": files(), "init": inits(),
+    fixtures = {"rnn": rnn_fixtures(),"naming": naming(), "layers": layers(), "files": files(), "init": inits(),
                 "errors": errors(), "model_zoo": model_zoo()}
     with open(os.path.join(OUT, "gluon.json"), "w") as f:
         json.dump(fixtures, f, indent=1, sort_keys=True, default=float)

@@ -749,6 +749,24 @@ def _flatten_out(out, tracer, flat):
     raise _CaptureError(f"an output of type {type(out).__name__} cannot be recorded")
 
 
+def _flatten_in(args):
+    """The arrays in nested lists/tuples of inputs, and the structure to rebuild them."""
+    flat = []
+
+    def walk(a):
+        if isinstance(a, NDArray):
+            flat.append(a)
+            return 0
+        if a is None:
+            return None
+        if isinstance(a, (list, tuple)):
+            return {"list" if isinstance(a, list) else "tuple": [walk(i) for i in a]}
+        raise ValueError("When hybridized, the input of HybridBlock must be (nested) list of "
+                         f"NDArray or None, but got {a} of type {type(a)}")
+    fmt = walk(tuple(args))
+    return flat, fmt
+
+
 def _rebuild(fmt, values, pos):
     if fmt == 0:
         return values[pos], pos + 1
@@ -781,6 +799,8 @@ def _resolve_op(op):
         if fn is None:
             raise MXNetError(f"graph: NDArray has no method {name!r}")
         return fn
+    if name == "_gluon_rnn" and not hasattr(_nd, name):
+        from .rnn import _op  # noqa: F401  (registers nd._gluon_rnn)
     target = _nd
     for p in name.split("."):
         target = getattr(target, p, None)
@@ -1037,13 +1057,12 @@ class HybridBlock(Block):
 
     def _call_cached(self, x, args):
         allargs = (x,) + args
-        for a in allargs:
-            if a is not None and not isinstance(a, NDArray):
-                raise ValueError(
-                    "When hybridized, the input of HybridBlock must be NDArrays or None, but "
-                    f"got {type(a).__name__}")
-        ctx = x._ctx if isinstance(x, NDArray) else _first_ctx(allargs)
-        key = self._signature(allargs, ctx)
+        flat, fmt = _flatten_in(allargs)
+        ctx = x._ctx if isinstance(x, NDArray) else _first_ctx(flat)
+        if ctx is None:
+            raise ValueError("In HybridBlock, there must be one NDArray in the input. Please "
+                             "check the type of the args.\n")
+        key = self._signature(flat, ctx) + (repr(fmt),)
         g = self._graphs.get(key)
         if g is not None and g.version != _STRUCTURE[0]:
             # Something changed somewhere: keep the graph if the blocks it ran are unchanged.
@@ -1055,27 +1074,28 @@ class HybridBlock(Block):
                 g = None
         if g is not None:
             if ctx == current_context():
-                return g.run(allargs, ctx)
+                return g.run(flat, ctx)
             with ctx:
-                return g.run(allargs, ctx)
+                return g.run(flat, ctx)
         failed = self._capture_failed
         if failed is not None:
             if failed[0] == _STRUCTURE[0] or _snapshot(failed[1]) == failed[2]:
                 self._capture_failed = (_STRUCTURE[0], failed[1], failed[2])
                 return self._imperative(x, args, ctx)
-        return self._capture(allargs, ctx, key)
+        return self._capture(flat, fmt, ctx, key)
 
     def _imperative(self, x, args, ctx):
         params = self._param_arrays(ctx, x, args)
         with ctx:
             return self.hybrid_forward(_nd, x, *args, **params)
 
-    def _capture(self, allargs, ctx, key):
+    def _capture(self, flat, fmt, ctx, key):
         tr = _Tracer()
-        traced_in = [tr.add_input(a) if a is not None else None for a in allargs]
+        traced = [tr.add_input(a) for a in flat]
+        rebuilt = _rebuild(fmt, traced, 0)[0]
         _TRACE.tracer = tr
         try:
-            out = self._forward_traced(tr, traced_in[0], tuple(traced_in[1:]))
+            out = self._forward_traced(tr, rebuilt[0], tuple(rebuilt[1:]))
         finally:
             _TRACE.tracer = None
         graph = None

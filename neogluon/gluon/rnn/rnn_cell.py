@@ -1,0 +1,557 @@
+"""Recurrent cells (one time step) and their containers, as in MXNet 1.x's gluon.rnn."""
+from __future__ import annotations
+
+from ... import ndarray as _nd
+from ...ndarray.ndarray import NDArray
+from ..block import Block, HybridBlock, _indent
+
+__all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
+           "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ResidualCell",
+           "BidirectionalCell"]
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _format_sequence(length, inputs, layout, merge, in_layout=None):
+    if inputs is None:
+        raise AssertionError("unroll(inputs=None) has been deprecated. Please create input "
+                             "variables outside unroll.")
+    axis = layout.find("T")
+    batch_axis = layout.find("N")
+    in_axis = in_layout.find("T") if in_layout is not None else axis
+    if isinstance(inputs, NDArray):
+        batch_size = inputs.shape[batch_axis]
+        if merge is False:
+            if length is not None and length != inputs.shape[in_axis]:
+                raise AssertionError(f"unroll: length {length} does not match the input's "
+                                     f"time axis of size {inputs.shape[in_axis]}")
+            inputs = _as_list(_nd.split(inputs, axis=in_axis,
+                                        num_outputs=inputs.shape[in_axis], squeeze_axis=1))
+    else:
+        if length is not None and len(inputs) != length:
+            raise AssertionError(f"unroll: length {length} but {len(inputs)} inputs")
+        batch_size = inputs[0].shape[0]
+        if merge is True:
+            inputs = _nd.stack(*inputs, axis=axis)
+            in_axis = axis
+    if isinstance(inputs, NDArray) and axis != in_axis:
+        inputs = _nd.swapaxes(inputs, axis, in_axis)
+    return inputs, axis, batch_size
+
+
+def _mask_sequence_variable_length(data, length, valid_length, time_axis, merge):
+    if not isinstance(data, NDArray):
+        data = _nd.stack(*data, axis=time_axis)
+    outputs = _nd.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
+                               axis=time_axis)
+    if not merge:
+        outputs = _as_list(_nd.split(outputs, num_outputs=length, axis=time_axis,
+                                     squeeze_axis=True))
+    return outputs
+
+
+class RecurrentCell(Block):
+    """Base class of recurrent cells: ``cell(inputs, states) -> (output, new_states)``.
+
+    Parameters
+    ----------
+    prefix : str, optional
+    params : ParameterDict, optional
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._modified = False
+        self.reset()
+
+    def reset(self):
+        """Reset the step counters before a new sequence."""
+        self._init_counter = -1
+        self._counter = -1
+        for cell in self._children.values():
+            cell.reset()
+
+    def state_info(self, batch_size=0):
+        """Shapes (and layouts) of the states."""
+        raise NotImplementedError()
+
+    def begin_state(self, batch_size=0, func=_nd.zeros, **kwargs):
+        """Initial states made by ``func`` (``nd.zeros`` by default).
+
+        Parameters
+        ----------
+        batch_size : int
+        func : callable
+        **kwargs
+            Passed to ``func`` (``ctx``, ``dtype``...).
+        """
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. ZoneoutCell) the base "
+                                 "cell cannot be called directly. Call the modifier cell "
+                                 "instead.")
+        states = []
+        for info in self.state_info(batch_size):
+            self._init_counter += 1
+            info = dict(info) if info is not None else {}
+            info.pop("__layout__", None)
+            info.update(kwargs)
+            states.append(func(**info))
+        return states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        """Run the cell over ``length`` time steps.
+
+        Parameters
+        ----------
+        length : int
+        inputs : NDArray or list of NDArray
+            ``(N, T, ...)`` for layout 'NTC', ``(T, N, ...)`` for 'TNC', or one array per step.
+        begin_state : list of NDArray, optional
+        layout : {'NTC', 'TNC'}
+        merge_outputs : bool, optional
+            Stack the outputs into one array (True) or return a list (False).
+        valid_length : NDArray, optional
+            ``(N,)`` lengths; outputs past them are zeroed and the last valid states returned.
+
+        Returns
+        -------
+        outputs, states
+        """
+        self.reset()
+        inputs, axis, batch_size = _format_sequence(length, inputs, layout, False)
+        if begin_state is None:
+            begin_state = self.begin_state(batch_size, ctx=inputs[0].context,
+                                           dtype=inputs[0].dtype)
+        states = begin_state
+        outputs = []
+        all_states = []
+        for i in range(length):
+            output, states = self(inputs[i], states)
+            outputs.append(output)
+            if valid_length is not None:
+                all_states.append(states)
+        if valid_length is not None:
+            states = [_nd.SequenceLast(_nd.stack(*ele, axis=0), sequence_length=valid_length,
+                                       use_sequence_length=True, axis=0)
+                      for ele in zip(*all_states)]
+            outputs = _mask_sequence_variable_length(outputs, length, valid_length, axis, True)
+        outputs, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
+        return outputs, states
+
+    def _get_activation(self, F, inputs, activation, **kwargs):
+        func = {"tanh": F.tanh, "relu": F.relu, "sigmoid": F.sigmoid,
+                "softsign": F.softsign}.get(activation)
+        if func:
+            return func(inputs, **kwargs)
+        if isinstance(activation, str):
+            return F.Activation(inputs, act_type=activation, **kwargs)
+        from ..nn.activations import LeakyReLU
+        if isinstance(activation, LeakyReLU):
+            return F.LeakyReLU(inputs, act_type="leaky", slope=activation._alpha, **kwargs)
+        return activation(inputs, **kwargs)
+
+    def forward(self, inputs, states):
+        """One step: returns ``(output, new_states)``."""
+        raise NotImplementedError
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        return super().__call__(inputs, states)
+
+
+class HybridRecurrentCell(RecurrentCell, HybridBlock):
+    """A recurrent cell written with ``hybrid_forward(F, inputs, states, **params)``."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    def forward(self, x, *args):
+        return HybridBlock.forward(self, x, *args)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError
+
+
+def _cell_params(cell, hidden, ng, input_size, i2h_w, h2h_w, i2h_b, h2h_b):
+    cell.i2h_weight = cell.params.get("i2h_weight", shape=(ng * hidden, input_size),
+                                      init=i2h_w, allow_deferred_init=True)
+    cell.h2h_weight = cell.params.get("h2h_weight", shape=(ng * hidden, hidden), init=h2h_w,
+                                      allow_deferred_init=True)
+    cell.i2h_bias = cell.params.get("i2h_bias", shape=(ng * hidden,), init=i2h_b,
+                                    allow_deferred_init=True)
+    cell.h2h_bias = cell.params.get("h2h_bias", shape=(ng * hidden,), init=h2h_b,
+                                    allow_deferred_init=True)
+
+
+def _cell_repr(self, with_activation=False):
+    shape = self.i2h_weight.shape
+    act = f", {self._activation}" if with_activation else ""
+    return f"{type(self).__name__}({shape[1] if shape[1] else None} -> {shape[0]}{act})"
+
+
+class RNNCell(HybridRecurrentCell):
+    """Elman RNN cell: ``h' = activation(W_ih x + b_ih + W_hh h + b_hh)``.
+
+    Parameters
+    ----------
+    hidden_size : int
+    activation : str or callable, default 'tanh'
+    input_size : int, default 0
+    """
+
+    def __init__(self, hidden_size, activation="tanh", i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", input_size=0, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._hidden_size = hidden_size
+        self._activation = activation
+        self._input_size = input_size
+        _cell_params(self, hidden_size, 1, input_size, i2h_weight_initializer,
+                     h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def _alias(self):
+        return "rnn"
+
+    def __repr__(self):
+        return _cell_repr(self, True)
+
+    def infer_shape(self, inputs, *args):
+        self.i2h_weight.shape = (self.i2h_weight.shape[0], inputs.shape[1])
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=self._hidden_size)
+        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=self._hidden_size)
+        output = self._get_activation(F, i2h + h2h, self._activation)
+        return output, [output]
+
+
+class LSTMCell(HybridRecurrentCell):
+    """LSTM cell (gates in MXNet's order: input, forget, cell, output); states ``[h, c]``.
+
+    Parameters
+    ----------
+    hidden_size : int
+    input_size : int, default 0
+    activation, recurrent_activation : str, default 'tanh' / 'sigmoid'
+    """
+
+    def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 prefix=None, params=None, activation="tanh", recurrent_activation="sigmoid"):
+        super().__init__(prefix=prefix, params=params)
+        self._hidden_size = hidden_size
+        self._input_size = input_size
+        self._activation = activation
+        self._recurrent_activation = recurrent_activation
+        _cell_params(self, hidden_size, 4, input_size, i2h_weight_initializer,
+                     h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"},
+                {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def _alias(self):
+        return "lstm"
+
+    def __repr__(self):
+        return _cell_repr(self)
+
+    infer_shape = RNNCell.infer_shape
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        nh = self._hidden_size
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 4)
+        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=nh * 4)
+        gates = F.split(i2h + h2h, num_outputs=4, axis=1)
+        in_gate = self._get_activation(F, gates[0], self._recurrent_activation)
+        forget_gate = self._get_activation(F, gates[1], self._recurrent_activation)
+        in_transform = self._get_activation(F, gates[2], self._activation)
+        out_gate = self._get_activation(F, gates[3], self._recurrent_activation)
+        next_c = forget_gate * states[1] + in_gate * in_transform
+        next_h = out_gate * self._get_activation(F, next_c, self._activation)
+        return next_h, [next_h, next_c]
+
+
+class GRUCell(HybridRecurrentCell):
+    """GRU cell (gates r, z, n; the reset gate scales ``W_hh h + b_hh``, as MXNet/cuDNN).
+
+    Parameters
+    ----------
+    hidden_size : int
+    input_size : int, default 0
+    """
+
+    def __init__(self, hidden_size, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 prefix=None, params=None, activation="tanh", recurrent_activation="sigmoid"):
+        super().__init__(prefix=prefix, params=params)
+        self._hidden_size = hidden_size
+        self._input_size = input_size
+        self._activation = activation
+        self._recurrent_activation = recurrent_activation
+        _cell_params(self, hidden_size, 3, input_size, i2h_weight_initializer,
+                     h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def _alias(self):
+        return "gru"
+
+    def __repr__(self):
+        return _cell_repr(self)
+
+    infer_shape = RNNCell.infer_shape
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
+        nh = self._hidden_size
+        prev = states[0]
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 3)
+        h2h = F.FullyConnected(prev, h2h_weight, h2h_bias, num_hidden=nh * 3)
+        i2h_r, i2h_z, i2h = F.split(i2h, num_outputs=3, axis=1)
+        h2h_r, h2h_z, h2h = F.split(h2h, num_outputs=3, axis=1)
+        reset = self._get_activation(F, i2h_r + h2h_r, self._recurrent_activation)
+        update = self._get_activation(F, i2h_z + h2h_z, self._recurrent_activation)
+        cand = self._get_activation(F, i2h + reset * h2h, self._activation)
+        next_h = (1.0 - update) * cand + update * prev
+        return next_h, [next_h]
+
+
+def _seq_cell_repr(self):
+    modstr = "\n".join(f"({i}): {_indent(repr(m), 2)}" for i, m in self._children.items())
+    return f"{type(self).__name__}(\n{modstr}\n)"
+
+
+class SequentialRNNCell(RecurrentCell):
+    """Stacks recurrent cells: each step runs them in order on the previous one's output."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    __repr__ = _seq_cell_repr
+
+    def add(self, cell):
+        """Append a cell."""
+        self.register_child(cell)
+
+    def state_info(self, batch_size=0):
+        return [s for c in self._children.values() for s in c.state_info(batch_size)]
+
+    def begin_state(self, **kwargs):
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. ZoneoutCell) the base "
+                                 "cell cannot be called directly. Call the modifier cell "
+                                 "instead.")
+        return [s for c in self._children.values() for s in c.begin_state(**kwargs)]
+
+    def __call__(self, inputs, states):
+        self._counter += 1
+        next_states = []
+        p = 0
+        for cell in self._children.values():
+            n = len(cell.state_info())
+            state = states[p:p + n]
+            p += n
+            inputs, state = cell(inputs, state)
+            next_states.append(state)
+        return inputs, sum(next_states, [])
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        self.reset()
+        inputs, _, batch_size = _format_sequence(length, inputs, layout, None)
+        num_cells = len(self._children)
+        if begin_state is None:
+            first = inputs if isinstance(inputs, NDArray) else inputs[0]
+            begin_state = self.begin_state(batch_size=batch_size, ctx=first.context,
+                                           dtype=first.dtype)
+        p = 0
+        next_states = []
+        for i, cell in enumerate(self._children.values()):
+            n = len(cell.state_info())
+            states = begin_state[p:p + n]
+            p += n
+            inputs, states = cell.unroll(length, inputs=inputs, begin_state=states,
+                                         layout=layout,
+                                         merge_outputs=None if i < num_cells - 1
+                                         else merge_outputs, valid_length=valid_length)
+            next_states.extend(states)
+        return inputs, next_states
+
+    def __getitem__(self, i):
+        return list(self._children.values())[i]
+
+    def __len__(self):
+        return len(self._children)
+
+    def hybrid_forward(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+class HybridSequentialRNNCell(HybridRecurrentCell):
+    """Stacks hybrid recurrent cells (see :class:`SequentialRNNCell`)."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+
+    __repr__ = _seq_cell_repr
+    add = SequentialRNNCell.add
+    state_info = SequentialRNNCell.state_info
+    begin_state = SequentialRNNCell.begin_state
+    __call__ = SequentialRNNCell.__call__
+    unroll = SequentialRNNCell.unroll
+    __getitem__ = SequentialRNNCell.__getitem__
+    __len__ = SequentialRNNCell.__len__
+
+    def hybrid_forward(self, F, inputs, states):
+        return self.__call__(inputs, states)
+
+
+class DropoutCell(HybridRecurrentCell):
+    """Applies dropout to the input of each step (no state).
+
+    Parameters
+    ----------
+    rate : float
+    axes : tuple of int, default ()
+    """
+
+    def __init__(self, rate, axes=(), prefix=None, params=None):
+        super().__init__(prefix, params)
+        if not isinstance(rate, (int, float)):
+            raise AssertionError("rate must be a number")
+        self._rate = rate
+        self._axes = axes
+
+    def __repr__(self):
+        return f"{type(self).__name__}(rate={self._rate}, axes={self._axes})"
+
+    def state_info(self, batch_size=0):
+        return []
+
+    def _alias(self):
+        return "dropout"
+
+    def hybrid_forward(self, F, inputs, states):
+        if self._rate > 0:
+            inputs = F.Dropout(data=inputs, p=self._rate, axes=self._axes)
+        return inputs, states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        self.reset()
+        inputs, _, _ = _format_sequence(length, inputs, layout, merge_outputs)
+        if isinstance(inputs, NDArray):
+            return self.hybrid_forward(_nd, inputs, begin_state if begin_state else [])
+        return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
+                              merge_outputs=merge_outputs, valid_length=valid_length)
+
+
+class _ModifierCell(HybridRecurrentCell):
+    def __init__(self, base_cell):
+        if base_cell._modified:
+            raise AssertionError(f"Cell {base_cell.name} is already modified. One cell cannot "
+                                 "be modified twice")
+        base_cell._modified = True
+        super().__init__(prefix=base_cell.prefix + self._alias(), params=None)
+        self.base_cell = base_cell
+
+    @property
+    def params(self):
+        return self.base_cell.params
+
+    def state_info(self, batch_size=0):
+        return self.base_cell.state_info(batch_size)
+
+    def begin_state(self, func=_nd.zeros, **kwargs):
+        if self._modified:
+            raise AssertionError("After applying modifier cells (e.g. DropoutCell) the base "
+                                 "cell cannot be called directly. Call the modifier cell "
+                                 "instead.")
+        self.base_cell._modified = False
+        begin = self.base_cell.begin_state(func=func, **kwargs)
+        self.base_cell._modified = True
+        return begin
+
+
+class ResidualCell(_ModifierCell):
+    """Adds each step's input to the base cell's output."""
+
+    def _alias(self):
+        return "residual"
+
+    def hybrid_forward(self, F, inputs, states):
+        output, states = self.base_cell(inputs, states)
+        return output + inputs, states
+
+
+class BidirectionalCell(HybridRecurrentCell):
+    """Runs one cell forward and another backward in time; outputs are concatenated.
+
+    Only :meth:`unroll` is supported.
+    """
+
+    def __init__(self, l_cell, r_cell, output_prefix="bi_"):
+        super().__init__(prefix="", params=None)
+        self.register_child(l_cell, "l_cell")
+        self.register_child(r_cell, "r_cell")
+        self._output_prefix = output_prefix
+
+    def __call__(self, inputs, states):
+        raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
+
+    def state_info(self, batch_size=0):
+        return [s for c in self._children.values() for s in c.state_info(batch_size)]
+
+    def begin_state(self, **kwargs):
+        return [s for c in self._children.values() for s in c.begin_state(**kwargs)]
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        self.reset()
+        inputs, axis, batch_size = _format_sequence(length, inputs, layout, False)
+        reversed_inputs = list(reversed(inputs)) if valid_length is None else _as_list(
+            _nd.split(_nd.SequenceReverse(_nd.stack(*inputs, axis=0),
+                                          sequence_length=valid_length,
+                                          use_sequence_length=True),
+                      axis=0, num_outputs=length, squeeze_axis=True))
+        if begin_state is None:
+            begin_state = self.begin_state(batch_size=batch_size, ctx=inputs[0].context,
+                                           dtype=inputs[0].dtype)
+        states = begin_state
+        l_cell, r_cell = self._children.values()
+        nl = len(l_cell.state_info(batch_size))
+        l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=states[:nl],
+                                            layout=layout, merge_outputs=merge_outputs,
+                                            valid_length=valid_length)
+        r_outputs, r_states = r_cell.unroll(length, inputs=reversed_inputs,
+                                            begin_state=states[nl:], layout=layout,
+                                            merge_outputs=False, valid_length=valid_length)
+        if valid_length is None:
+            reversed_r = list(reversed(r_outputs))
+        else:
+            reversed_r = _as_list(_nd.split(_nd.SequenceReverse(
+                _nd.stack(*r_outputs, axis=0), sequence_length=valid_length,
+                use_sequence_length=True), axis=0, num_outputs=length, squeeze_axis=True))
+        if merge_outputs is None:
+            merge_outputs = isinstance(l_outputs, NDArray)
+            l_outputs, _, _ = _format_sequence(None, l_outputs, layout, merge_outputs)
+        reversed_r, _, _ = _format_sequence(None, reversed_r, layout, merge_outputs)
+        if merge_outputs:
+            outputs = _nd.concat(l_outputs, reversed_r, dim=2)
+        else:
+            outputs = [_nd.concat(l_o, r_o, dim=1)
+                       for l_o, r_o in zip(l_outputs, reversed_r)]
+        if valid_length is not None:
+            outputs = _mask_sequence_variable_length(outputs, length, valid_length, axis,
+                                                     merge_outputs)
+        return outputs, l_states + r_states
+
+    def hybrid_forward(self, *args, **kwargs):
+        raise NotImplementedError

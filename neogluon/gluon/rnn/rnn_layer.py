@@ -1,0 +1,223 @@
+"""Fused recurrent layers: RNN, LSTM and GRU (parameters named as in MXNet 1.x)."""
+from __future__ import annotations
+
+import re
+
+from ... import ndarray as _nd
+from ...base import MXNetError
+from ...ndarray.ndarray import NDArray
+from ..block import HybridBlock
+from . import _op  # noqa: F401  (registers nd._gluon_rnn)
+
+__all__ = ["RNN", "LSTM", "GRU"]
+
+
+class _RNNLayer(HybridBlock):
+    def __init__(self, hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                 i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                 h2h_bias_initializer, mode, projection_size, h2r_weight_initializer,
+                 lstm_state_clip_min, lstm_state_clip_max, lstm_state_clip_nan, dtype,
+                 use_sequence_length=False, **kwargs):
+        super().__init__(**kwargs)
+        if layout not in ("TNC", "NTC"):
+            raise AssertionError(f"Invalid layout {layout}; must be one of ['TNC' or 'NTC']")
+        if lstm_state_clip_min is not None or lstm_state_clip_max is not None:
+            raise MXNetError("LSTM state clipping (state_clip_min/max) is not supported by "
+                             "neogluon")
+        if use_sequence_length:
+            raise MXNetError("use_sequence_length is not supported by neogluon's RNN layers")
+        self._hidden_size = hidden_size
+        self._projection_size = projection_size if projection_size else None
+        self._num_layers = num_layers
+        self._mode = mode
+        self._layout = layout
+        self._dropout = dropout
+        self._dir = 2 if bidirectional else 1
+        self._input_size = input_size
+        self._dtype = dtype
+        self._use_sequence_length = False
+        self.skip_states = None
+        self._gates = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[mode]
+        ng, ni, nh = self._gates, input_size, hidden_size
+        npj = self._projection_size
+        for i in range(num_layers):
+            for j in ["l", "r"][:self._dir]:
+                self._register_param(f"{j}{i}_i2h_weight", (ng * nh, ni),
+                                     i2h_weight_initializer, dtype)
+                self._register_param(f"{j}{i}_h2h_weight", (ng * nh, npj or nh),
+                                     h2h_weight_initializer, dtype)
+                self._register_param(f"{j}{i}_i2h_bias", (ng * nh,), i2h_bias_initializer,
+                                     dtype)
+                self._register_param(f"{j}{i}_h2h_bias", (ng * nh,), h2h_bias_initializer,
+                                     dtype)
+                if npj:
+                    self._register_param(f"{j}{i}_h2r_weight", (npj, nh),
+                                         h2r_weight_initializer, dtype)
+            ni = (npj or nh) * self._dir
+
+    def _register_param(self, name, shape, init, dtype):
+        p = self.params.get(name, shape=shape, init=init, allow_deferred_init=True,
+                            dtype=dtype)
+        setattr(self, name, p)
+        return p
+
+    def __repr__(self):
+        s = f"{type(self).__name__}({{mapping}}, {self._layout}"
+        if self._num_layers != 1:
+            s += f", num_layers={self._num_layers}"
+        if self._dropout != 0:
+            s += f", dropout={self._dropout}"
+        if self._dir == 2:
+            s += ", bidirectional"
+        s += ")"
+        shape = self.l0_i2h_weight.shape
+        return s.format(mapping=f"{shape[1] if shape[1] else None} -> {shape[0] // self._gates}")
+
+    def _collect_params_with_prefix(self, prefix=""):
+        if prefix:
+            prefix += "."
+        pattern = re.compile(r"(l|r)(\d)_(i2h|h2h|h2r)_(weight|bias)\Z")
+        bidirectional = any(pattern.match(k).group(1) == "r" for k in self._reg_params)
+
+        def convert(m):
+            d, l, g, t = (m.group(i) for i in range(1, 5))
+            if bidirectional:
+                return f"_unfused.{l}.{d}_cell.{g}_{t}"
+            return f"_unfused.{l}.{g}_{t}"
+        ret = {prefix + convert(pattern.match(k)): v for k, v in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def state_info(self, batch_size=0):
+        raise NotImplementedError
+
+    def cast(self, dtype):
+        super().cast(dtype)
+        self._dtype = dtype
+
+    def begin_state(self, batch_size=0, func=_nd.zeros, **kwargs):
+        """Initial states: zeros of shape ``(num_layers * directions, batch_size, size)``."""
+        states = []
+        for info in self.state_info(batch_size):
+            info = dict(info)
+            info.pop("__layout__", None)
+            info.update(kwargs)
+            states.append(func(**info))
+        return states
+
+    def __call__(self, inputs, states=None, sequence_length=None, **kwargs):
+        self.skip_states = states is None
+        if states is None:
+            batch_size = inputs.shape[self._layout.find("N")]
+            states = self.begin_state(batch_size, ctx=inputs.context, dtype=inputs.dtype)
+        if isinstance(states, NDArray):
+            states = [states]
+        return super().__call__(inputs, states, **kwargs)
+
+    def infer_shape(self, inputs, *args):
+        ni = inputs.shape[2]
+        for j in ["l", "r"][:self._dir]:
+            p = getattr(self, f"{j}0_i2h_weight")
+            p.shape = (p.shape[0], ni)
+
+    def hybrid_forward(self, F, inputs, states, **kwargs):
+        batch_size = inputs.shape[self._layout.find("N")]
+        for state, info in zip(states, self.state_info(batch_size)):
+            if state.shape != info["shape"]:
+                raise ValueError(f"Invalid recurrent state shape. Expecting {info['shape']}, "
+                                 f"got {state.shape}.")
+        if self._layout == "NTC":
+            inputs = F.swapaxes(inputs, 0, 1)
+        names = ["i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"]
+        if self._projection_size:
+            names.append("h2r_weight")
+        weights = [kwargs[f"{d}{l}_{g}"] for l in range(self._num_layers)
+                   for d in ["l", "r"][:self._dir] for g in names]
+        res = F._gluon_rnn(inputs, *states, *weights, mode=self._mode,
+                           num_layers=self._num_layers, bidirectional=self._dir == 2,
+                           p=self._dropout, num_states=len(states))
+        outputs, new_states = res[0], list(res[1:])
+        if self._layout == "NTC":
+            outputs = F.swapaxes(outputs, 0, 1)
+        return outputs if self.skip_states else (outputs, new_states)
+
+
+class RNN(_RNNLayer):
+    """Multi-layer Elman RNN with tanh or ReLU: ``h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} +
+    b_hh)``.
+
+    Parameters
+    ----------
+    hidden_size : int
+    num_layers : int, default 1
+    activation : {'relu', 'tanh'}, default 'relu'
+    layout : {'TNC', 'NTC'}, default 'TNC'
+    dropout : float, default 0
+        Dropout between layers (training mode only).
+    bidirectional : bool, default False
+    input_size : int, default 0
+        0 infers it on the first forward.
+
+    Calling it as ``layer(inputs)`` returns the output; ``layer(inputs, states)`` returns
+    ``(output, new_states)``.
+    """
+
+    def __init__(self, hidden_size, num_layers=1, activation="relu", layout="TNC", dropout=0,
+                 bidirectional=False, i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 dtype="float32", **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                         i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                         h2h_bias_initializer, "rnn_" + activation, None, None, None, None,
+                         False, dtype, **kwargs)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
+                 "__layout__": "LNC", "dtype": self._dtype}]
+
+
+class LSTM(_RNNLayer):
+    """Multi-layer long short-term memory layer (gates i, f, g, o), optionally projected.
+
+    Parameters as :class:`RNN`, plus ``projection_size`` and ``h2r_weight_initializer``.
+    The states are ``[h, c]``.
+    """
+
+    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0,
+                 bidirectional=False, input_size=0, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", projection_size=None,
+                 h2r_weight_initializer=None, state_clip_min=None, state_clip_max=None,
+                 state_clip_nan=False, dtype="float32", **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                         i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                         h2h_bias_initializer, "lstm", projection_size, h2r_weight_initializer,
+                         state_clip_min, state_clip_max, state_clip_nan, dtype, **kwargs)
+
+    def state_info(self, batch_size=0):
+        h = self._projection_size or self._hidden_size
+        return [{"shape": (self._num_layers * self._dir, batch_size, h), "__layout__": "LNC",
+                 "dtype": self._dtype},
+                {"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
+                 "__layout__": "LNC", "dtype": self._dtype}]
+
+
+class GRU(_RNNLayer):
+    """Multi-layer gated recurrent unit layer (gates r, z, n as cuDNN/MXNet compute them).
+
+    Parameters as :class:`RNN` (without ``activation``).
+    """
+
+    def __init__(self, hidden_size, num_layers=1, layout="TNC", dropout=0,
+                 bidirectional=False, input_size=0, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, i2h_bias_initializer="zeros",
+                 h2h_bias_initializer="zeros", dtype="float32", **kwargs):
+        super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
+                         i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
+                         h2h_bias_initializer, "gru", None, None, None, None, False, dtype,
+                         **kwargs)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
+                 "__layout__": "LNC", "dtype": self._dtype}]

@@ -1,0 +1,118 @@
+"""gluon.rnn layers and cells against MXNet 1.9.1 (outputs, states and gradients for fixed
+weights, names, reprs, structural keys)."""
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon import autograd, nd
+from neogluon.gluon import rnn
+
+from gluon_fixture_utils import det, fixture_json, fixture_path, reset_names
+
+META = fixture_json()["rnn"]
+ARR = np.load(fixture_path("rnn.npz"))
+
+
+def seq_cells():
+    seq = rnn.SequentialRNNCell()
+    with seq.name_scope():
+        seq.add(rnn.LSTMCell(5))
+        seq.add(rnn.GRUCell(4))
+    return seq
+
+
+CASES = [
+    ("rnn_relu", lambda: rnn.RNN(6, num_layers=2), (5, 3, 4)),
+    ("rnn_tanh_ntc", lambda: rnn.RNN(5, activation="tanh", layout="NTC", bidirectional=True),
+     (3, 5, 4)),
+    ("lstm", lambda: rnn.LSTM(6, num_layers=2, bidirectional=True), (5, 3, 4)),
+    ("gru", lambda: rnn.GRU(5, num_layers=2, layout="NTC"), (3, 5, 4)),
+    ("cell_rnn", lambda: rnn.RNNCell(5), (3, 4, 4)),
+    ("cell_lstm", lambda: rnn.LSTMCell(5), (3, 4, 4)),
+    ("cell_gru", lambda: rnn.GRUCell(5), (3, 4, 4)),
+    ("seq_cells", seq_cells, (3, 4, 4)),
+]
+
+
+def _run_case(idx, hybridize):
+    name, make, shape = CASES[idx]
+    reset_names()
+    blk = make()
+    blk.initialize()
+    x = nd.array(det(shape, 200 + idx))
+    is_cell = name.startswith(("cell", "seq"))
+
+    def run(block):
+        if is_cell:
+            return block.unroll(shape[1], x, layout="NTC", merge_outputs=True)
+        states = block.begin_state(shape[block._layout.find("N")])
+        return block(x, states)
+
+    with autograd.predict_mode():
+        run(blk)
+    params = list(blk.collect_params().items())
+    assert [[k, list(p.shape)] for k, p in params] == META[name]["params"]
+    assert repr(blk) == META[name]["repr"]
+    assert sorted(blk._collect_params_with_prefix().keys()) == META[name]["structural"]
+    for j, (pn, p) in enumerate(params):
+        p.set_data(nd.array(det(p.shape, 300 + idx * 20 + j)))
+    if hybridize:
+        blk.hybridize()
+    x.attach_grad()
+    with autograd.record():
+        out, states = run(blk)
+        loss = (out * nd.array(det(out.shape, 9))).sum()
+        for k, st in enumerate(states):
+            loss = loss + (st * (k + 2)).sum()
+    loss.backward()
+    tol = dict(rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out.asnumpy(), ARR[f"{name}|y"], **tol)
+    for k, st in enumerate(states):
+        np.testing.assert_allclose(st.asnumpy(), ARR[f"{name}|state{k}"], **tol)
+    np.testing.assert_allclose(x.grad.asnumpy(), ARR[f"{name}|dx"], **tol)
+    for pn, p in params:
+        np.testing.assert_allclose(p.grad().asnumpy(), ARR[f"{name}|grad|{pn}"], **tol)
+
+
+@pytest.mark.parametrize("idx", range(len(CASES)), ids=[c[0] for c in CASES])
+def test_rnn_matches_mxnet(idx):
+    _run_case(idx, hybridize=False)
+
+
+@pytest.mark.parametrize("idx", [0, 2, 3], ids=lambda i: CASES[i][0])
+def test_rnn_layer_hybridized_matches_mxnet(idx):
+    _run_case(idx, hybridize=True)
+
+
+def test_layer_without_states_returns_output_only():
+    layer = rnn.GRU(4)
+    layer.initialize()
+    out = layer(nd.ones((3, 2, 5)))
+    assert isinstance(out, nd.NDArray) and out.shape == (3, 2, 4)
+    with pytest.raises(ValueError, match="Invalid recurrent state shape"):
+        layer(nd.ones((3, 2, 5)), [nd.zeros((1, 3, 4))])
+
+
+def test_cell_valid_length_and_lists():
+    cell = rnn.LSTMCell(3, input_size=2)
+    cell.initialize()
+    x = nd.array(det((2, 4, 2), 1))
+    outs, states = cell.unroll(4, x, valid_length=nd.array([2, 4]), merge_outputs=False)
+    assert len(outs) == 4 and not outs[2].asnumpy()[0].any()
+    full, fstates = cell.unroll(2, x[:, :2], merge_outputs=True)
+    np.testing.assert_allclose(states[0].asnumpy()[0], fstates[0].asnumpy()[0], rtol=1e-6)
+
+
+def test_lstm_export_imports(tmp_path):
+    from neogluon import gluon
+    layer = rnn.LSTM(4, num_layers=1)
+    layer.initialize()
+    layer.hybridize()
+    x = nd.array(det((3, 2, 5), 2))
+    y = layer(x)
+    layer.export(str(tmp_path / "lstm"))
+    blk = gluon.SymbolBlock.imports(str(tmp_path / "lstm-symbol.json"), ["data0", "data1",
+                                                                        "data2"],
+                                    str(tmp_path / "lstm-0000.params"))
+    states = layer.begin_state(2)
+    np.testing.assert_array_equal(blk(x, *states).asnumpy(), y.asnumpy())
