@@ -107,7 +107,7 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     return [s.as_in_context(c) for s, c in zip(slices, ctx_list)]
 
 
-def _sumsq(arr, device):
+def _sumsq(arr, device, dtype):
     if arr.stype != "default":
         arr = arr.tostype("default")
     t = arr._t.detach()
@@ -115,7 +115,7 @@ def _sumsq(arr, device):
         raise MXNetError(f"clip_global_norm: arrays must be floating point, got an array of "
                          f"dtype {arr.dtype.__name__} with shape {arr.shape}")
     t = t.reshape(-1)
-    return torch.dot(t, t).to(device)
+    return torch.dot(t, t).to(device, dtype)
 
 
 def clip_global_norm(arrays, max_norm, check_isfinite=True):
@@ -143,8 +143,9 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     assert len(arrays) > 0, "clip_global_norm needs at least one array"
     ctx = arrays[0].context
     dev = arrays[0]._t.device
+    dtype = arrays[0]._t.dtype
     with torch.no_grad():
-        total = torch.stack([_sumsq(a, dev) for a in arrays]).sum().sqrt().reshape(1)
+        total = torch.stack([_sumsq(a, dev, dtype) for a in arrays]).sum().sqrt().reshape(1)
         norm = _new(total, ctx)
         if check_isfinite:
             value = norm.asscalar()
