@@ -539,3 +539,36 @@ CASES += [("param_cast_sparse", "exec(GLUON_PRELUDE)\n"
           ("param_cast_sparse_weight", "exec(GLUON_PRELUDE)\n"
            "p = gluon.Parameter('w', shape=(6, 3), stype='row_sparse'); p.initialize(); p.set_data(nd.array(W0))\n"
            "p.cast('float64'); t = gluon.Trainer([p], 'sgd'); out = p.row_sparse_data(nd.array([1, 4], dtype='int64'))")]
+
+
+SPEMB = """
+def spemb_run(opt, params, n_ctx=1, kvstore='device'):
+    emb = mx.gluon.contrib.nn.SparseEmbedding(6, 3)
+    emb.initialize(ctx=ctxs(n_ctx))
+    emb.weight.set_data(nd.array(W0))
+    tr = gluon.Trainer(emb.collect_params(), opt, params, kvstore=kvstore)
+    res = []
+    for b in BATCHES:
+        with autograd.record():
+            losses = []
+            for c in ctxs(n_ctx):
+                y = emb(nd.array(b, ctx=c))
+                losses.append((y * y).sum())
+        autograd.backward(losses)
+        tr.step(len(b))
+        res.append(emb.weight.row_sparse_data(nd.arange(0, 6, dtype='int64')).copy())
+    g = emb.weight.grad(mx.cpu(0))
+    return res + [g.indices, repr(emb)]
+"""
+
+CASES += [(n, "exec(GLUON_PRELUDE)\n" + SPEMB + c) for n, c in [
+    ("contrib_sparse_embedding_sgd", "out = spemb_run('sgd', {'learning_rate': 0.1, 'momentum': 0.9, 'wd': 0.1})"),
+    ("contrib_sparse_embedding_adam", "out = spemb_run('adam', {'learning_rate': 0.05, 'wd': 0.1})"),
+    ("contrib_sparse_embedding_sgd_2ctx", "out = spemb_run('sgd', {'learning_rate': 0.1, 'momentum': 0.9}, n_ctx=2, kvstore='local')"),
+    ("contrib_sparse_embedding_adagrad_2ctx", "out = spemb_run('adagrad', {'learning_rate': 0.1}, n_ctx=2)"),
+    ("nd_embedding_rsp_weight",
+     "w = nd.sparse.row_sparse_array((W0[[1, 3]], [1, 3]), shape=(6, 3)); w.attach_grad()\n"
+     "with autograd.record():\n    y = nd.Embedding(nd.array([[3, 1], [1, 1]]), w, input_dim=6, output_dim=3, sparse_grad=True)\n"
+     "    z = (y * y).sum()\n"
+     "z.backward(); out = [y, w.grad]"),
+]]

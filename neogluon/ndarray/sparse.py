@@ -1327,6 +1327,35 @@ def _sparse_embedding(idx, weight):
     return _SparseEmbedding.apply(idx, weight)
 
 
+def _embedding_sparse_weight(data, weight, input_dim=None, output_dim=None, sparse_grad=False):
+    """``Embedding`` of a row_sparse weight (e.g. rows pulled with ``row_sparse_data``): ids
+    whose row the weight does not store give zeros. Differentiable with respect to the stored
+    rows; the gradient names the rows the batch used (MXNet's row_sparse embedding gradient)."""
+    if weight.stype != "row_sparse" or len(weight.shape) != 2:
+        raise MXNetError(f"Embedding: a {weight.stype} weight of shape {weight.shape} is not "
+                         "supported (row_sparse 2-D weights are)")
+    if (input_dim is not None and weight.shape[0] != input_dim) or (
+            output_dim is not None and weight.shape[1] != output_dim):
+        raise MXNetError(f"Embedding: weight shape {weight.shape} does not match "
+                         f"input_dim={input_dim}, output_dim={output_dim}")
+    if sparse_grad:
+        _check_sparse_embedding(weight)
+    ids = data._t.detach()
+    ids = ids.to(_I64).clamp(0, weight.shape[0] - 1)
+    ridx, d = weight._aux[0], weight._sdata
+    if d.requires_grad and _state.recording and weight._gr is not True:
+        weight._gr = (weight._gr or []) + [ids.reshape(-1)]
+    if ridx.numel() == 0:
+        return _new(torch.zeros(tuple(ids.shape) + (weight.shape[1],), dtype=d.dtype,
+                                device=d.device), data._ctx)
+    pos = torch.searchsorted(ridx, ids).clamp_(max=ridx.numel() - 1)
+    hit = (ridx[pos] == ids).unsqueeze(-1).to(d.dtype)
+
+    def lookup():
+        return torch.nn.functional.embedding(pos, d) * hit
+    return _new(_grad_guard(lookup), data._ctx)
+
+
 def _check_sparse_embedding(weight):
     """MXNet's checks for ``Embedding(sparse_grad=True)`` on a weight being differentiated."""
     ag = weight._ag
