@@ -8,7 +8,9 @@ Configurations, each timed in a fresh interpreter (one thread):
 * neogluon, the same model with dense gradients (``sparse_grad=False``): the baseline the sparse
   step must beat by at least 50x;
 * MXNet 1.9.1 with ``sparse_grad=True`` (and dense, for reference), when
-  ``/tmp/mxref/bin/python`` has it.
+  ``/tmp/mxref/bin/python`` has it;
+* both with sparse weights (``gluon.contrib.nn.SparseEmbedding``: the table lives in the
+  KVStore, each step pulls the batch's rows and updates them there).
 
 A step is forward (lookup of a batch of 2,048 ids drawn from 1,000 distinct rows), loss
 ``sum(y * y)``, backward and ``trainer.step(batch)``. Reported: the median wall time per step
@@ -77,7 +79,10 @@ def worker(framework, opt_key, sparse, rows, repeat):
         ids = rng.choice(rows, TOUCHED, replace=False)
         batches.append(ids[rng.randint(0, TOUCHED, BATCH)].astype("float32"))
     rss0 = _rss_bytes()
-    emb = gluon.nn.Embedding(rows, DIM, sparse_grad=sparse)
+    if sparse == "weight":
+        emb = gluon.contrib.nn.SparseEmbedding(rows, DIM)
+    else:
+        emb = gluon.nn.Embedding(rows, DIM, sparse_grad=bool(sparse))
     emb.initialize(mx.init.Uniform(0.1), ctx=mx.cpu())
     trainer = gluon.Trainer(emb.collect_params(), opt, dict(params), kvstore="device")
 
@@ -110,8 +115,9 @@ def worker(framework, opt_key, sparse, rows, repeat):
 
 
 def run_config(python, framework, opt_key, sparse, rows, repeat, timeout=900):
-    cmd = [python, os.path.abspath(__file__), "--worker", framework, opt_key,
-           "1" if sparse else "0", str(rows), str(repeat)]
+    mode = sparse if isinstance(sparse, str) else ("1" if sparse else "0")
+    cmd = [python, os.path.abspath(__file__), "--worker", framework, opt_key, mode, str(rows),
+           str(repeat)]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                MXNET_CPU_WORKER_NTHREADS="1", MXNET_STORAGE_FALLBACK_LOG_VERBOSE="0",
                MXNET_ENGINE_TYPE=os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"))
@@ -167,6 +173,19 @@ def section(results, mem, command, rows):
                     f"{_fmt(d, 'min_ms', '{:.1f}')} | {r_dense} | "
                     f"{_fmt(ms, 'min_ms', '{:.3f}')} | {r_mx} |")
     lines += best
+    lines += ["", "Sparse weights (`gluon.contrib.nn.SparseEmbedding`: row_sparse weight and "
+              "gradient, rows pulled from the KVStore each step, lazy update on the store), "
+              "median / fastest step (ms):", "",
+              "| optimizer | neogluon | MXNet 1.9.1 | MXNet / neogluon (median) |",
+              "| --- | ---: | ---: | ---: |"]
+    for opt_key in OPTS:
+        s = results.get(("neogluon", opt_key, "weight"))
+        ms = results.get(("mxnet", opt_key, "weight"))
+        ok = all(r and "median_ms" in r for r in (s, ms))
+        ratio = f"{ms['median_ms'] / s['median_ms']:.2f}x" if ok else "-"
+        lines.append(f"| {opt_key} | {_fmt(s, 'median_ms', '{:.3f}')} / "
+                     f"{_fmt(s, 'min_ms', '{:.3f}')} | {_fmt(ms, 'median_ms', '{:.3f}')} / "
+                     f"{_fmt(ms, 'min_ms', '{:.3f}')} | {ratio} |")
     lines += ["", "Memory of the neogluon sparse step (MiB): resident memory the model, "
               "trainer and first steps added; the table + optimizer states it must hold; the "
               "peak growth of resident memory during the timed steps.", "",
@@ -212,20 +231,21 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.worker:
         fw, opt_key, sparse, rows, repeat = args.worker
-        print(json.dumps(worker(fw, opt_key, sparse == "1", int(rows), int(repeat))))
+        mode = {"1": True, "0": False}.get(sparse, sparse)
+        print(json.dumps(worker(fw, opt_key, mode, int(rows), int(repeat))))
         return 0
     use_mx = not args.no_mxnet and os.path.exists(MXREF)
     results = {}
     for opt_key in OPTS:
-        for sparse in (True, False):
+        for sparse in (True, False, "weight"):
             rep = args.repeat if sparse else args.dense_repeat
             r = run_config(sys.executable, "neogluon", opt_key, sparse, args.rows, rep)
             results[("neogluon", opt_key, sparse)] = r
-            print("neogluon", opt_key, "sparse" if sparse else "dense", r, flush=True)
+            print("neogluon", opt_key, sparse, r, flush=True)
             if use_mx:
                 r = run_config(MXREF, "mxnet", opt_key, sparse, args.rows, rep)
                 results[("mxnet", opt_key, sparse)] = r
-                print("mxnet   ", opt_key, "sparse" if sparse else "dense", r, flush=True)
+                print("mxnet   ", opt_key, sparse, r, flush=True)
     mem = {}
     for opt_key in OPTS:
         for n in (args.rows // 4, args.rows):
