@@ -177,3 +177,31 @@ def test_loss_on_gpu_matches_mxnet(name):
         if spec is not None and spec["grad"]:
             np.testing.assert_allclose(arrays[i].grad.asnumpy(), ARR[f"{name}/grad{i}"],
                                        rtol=1e-4, atol=1e-4)
+
+
+def test_loss_inside_hybridized_block_is_captured():
+    """A loss used inside a hybridized HybridBlock runs as F operators in the capture (no
+    fallback warning) and gives the imperative numbers and gradients."""
+    class Net(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.loss = gloss.SoftmaxCrossEntropyLoss()
+
+        def hybrid_forward(self, F, x, y):
+            return self.loss(x * 1.0, y)
+
+    net = Net()
+    net.hybridize()
+    for _ in range(2):  # capture, then replay
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            pred = nd.array(ARR["sce_basic/in0"])
+            pred.attach_grad()
+            with autograd.record():
+                out = net(pred, nd.array(ARR["sce_basic/in1"]))
+            out.backward(nd.array(ARR["sce_basic/head"]))
+        np.testing.assert_allclose(out.asnumpy(), ARR["sce_basic/out"], rtol=1e-5)
+        np.testing.assert_allclose(pred.grad.asnumpy(), ARR["sce_basic/grad0"], rtol=1e-4,
+                                   atol=1e-5)
+    assert net._cached_graph

@@ -13,6 +13,7 @@ import torch.nn.functional as _torch_F
 from .. import ndarray as _nd
 from ..base import MXNetError, numeric_types
 from ..ndarray.ndarray import NDArray, _new, _run
+from . import block as _block
 from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
@@ -243,11 +244,23 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._sparse_label = sparse_label
         self._from_logits = from_logits
 
-    def hybrid_forward(self, F, pred, label, sample_weight=None):
-        if (F is _nd and self._sparse_label and sample_weight is None
-                and self._batch_axis == 0 and type(pred) is NDArray and type(label) is NDArray
+    def _fusable(self, pred, label, sample_weight):
+        return (self._sparse_label and sample_weight is None and self._batch_axis == 0
+                and type(pred) is NDArray and type(label) is NDArray
                 and pred._t.dim() == 2 and self._axis in (-1, 1)
-                and label._t.numel() == pred._t.shape[0]):
+                and label._t.numel() == pred._t.shape[0])
+
+    def forward(self, x, *args):
+        # Hybridized, the common case still takes the fused kernel: it is faster than
+        # replaying the captured log_softmax/pick/mean graph. Inside an enclosing block's
+        # capture the F operators must run, so that the capture can record them.
+        if (self._active and _block._TRACE.tracer is None and 1 <= len(args) <= 2
+                and self._fusable(x, args[0], args[1] if len(args) > 1 else None)):
+            return self._fused(x, args[0])
+        return super().forward(x, *args)
+
+    def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if F is _nd and self._fusable(pred, label, sample_weight):
             return self._fused(pred, label)
         if not self._from_logits:
             pred = F.log_softmax(pred, self._axis)
