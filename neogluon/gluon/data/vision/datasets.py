@@ -27,28 +27,7 @@ def _data_dir():
     return os.path.expanduser(os.environ.get("MXNET_HOME", os.path.join("~", ".mxnet")))
 
 
-class _DownloadedDataset(dataset.Dataset):
-    """Samples ``(data[i], label[i])`` of a dataset read once into memory."""
-
-    def __init__(self, root, transform):
-        super().__init__()
-        self._transform = transform
-        self._data = None
-        self._label = None
-        self._root = os.path.expanduser(root)
-        os.makedirs(self._root, exist_ok=True)
-        self._get_data()
-
-    def __getitem__(self, idx):
-        if self._transform is not None:
-            return self._transform(self._data[idx], self._label[idx])
-        return self._data[idx], self._label[idx]
-
-    def __len__(self):
-        return len(self._label)
-
-    def _get_data(self):
-        raise NotImplementedError
+_DownloadedDataset = dataset._DownloadedDataset
 
 
 def _read_idx(path, magic, header_ints):
