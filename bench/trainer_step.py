@@ -11,7 +11,7 @@ Measures, in one run:
 Gradients are written once; before every step each array's fresh-gradient flag is set, as
 backward would (not timed). Times are the best of the repeats (ms per step): the machine is
 shared, and the fastest run is the one least disturbed by other processes. The one-context
-cases (bare kernel, Updater, Trainer) are interleaved step by step.
+cases (bare kernel, Updater, Trainer) are interleaved step by step and repeated 3x as often.
 Targets: one context <= 1.1x the bare fused update; two contexts >= 3x faster than MXNet.
 
 Usage:
@@ -137,7 +137,7 @@ def run_neogluon(threads, repeat, only):
         # The three one-context timings are interleaved, step by step, so that load from
         # other processes on a shared machine hits them alike.
         times = {"bare_fused": [], "updater": [], "1ctx": []}
-        for it in range(repeat + 2):
+        for it in range(3 * repeat + 2):
             t0 = time.perf_counter()
             bare()
             t1 = time.perf_counter()
