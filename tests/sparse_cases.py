@@ -572,3 +572,31 @@ CASES += [(n, "exec(GLUON_PRELUDE)\n" + SPEMB + c) for n, c in [
      "    z = (y * y).sum()\n"
      "z.backward(); out = [y, w.grad]"),
 ]]
+
+
+HYB = """
+def hyb_run(hybridize):
+    net = gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(gluon.nn.Embedding(6, 3, sparse_grad=True))
+        net.add(gluon.nn.Dense(2, flatten=False))
+    net.initialize(mx.init.One())
+    net[0].weight.set_data(nd.array(W0))
+    if hybridize:
+        net.hybridize()
+    tr = gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1, 'momentum': 0.9})
+    res = []
+    for b in BATCHES:
+        with autograd.record():
+            y = net(nd.array(b))
+            loss = (y * y).sum()
+        loss.backward()
+        tr.step(len(b))
+        res.append(net[0].weight.grad().indices)
+    return res + [net[0].weight.data(), net[1].weight.data()]
+"""
+
+CASES += [(n, "exec(GLUON_PRELUDE)\n" + HYB + c) for n, c in [
+    ("hybrid_embedding_sparse_grad", "out = hyb_run(True)"),
+    ("imperative_embedding_sparse_grad_dense_layer", "out = hyb_run(False)"),
+]]

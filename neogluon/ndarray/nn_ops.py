@@ -661,7 +661,7 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
     Indices are truncated to integers and clipped into ``[0, input_dim - 1]``, as MXNet does.
     The output has shape ``data.shape + (output_dim,)``.
     """
-    if type(weight) is not NDArray and isinstance(weight, NDArray):
+    if type(weight) is not NDArray and getattr(weight, "stype", "default") != "default":
         from .sparse import _embedding_sparse_weight  # a row_sparse weight: no dense table
         return _assign_out(_embedding_sparse_weight(data, weight, input_dim, output_dim,
                                                     sparse_grad), out)

@@ -562,7 +562,8 @@ def add_n(*args, out=None, name=None):
     """Sum of all arguments."""
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
-    if any(type(a) is not NDArray and isinstance(a, NDArray) for a in args):
+    if any(type(a) is not NDArray and getattr(a, "stype", "default") != "default"
+           for a in args):
         from .sparse import add_n as sparse_add_n
         return sparse_add_n(*args, out=out)
     ts = [_t(a) for a in args]
