@@ -322,3 +322,20 @@ def test_split_and_load_and_clip_on_gpu():
     np.testing.assert_allclose(norm, 5.0, rtol=1e-6)
     np.testing.assert_allclose(a.asnumpy(), [0.6, 0.0], rtol=1e-6)
     np.testing.assert_allclose(b.asnumpy(), [[0.8]], rtol=1e-6)
+
+
+def test_download_attempts_match_mxnet(fx, server, tmp_path, capsys):
+    """Attempts per ``retries`` and the errors raised are MXNet's (recorded against a local
+    server). Unlike MXNet, a download whose hash does not match is not left in place."""
+    meta, _ = fx
+    base, hits = server
+    for kind in ("missing", "wrong"):
+        for retries in (0, 1, 2, 3, 5):
+            ref = meta["download"][f"{kind}_{retries}"]
+            path = f"/{kind}/cmp{retries}.bin"
+            exc = RuntimeError if ref["error"] == "RuntimeError" else UserWarning
+            with pytest.raises(exc):
+                utils.download(base + path, path=str(tmp_path), retries=retries,
+                               sha1_hash="0" * 40)
+            assert hits[path] == ref["hits"], (kind, retries)
+    assert os.listdir(tmp_path) == []

@@ -14,6 +14,49 @@ from mxnet import gluon, nd
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "utils")
 
 
+def download_semantics():
+    """How many requests MXNet's download makes for a URL that always fails or whose content
+    has the wrong hash, per ``retries``, and what it raises (a local server, no network)."""
+    import http.server
+    import tempfile
+    import threading
+    hits = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            hits[self.path] = hits.get(self.path, 0) + 1
+            if self.path.startswith("/missing"):
+                self.send_error(404)
+                return
+            body = b"some bytes"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        for kind in ("missing", "wrong"):
+            for retries in (0, 1, 2, 3, 5):
+                path = f"/{kind}/r{retries}.bin"
+                try:
+                    gluon.utils.download(base + path, path=d, retries=retries,
+                                         sha1_hash="0" * 40)
+                    err = None
+                except Exception as e:  # noqa: BLE001 - record what MXNet raises
+                    err = type(e).__name__
+                out[f"{kind}_{retries}"] = {"hits": hits.get(path, 0), "error": err,
+                                            "left": sorted(os.listdir(d))}
+    srv.shutdown()
+    return out
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.RandomState(42)
@@ -81,6 +124,8 @@ def main():
         gluon.utils.clip_global_norm([], 1.0)
     except Exception as err:  # noqa: BLE001
         meta["clip_empty_error"] = type(err).__name__
+
+    meta["download"] = download_semantics()
 
     np.savez(os.path.join(OUT, "utils.npz"), **arrays)
     with open(os.path.join(OUT, "utils.json"), "w") as f:
