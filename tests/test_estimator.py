@@ -409,3 +409,21 @@ def test_checkpoint_handler_saves_hybridized_graph(tmp_path):
     loaded = gluon.SymbolBlock.imports(str(tmp_path / "model-symbol.json"), "data", renamed)
     x = mx.nd.array(D["vx"])
     close(loaded(x).asnumpy(), net(x).asnumpy())
+
+
+def test_resume_needs_matching_period_and_existing_files(tmp_path):
+    # MXNet asserts here; neogluon's errors are AssertionErrors too, with a message
+    with pytest.raises(AssertionError, match="same type of period"):
+        _fit(batches=3, event_handlers=[est.CheckpointHandler(str(tmp_path),
+                                                              resume_from_checkpoint=True)])
+    _fit(epochs=1, event_handlers=[est.CheckpointHandler(str(tmp_path))])
+    os.remove(tmp_path / "model-epoch0batch4.states")
+    with pytest.raises(AssertionError, match="model-epoch0batch4.states does not exist"):
+        _fit(epochs=3, event_handlers=[est.CheckpointHandler(str(tmp_path),
+                                                             resume_from_checkpoint=True)])
+
+
+def test_fit_accepts_numpy_integers_and_rejects_bad_counts():
+    _fit(batches=np.int64(2))
+    with pytest.raises(ValueError, match="epochs must be a positive integer"):
+        _fit(epochs=1.5)

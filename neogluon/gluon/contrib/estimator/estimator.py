@@ -1,6 +1,7 @@
 """The Estimator: MXNet 1.9.1's Fit API, a training loop driven by event handlers."""
 import copy
 import logging
+import numbers
 import sys
 import warnings
 
@@ -250,8 +251,8 @@ class Estimator:
                              "of epochs or number of batches. Please specify one and only one "
                              "of: epochs or batches.")
         for what, value in (("epochs", epochs), ("batches", batches)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 0):
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, numbers.Integral) or value < 0):
                 raise ValueError(f"{what} must be a positive integer, got {value!r}")
         self.max_epoch = epochs
         self.max_batch = batches

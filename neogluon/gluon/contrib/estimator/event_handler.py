@@ -26,6 +26,14 @@ class EventHandler:
     """Base of all event handlers."""
 
 
+class _PeriodError(ValueError, AssertionError):
+    """A checkpoint period that does not fit the training length (MXNet asserts)."""
+
+
+class _MissingCheckpoint(FileNotFoundError, AssertionError):
+    """A checkpoint file that is not there (MXNet asserts)."""
+
+
 def _check_event_handlers(handlers):
     if isinstance(handlers, EventHandler):
         return [handlers]
@@ -423,9 +431,9 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
                          "of period used for training: train by epochs and set only "
                          "epoch_period, or train by batches and set only batch_period.")
             if estimator.max_batch and (not self.batch_period or self.epoch_period):
-                raise ValueError(error_msg)
+                raise _PeriodError(error_msg)
             if estimator.max_epoch and (not self.epoch_period or self.batch_period):
-                raise ValueError(error_msg)
+                raise _PeriodError(error_msg)
             self._resume_from_checkpoint(estimator)
 
     def batch_end(self, estimator, *args, **kwargs):
@@ -561,7 +569,7 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         trainer_file = os.path.join(self.model_dir, prefix + ".states")
         for path in (param_file, trainer_file):
             if not os.path.exists(path):
-                raise FileNotFoundError(f"Failed to load checkpoint, {path} does not exist")
+                raise _MissingCheckpoint(f"Failed to load checkpoint, {path} does not exist")
         estimator.net.load_parameters(param_file, ctx=estimator.context)
         estimator.trainer.load_states(trainer_file)
         estimator.logger.warning(msg)
