@@ -600,3 +600,15 @@ CASES += [(n, "exec(GLUON_PRELUDE)\n" + HYB + c) for n, c in [
     ("hybrid_embedding_sparse_grad", "out = hyb_run(True)"),
     ("imperative_embedding_sparse_grad_dense_layer", "out = hyb_run(False)"),
 ]]
+
+CASES += [
+    ("grad_rsp_var_exp",
+     "w = nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [0, 3]), shape=(4, 2)); w.attach_grad()\n"
+     "with autograd.record():\n    y = nd.exp(w)\n"
+     "y.backward(); out = w.grad"),
+    ("grad_rsp_var_mixed",
+     "c = nd.sparse.csr_matrix(([1, 2], [0, 3], [0, 1, 2]), shape=(2, 4))\n"
+     "w = nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [0, 3]), shape=(4, 2)); w.attach_grad()\n"
+     "with autograd.record():\n    y = (nd.sparse.dot(c, w) * 3).sum() + (w.tostype('default') * nd.array([[1, 1], [0, 0], [2, 2], [0, 0]])).sum()\n"
+     "y.backward(); out = w.grad"),
+]

@@ -22,6 +22,8 @@ leaf. ``neogluon.autograd.backward`` hands sparse results to :func:`_write_grad`
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import torch
 
@@ -63,6 +65,7 @@ def _make_rsp(data, indices, shape, ctx):
     a._ctx = ctx
     a._ag = None
     a._gr = None
+    a._full = None
     return a
 
 
@@ -74,6 +77,7 @@ def _make_csr(data, indptr, indices, shape, ctx):
     a._ctx = ctx
     a._ag = None
     a._gr = None
+    a._full = None
     return a
 
 
@@ -157,7 +161,7 @@ class BaseSparseNDArray(NDArray):
     tensors are ``_sdata`` and ``_aux``.
     """
 
-    __slots__ = ("_sdata", "_aux", "_sshape", "_gr")
+    __slots__ = ("_sdata", "_aux", "_sshape", "_gr", "_full")
 
     # ----------------------------------------------------------------- storage
     def _dense_t(self):
@@ -168,6 +172,9 @@ class BaseSparseNDArray(NDArray):
         if d.requires_grad:
             if _state.recording:
                 self._gr = True  # a dense op saw every row: the gradient may touch all of them
+                if self.stype == "row_sparse" and self._aux[0].numel() != self._sshape[0]:
+                    return _RspDenseView.apply(d, self._aux[0], self._sshape,
+                                               weakref.ref(self))
                 return self._dense_t()
             return _call_nograd(self._dense_t)
         return self._dense_t()
@@ -530,6 +537,27 @@ class CSRNDArray(BaseSparseNDArray):
     @property
     def T(self):
         return _new(self._dense_t().t(), self._ctx)
+
+
+class _RspDenseView(torch.autograd.Function):
+    """The dense form of a row_sparse variable inside ``record()``. Its backward passes the
+    stored rows' gradient to the values tensor and keeps the full dense gradient on the array:
+    MXNet's storage fallback differentiates the whole dense array, so rows the variable does not
+    store get gradients too (see ``_grad_source``)."""
+
+    @staticmethod
+    def forward(ctx, data, idx, shape, owner):
+        ctx.save_for_backward(idx)
+        ctx.owner = owner
+        return _rsp_dense_t(data, idx, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        arr = ctx.owner()
+        if arr is not None:
+            arr._full = g.clone() if arr._full is None else arr._full + g
+        return g.index_select(0, idx), None, None, None
 
 
 def _rebuild_sparse(stype, data, aux, shape, dev_type, dev_id):
@@ -1400,6 +1428,12 @@ def _attach_sparse_var(arr, grad_req, grad_buf):
 def _grad_source(v, g):
     """The gradient ``g`` torch computed for variable ``v``, as an NDArray of any stype."""
     if isinstance(v, BaseSparseNDArray):
+        full, v._full = v._full, None
+        if v.stype == "row_sparse" and full is not None:
+            # a dense op used the variable: the gradient is dense over every row, with the
+            # stored rows' total (dense and sparse ops) in g
+            full = full.index_copy(0, v._aux[0], g)
+            return _from_dense_t(full, "row_sparse", v._ctx)
         if v.stype == "row_sparse":
             src = _make_rsp(g, v._aux[0], v.shape, v._ctx)
             touched = v._gr
