@@ -614,7 +614,22 @@ def _from_dense_t(t, stype, ctx):
 
 
 def cast_storage(data, stype):
-    """``data`` converted to storage type ``stype``: 'default', 'row_sparse' or 'csr'."""
+    """Convert an array to another storage type.
+
+    Parameters
+    ----------
+    data : NDArray
+        Any array (dense or sparse).
+    stype : {'default', 'row_sparse', 'csr'}
+        The storage type wanted. Dense to row_sparse keeps the rows holding a non-zero; dense
+        to csr (2-D only) keeps the non-zero values. row_sparse and csr do not convert into
+        each other (ValueError, as in MXNet).
+
+    Returns
+    -------
+    NDArray
+        A new array (a copy, also when ``stype`` is the array's own sparse type).
+    """
     if stype not in _STYPES:
         raise MXNetError(f"Invalid Input: {stype!r}, valid values are: {{'csr', 'default', "
                          f"'row_sparse'}}, in operator cast_storage(stype={stype!r})")
@@ -632,7 +647,22 @@ def cast_storage(data, stype):
 
 
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
-    """An all-zero array of storage type ``stype`` (nothing stored for sparse types)."""
+    """An all-zero array of a given storage type.
+
+    Parameters
+    ----------
+    stype : {'row_sparse', 'csr', 'default'}
+    shape : int or tuple of int
+    ctx : Context, optional
+        Defaults to the current context.
+    dtype : str or numpy dtype, optional
+        Defaults to float32.
+
+    Returns
+    -------
+    NDArray
+        For the sparse types, an array that stores nothing.
+    """
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     ctx = _ctx_of(ctx)
     dt = to_torch_dtype(dtype)
@@ -994,7 +1024,18 @@ def _binary(op, lhs, rhs):
 
 
 def add(lhs, rhs):
-    """``lhs + rhs`` with MXNet's output storage types."""
+    """``lhs + rhs`` with MXNet 1.9.1's output storage types.
+
+    Parameters
+    ----------
+    lhs, rhs : NDArray or scalar
+
+    Returns
+    -------
+    NDArray
+        Sparse + same sparse type is sparse (the union of what either stores); anything with
+        a dense array or a scalar is dense.
+    """
     return _binary("add", lhs, rhs)
 
 
@@ -1004,7 +1045,18 @@ def subtract(lhs, rhs):
 
 
 def multiply(lhs, rhs):
-    """``lhs * rhs`` with MXNet's output storage types."""
+    """``lhs * rhs`` with MXNet 1.9.1's output storage types.
+
+    Parameters
+    ----------
+    lhs, rhs : NDArray or scalar
+
+    Returns
+    -------
+    NDArray
+        Sparse when the left operand is sparse and the right one is a scalar, a dense array of
+        the same shape, or an array of the same sparse type; dense otherwise.
+    """
     return _binary("mul", lhs, rhs)
 
 
@@ -1085,7 +1137,20 @@ def clip(data, a_min, a_max, out=None, name=None):
 
 
 def add_n(*args, out=None, name=None):
-    """Sum of the arguments; row_sparse when every argument is, else dense."""
+    """Elementwise sum of arrays of one shape.
+
+    Parameters
+    ----------
+    *args : NDArray
+        The arrays (or one list of them).
+    out : NDArray, optional
+        Where to write the result.
+
+    Returns
+    -------
+    NDArray
+        row_sparse (the union of the rows) when every argument is row_sparse, else dense.
+    """
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
     if not args:
@@ -1129,8 +1194,20 @@ def _union_many(arrs):
 
 
 def retain(data, indices):
-    """A row_sparse array with the rows ``indices`` of ``data`` (zero rows where ``data``
-    stores none)."""
+    """Select rows of a row_sparse array.
+
+    Parameters
+    ----------
+    data : RowSparseNDArray
+    indices : NDArray or array-like of int
+        Row ids (any order, repeats allowed).
+
+    Returns
+    -------
+    RowSparseNDArray
+        Stores exactly the requested rows (sorted, without repeats), zero where ``data`` stores
+        none.
+    """
     if not isinstance(data, RowSparseNDArray):
         raise MXNetError(f"retain expects a row_sparse array, got storage type "
                          f"{getattr(data, 'stype', type(data).__name__)}")
@@ -1197,10 +1274,27 @@ def dot(lhs, rhs, transpose_a=False, transpose_b=False, forward_stype=None, out=
         name=None):
     """Matrix product with sparse operands, with MXNet 1.9.1's output storage types.
 
-    * ``dot(csr, dense)`` -> dense; ``dot(csr.T, dense)`` -> row_sparse;
-    * ``dot(csr, row_sparse)`` -> dense; ``dot(csr.T, row_sparse)`` -> row_sparse;
-    * ``dot(dense, csr)`` and ``dot(dense, csr.T)`` -> csr;
-    * anything else runs on dense forms and returns a dense array.
+    Parameters
+    ----------
+    lhs, rhs : NDArray
+        2-D operands (either may be sparse).
+    transpose_a, transpose_b : bool
+        Use the transpose of ``lhs`` / ``rhs``.
+    forward_stype : str, optional
+        Convert the result to this storage type.
+    out : NDArray, optional
+        Where to write the result.
+
+    Returns
+    -------
+    NDArray
+        ``dot(csr, dense)``: dense; ``dot(csr.T, dense)``: row_sparse;
+        ``dot(csr, row_sparse)``: dense; ``dot(csr.T, row_sparse)``: row_sparse;
+        ``dot(dense, csr)`` and ``dot(dense, csr.T)``: csr; anything else runs on the dense
+        forms and is dense.
+
+    Notes
+    -----
 
     Under ``autograd.record()``, the gradient of ``dot(csr, w)`` with respect to a weight whose
     gradient buffer is row_sparse is row_sparse (only the rows the csr's columns name).
