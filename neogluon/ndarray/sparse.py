@@ -289,6 +289,12 @@ class BaseSparseNDArray(NDArray):
         """Make this array a variable; its gradient has storage ``stype`` (default: its own)."""
         return _attach_sparse_grad(self, grad_req, stype)
 
+    def wait_to_read(self):
+        if self._sdata.device.type == "cuda":
+            torch.cuda.synchronize(self._sdata.device)
+
+    wait_to_write = wait_to_read
+
     def check_format(self, full_check=True):
         """Raise MXNetError if the aux data do not describe a valid array of this shape."""
         _check_format(self, full_check)
