@@ -311,3 +311,23 @@ def test_loader_pin_memory_pins_with_cuda():
     moved = data.as_in_context(mx.gpu(0))
     assert moved.context == mx.gpu(0)
     np.testing.assert_array_equal(moved.asnumpy(), data.asnumpy())
+
+
+def _rand_sample(x):
+    return np.float32(np.random.rand())
+
+
+def test_worker_randomness_follows_numpy_seed():
+    """Workers' random draws repeat under np.random.seed (as MXNet's forked workers, which
+    inherit numpy's state), change with numpy's state, and leave the main stream alone."""
+    ds = gdata.SimpleDataset(list(range(4))).transform(_rand_sample)
+
+    def draws():
+        return [b.asnumpy().tolist() for b in gdata.DataLoader(ds, batch_size=2, num_workers=1)]
+
+    np.random.seed(3)
+    first, after = draws(), np.random.rand()
+    np.random.seed(3)
+    assert draws() == first
+    assert np.random.rand() == after
+    assert draws() != first  # numpy's state has moved on

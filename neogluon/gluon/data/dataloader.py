@@ -194,6 +194,21 @@ def _timeout_error(timeout, threads):
     return multiprocessing.TimeoutError(msg)
 
 
+def _worker_base_seed():
+    """Seed of the generator torch derives the workers' seeds (torch, numpy, random) from.
+
+    It is a function of numpy's global state, read without drawing from it (numpy's stream
+    decides the shuffle order, as in MXNet, and must not move). So, as with MXNet's forked
+    workers, which inherit numpy's state: ``np.random.seed`` makes the workers' random draws
+    repeat, unseeded runs differ, and loaders started at the same numpy state draw alike.
+    """
+    import hashlib
+    state = np.random.get_state()
+    h = hashlib.sha256(state[1].tobytes())
+    h.update(np.array([state[2]], dtype=np.int64).tobytes())
+    return int.from_bytes(h.digest()[:8], "little") % 2**63
+
+
 class DataLoader:
     """Load mini-batches of data from a dataset.
 
@@ -361,9 +376,7 @@ class DataLoader:
                     collate_fn=_WorkerCollate(self._batchify_fn),
                     prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
                     persistent_workers=True, timeout=self._timeout,
-                    # A private generator: making an iterator must not draw from torch's or
-                    # numpy's global streams (numpy's decides the shuffle order, as in MXNet).
-                    generator=torch.Generator().manual_seed(torch.initial_seed() % 2**63))
+                    generator=torch.Generator().manual_seed(_worker_base_seed()))
         it = iter(self._torch_loader)
         while True:
             try:
