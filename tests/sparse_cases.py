@@ -612,3 +612,9 @@ CASES += [
      "with autograd.record():\n    y = (nd.sparse.dot(c, w) * 3).sum() + (w.tostype('default') * nd.array([[1, 1], [0, 0], [2, 2], [0, 0]])).sum()\n"
      "y.backward(); out = w.grad"),
 ]
+
+CASES += [
+    ("clip_global_norm_sparse",
+     "arrs = [R(), nd.array([[3, 4]]), C()]\n"
+     "n = mx.gluon.utils.clip_global_norm(arrs, 2.0); out = arrs + [float(n)]"),
+]

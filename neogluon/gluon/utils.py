@@ -142,8 +142,10 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     """
     assert len(arrays) > 0, "clip_global_norm needs at least one array"
     ctx = arrays[0].context
-    dev = arrays[0]._t.device
-    dtype = arrays[0]._t.dtype
+    first = getattr(arrays[0], "_sdata", None)  # a sparse array's stored values
+    first = arrays[0]._t if first is None else first
+    dev = first.device
+    dtype = first.dtype
     with torch.no_grad():
         total = torch.stack([_sumsq(a, dev, dtype) for a in arrays]).sum().sqrt().reshape(1)
         norm = _new(total, ctx)
@@ -154,7 +156,8 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
                                           "undefined."), stacklevel=2)
         scale = torch.clamp(max_norm / (total + 1e-8), max=1.0)
         for a in arrays:
-            t = a._t
+            t = getattr(a, "_sdata", None)  # scale a sparse array's values in place
+            t = a._t if t is None else t
             s = scale if t.device == dev else scale.to(t.device)
             t.mul_(s.to(t.dtype))
     if check_isfinite:
