@@ -103,3 +103,13 @@ def test_quickstart_code_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "model.params").exists() and (tmp_path / "trainer.states").exists()
     assert any(f.endswith(".params") for f in os.listdir(tmp_path / "ckpt"))
     assert "accuracy" in capsys.readouterr().out
+
+
+def test_estimator_fit_example_resumes(tmp_path, capsys):
+    mod = load("examples/estimator_fit.py", "ex_est")
+    first = mod.main(["--dir", str(tmp_path), "--epochs", "2", "--no-progress"])
+    assert first > 0.85
+    mod.main(["--dir", str(tmp_path), "--epochs", "3", "--no-progress"])
+    out = capsys.readouterr().out
+    assert "Checkpoint resumed from epoch 1" in out and "continue to train for 1 epochs" in out
+    assert "mlp-best.params" in os.listdir(tmp_path)
