@@ -2,19 +2,21 @@
 
 Measures, in one run and per thread count:
 * the machine's streaming bandwidth: an in-place ``a.add_(b)`` over 256 MiB buffers
-  (3 x 4 bytes per element move);
+  (3 x 4 bytes per element move), best of all measurements taken during the run;
 * neogluon's ``Updater`` list call (the Trainer's path) for every optimizer;
 * ``torch.optim`` SGD (momentum) and Adam with ``fused=True``;
-* MXNet 1.9.1's ``gluon.Trainer.step`` (update_on_kvstore=False, the list path) for the same
-  optimizers, when ``/tmp/mxref/bin/python`` has MXNet (run in a subprocess).
+* MXNet 1.9.1's ``gluon.Trainer.step`` (no kvstore, update_on_kvstore=False: its list path)
+  for the same optimizers, when ``/tmp/mxref/bin/python`` has MXNet. MXNet runs in a worker
+  process driven step by step, so its rounds interleave with neogluon's.
 
-For each: median ms per step over the repeats, the bytes that must move (weights read and
-written, gradients read, each full-size state read and written) and that as a percentage of
-the streaming bandwidth. rescale_grad is 1/batch_size as the Trainer sets it; no clipping.
+The machine is shared, so each figure is the best step time over interleaved rounds. For each
+optimizer: ms per step, the bytes that must move (weights read and written, gradients read,
+each full-size state read and written) and that as a percentage of the streaming bandwidth.
+rescale_grad is 1/batch_size as the Trainer sets it; no clipping.
 
 Usage:
-    python bench/optimizer_step.py [--threads 1 2] [--repeat 15] [--only sgd adam]
-                                   [--no-mxnet] [--markdown]
+    python bench/optimizer_step.py [--threads 1 2] [--rounds 5] [--steps 3]
+                                   [--only sgd adam] [--no-mxnet] [--markdown]
 """
 from __future__ import annotations
 
@@ -81,19 +83,82 @@ def bytes_moved(n_values, n_states, itemsize=4):
     return itemsize * n_values * (3 + 2 * n_states)
 
 
-def _median_ms(fn, repeat, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(repeat):
+def _best_ms(fn, steps):
+    """Best (least disturbed) time of `steps` calls, in ms: the machine is shared."""
+    best = float("inf")
+    for _ in range(steps):
         t0 = time.perf_counter()
         fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
 
 
-# ----------------------------------------------------------------------------- neogluon side
-def run_torch_side(threads, repeat, only):
+# ----------------------------------------------------------------------------- MXNet worker
+MX_WORKER = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+import mxnet as mx
+shapes = None
+tr = plist = None
+for line in sys.stdin:
+    cmd = json.loads(line)
+    if cmd["cmd"] == "shapes":
+        shapes = [tuple(s) for s in cmd["shapes"]]
+        out = {}
+    elif cmd["cmd"] == "setup":
+        tr = plist = None
+        rng = np.random.default_rng(0)
+        params = mx.gluon.ParameterDict()
+        for i, s in enumerate(shapes):
+            params.get(f"p{i}", shape=s)
+        params.initialize(mx.init.Normal(0.05), ctx=mx.cpu())
+        for p in params.values():
+            p.grad()[:] = rng.standard_normal(p.shape).astype("float32") * 0.01
+        tr = mx.gluon.Trainer(params, cmd["name"], cmd["kw"], kvstore=None,
+                              update_on_kvstore=False)
+        plist = list(params.values())
+        out = {}
+    elif cmd["cmd"] == "time":
+        best = float("inf")
+        for _ in range(cmd["steps"]):
+            for p in plist:
+                p.data()._fresh_grad = True
+            t0 = time.perf_counter()
+            tr.step(cmd["batch"])
+            mx.nd.waitall()
+            best = min(best, time.perf_counter() - t0)
+        out = {"ms": best * 1e3}
+    print(json.dumps(out), flush=True)
+"""
+
+
+class MXNetWorker:
+    """MXNet 1.9.1 in a subprocess, driven step by step so its timings interleave with ours."""
+
+    def __init__(self, threads, shapes):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                   MXNET_CPU_WORKER_NTHREADS=str(threads), MXNET_ENGINE_TYPE="NaiveEngine")
+        self.p = subprocess.Popen([MXREF, "-c", MX_WORKER], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True, env=env)
+        self.ask({"cmd": "shapes", "shapes": shapes})
+
+    def ask(self, cmd):
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError("the MXNet worker exited")
+        return json.loads(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+# ----------------------------------------------------------------------------- one thread count
+def run_side(threads, rounds, steps, only, with_mxnet):
     import torch
     torch.set_num_threads(threads)
     import neogluon as mx
@@ -103,9 +168,15 @@ def run_torch_side(threads, repeat, only):
     out = {"n_tensors": len(shapes), "n_values": n_values}
     a = torch.randn(64 * 2 ** 20)
     b = torch.randn(64 * 2 ** 20)
-    ms = _median_ms(lambda: a.add_(b), max(repeat, 10))
-    out["bandwidth_GBps"] = 3 * a.numel() * 4 / (ms / 1e3) / 1e9
-    del a, b
+
+    def bandwidth():
+        ms = _best_ms(lambda: a.add_(b), 5)
+        return 3 * a.numel() * 4 / (ms / 1e3) / 1e9
+
+    bw = bandwidth()
+    worker = None
+    if with_mxnet and os.path.exists(MXREF):
+        worker = MXNetWorker(threads, shapes)
     gen = torch.Generator().manual_seed(0)
     ws0 = [torch.randn(s, generator=gen) * 0.05 for s in shapes]
     gs0 = [torch.randn(s, generator=gen) * 0.01 for s in shapes]
@@ -118,8 +189,21 @@ def run_torch_side(threads, repeat, only):
         opt = mx.optimizer.create(opt_name(key), rescale_grad=1.0 / BATCH, **kw)
         upd = mx.optimizer.get_updater(opt)
         idx = list(range(len(ws)))
-        ms = _median_ms(lambda: upd(idx, gs, ws), repeat)
-        res[key] = {"ms": ms, "bytes": bytes_moved(n_values, nst)}
+        upd(idx, gs, ws)
+        use_mx = worker is not None and key not in NO_MXNET
+        if use_mx:
+            worker.ask({"cmd": "setup", "name": opt_name(key), "kw": kw})
+            worker.ask({"cmd": "time", "steps": 1, "batch": BATCH})
+        ours, theirs = float("inf"), float("inf")
+        for _ in range(rounds):  # interleaved, so both sides see the same machine load
+            ours = min(ours, _best_ms(lambda: upd(idx, gs, ws), steps))
+            if use_mx:
+                theirs = min(theirs, worker.ask({"cmd": "time", "steps": steps,
+                                                 "batch": BATCH})["ms"])
+            bw = max(bw, bandwidth())
+        res[key] = {"ms": ours, "bytes": bytes_moved(n_values, nst),
+                    "mxnet_ms": theirs if use_mx else None}
+        del ws, gs, upd, opt
     # torch.optim fused baselines
     for key, ctor, nst in (("torch_sgd_fused", "SGD", 1), ("torch_adam_fused", "Adam", 2)):
         if only and key.split("_")[1] not in only:
@@ -131,64 +215,18 @@ def run_torch_side(threads, repeat, only):
             o = torch.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=1e-4, fused=True)
         else:
             o = torch.optim.Adam(ps, lr=1e-3, weight_decay=1e-4, fused=True)
-        ms = _median_ms(o.step, repeat)
-        res[key] = {"ms": ms, "bytes": bytes_moved(n_values, nst)}
+        o.step()
+        ms = min(_best_ms(o.step, steps) for _ in range(rounds))
+        bw = max(bw, bandwidth())
+        res[key] = {"ms": ms, "bytes": bytes_moved(n_values, nst), "mxnet_ms": None}
+    if worker is not None:
+        worker.close()
+    out["bandwidth_GBps"] = bw
     out["results"] = res
     return out
 
 
-# ----------------------------------------------------------------------------- MXNet side
-MX_SCRIPT = r"""
-import json, math, statistics, sys, time, warnings
-warnings.simplefilter("ignore")
-import numpy as np
-import mxnet as mx
-cfg = json.loads(sys.argv[1])
-shapes = [tuple(s) for s in cfg["shapes"]]
-rng = np.random.default_rng(0)
-res = {}
-for key, name, kw in cfg["opts"]:
-    params = mx.gluon.ParameterDict()
-    for i, s in enumerate(shapes):
-        p = params.get(f"p{i}", shape=s)
-    params.initialize(mx.init.Normal(0.05), ctx=mx.cpu())
-    for p in params.values():
-        p.grad()[:] = rng.standard_normal(p.shape).astype("float32") * 0.01
-    tr = mx.gluon.Trainer(params, name, kw, kvstore=None, update_on_kvstore=False)
-    plist = list(params.values())
-    def step():
-        for p in plist:
-            p.data()._fresh_grad = True
-        tr.step(cfg["batch"])
-        mx.nd.waitall()
-    for _ in range(2):
-        step()
-    ts = []
-    for _ in range(cfg["repeat"]):
-        t0 = time.perf_counter(); step(); ts.append(time.perf_counter() - t0)
-    res[key] = statistics.median(ts) * 1e3
-print("RESULT" + json.dumps(res))
-"""
-
-
-def run_mxnet_side(threads, repeat, only):
-    if not os.path.exists(MXREF):
-        return None
-    opts = [(k, opt_name(k), kw) for k, (kw, _) in OPTIMIZERS.items()
-            if k not in NO_MXNET and (not only or k in only)]
-    cfg = {"shapes": resnet50_v1_shapes(), "opts": opts, "repeat": repeat, "batch": BATCH}
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MXNET_ENGINE_TYPE="NaiveEngine",
-               MXNET_CPU_WORKER_NTHREADS=str(threads))
-    p = subprocess.run([MXREF, "-c", MX_SCRIPT, json.dumps(cfg)], capture_output=True,
-                       text=True, env=env, timeout=3600)
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT"):
-            return json.loads(line[6:])
-    sys.stderr.write("MXNet run failed:\n" + p.stderr[-3000:] + "\n")
-    return None
-
-
-def table(threads, tside, mxres, markdown):
+def table(threads, tside, markdown):
     bw = tside["bandwidth_GBps"]
     rows = []
     head = ["optimizer", "neogluon ms", "% bandwidth", "MXNet ms", "MXNet % bw",
@@ -196,7 +234,7 @@ def table(threads, tside, mxres, markdown):
     for key, r in tside["results"].items():
         ms = r["ms"]
         pct = r["bytes"] / (ms / 1e3) / 1e9 / bw * 100
-        mx_ms = mxres.get(key) if mxres else None
+        mx_ms = r.get("mxnet_ms")
         mx_pct = r["bytes"] / (mx_ms / 1e3) / 1e9 / bw * 100 if mx_ms else None
         rows.append([key, f"{ms:.1f}", f"{pct:.0f}%",
                      f"{mx_ms:.1f}" if mx_ms else "-",
@@ -222,7 +260,8 @@ def table(threads, tside, mxres, markdown):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per optimizer")
+    ap.add_argument("--steps", type=int, default=3, help="steps timed per round")
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--no-mxnet", action="store_true")
     ap.add_argument("--markdown", action="store_true")
@@ -232,22 +271,21 @@ def main(argv=None):
     for th in args.threads:
         # each thread count in a fresh process so torch's thread pool is sized cleanly
         code = ("import json,sys; sys.path.insert(0, %r); import optimizer_step as b; "
-                "print('RESULT' + json.dumps(b.run_torch_side(%d, %d, %r)))"
-                % (os.path.dirname(os.path.abspath(__file__)), th, args.repeat, args.only))
+                "print('RESULT' + json.dumps(b.run_side(%d, %d, %d, %r, %r)))"
+                % (os.path.dirname(os.path.abspath(__file__)), th, args.rounds, args.steps,
+                   args.only, not args.no_mxnet))
         env = dict(os.environ, OMP_NUM_THREADS=str(th))
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=env)
-        tside = None
+        side = None
         for line in p.stdout.splitlines():
             if line.startswith("RESULT"):
-                tside = json.loads(line[6:])
-        if tside is None:
+                side = json.loads(line[6:])
+        if side is None:
             sys.stderr.write(p.stderr[-3000:])
             return 1
-        mxres = None if args.no_mxnet else run_mxnet_side(th, max(5, args.repeat // 3),
-                                                          args.only)
-        raw[th] = {"neogluon": tside, "mxnet": mxres}
-        print(table(th, tside, mxres, args.markdown))
+        raw[th] = side
+        print(table(th, side, args.markdown))
         print()
         sys.stdout.flush()
     if args.json:
