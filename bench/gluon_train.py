@@ -58,10 +58,12 @@ for name, make in (("mlp", mlp), ("lenet", lenet)):
         steps[f"{name}/{'hybrid' if hyb else 'imperative'}"] = step
 rounds = int(sys.argv[2])
 best = {k: 0.0 for k in steps}
+best_cpu = {k: 0.0 for k in steps}
 for _ in range(rounds):
     for k, step in steps.items():
         n = 0
         t0 = time.perf_counter()
+        c0 = time.process_time()
         while True:
             step()
             n += 1
@@ -70,6 +72,8 @@ for _ in range(rounds):
                 if time.perf_counter() - t0 > budget / rounds:
                     break
         best[k] = max(best[k], n / (time.perf_counter() - t0))
+        best_cpu[k] = max(best_cpu[k], n / max(time.process_time() - c0, 1e-9))
+best = {"wall": best, "cpu": best_cpu}
 print(json.dumps(best))
 '''
 
@@ -113,17 +117,20 @@ def _interleaved(steps, budget, rounds):
         for _ in range(20):
             step()
     best = {k: 0.0 for k in steps}
+    best_cpu = {k: 0.0 for k in steps}
     for _ in range(rounds):
         for k, step in steps.items():
             n = 0
             t0 = time.perf_counter()
+            c0 = time.process_time()
             while True:
                 step()
                 n += 1
                 if n % 5 == 0 and time.perf_counter() - t0 > budget / rounds:
                     break
             best[k] = max(best[k], n / (time.perf_counter() - t0))
-    return best
+            best_cpu[k] = max(best_cpu[k], n / max(time.process_time() - c0, 1e-9))
+    return {"wall": best, "cpu": best_cpu}
 
 
 def bench_neogluon(budget):
@@ -199,37 +206,42 @@ def main():
     os.environ["MKL_NUM_THREADS"] = str(args.threads)
     import torch
     torch.set_num_threads(args.threads)
-    out = {"threads": args.threads}
     steps = bench_torch(args.seconds)
     neo = bench_neogluon(args.seconds)
-    out["update"] = neo.pop("update")
+    update = neo.pop("update")
     steps.update(neo)
-    out.update(_interleaved(steps, args.seconds, args.rounds))
+    meas = _interleaved(steps, args.seconds, args.rounds)
+    mx_meas = None
     if os.path.exists(MXREF):
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                    MXNET_CPU_WORKER_NTHREADS=str(args.threads), MXNET_ENGINE_TYPE="ThreadedEngine")
-        r = subprocess.run([MXREF, "-c", MX_SCRIPT, str(args.seconds), str(args.rounds)], capture_output=True,
-                           text=True, env=env, check=False)
+        r = subprocess.run([MXREF, "-c", MX_SCRIPT, str(args.seconds), str(args.rounds)],
+                           capture_output=True, text=True, env=env, check=False)
         if r.returncode == 0:
-            for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items():
-                out["mxnet/" + k] = v
+            mx_meas = json.loads(r.stdout.strip().splitlines()[-1])
         else:
-            out["mxnet_error"] = r.stderr[-500:]
-    rows = []
-    for net in ("mlp", "lenet"):
-        t = out[f"{net}/torch"]
-        imp = out[f"{net}/imperative"]
-        hyb = out[f"{net}/hybrid"]
-        row = {"net": net, "torch": t, "neogluon_imperative": imp, "neogluon_hybrid": hyb,
-               "imperative_vs_torch": imp / t, "hybrid_vs_torch": hyb / t}
-        if f"mxnet/{net}/hybrid" in out:
-            row["mxnet_imperative"] = out[f"mxnet/{net}/imperative"]
-            row["mxnet_hybrid"] = out[f"mxnet/{net}/hybrid"]
-            row["hybrid_vs_mxnet_hybrid"] = hyb / out[f"mxnet/{net}/hybrid"]
-        rows.append(row)
-    print(json.dumps({"threads": args.threads, "update": out["update"], "rows": rows}, indent=1))
-    if "mxnet_error" in out:
-        print("MXNet run failed:", out["mxnet_error"], file=sys.stderr)
+            print("MXNet run failed:", r.stderr[-500:], file=sys.stderr)
+    report = {"threads": args.threads, "update": update, "command": " ".join(sys.argv),
+              "note": "steps/s, best window of each configuration; 'cpu' divides by the "
+                      "process's CPU time (robust on a shared machine), 'wall' by wall time"}
+    for clock in ("cpu", "wall"):
+        rows = []
+        for net in ("mlp", "lenet"):
+            t = meas[clock][f"{net}/torch"]
+            imp = meas[clock][f"{net}/imperative"]
+            hyb = meas[clock][f"{net}/hybrid"]
+            row = {"net": net, "torch": round(t, 1), "neogluon_imperative": round(imp, 1),
+                   "neogluon_hybrid": round(hyb, 1),
+                   "imperative_vs_torch": round(imp / t, 3), "hybrid_vs_torch": round(hyb / t, 3)}
+            if mx_meas is not None:
+                mi = mx_meas[clock][f"{net}/imperative"]
+                mh = mx_meas[clock][f"{net}/hybrid"]
+                row.update(mxnet_imperative=round(mi, 1), mxnet_hybrid=round(mh, 1),
+                           hybrid_vs_mxnet_hybrid=round(hyb / mh, 3),
+                           imperative_vs_mxnet_imperative=round(imp / mi, 3))
+            rows.append(row)
+        report[clock] = rows
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
