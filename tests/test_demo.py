@@ -155,3 +155,16 @@ def test_interrupt_says_how_to_resume(tmp_path, monkeypatch, capsys):
         digits.main(["--epochs", "2", "--model", "mlp", "--out", out] + QUICK)
     assert exc.value.code == 130
     assert "last complete checkpoint is epoch 1" in capsys.readouterr().err
+
+
+def test_resume_equals_uninterrupted_data_parallel(tmp_path):
+    # with two contexts the optimizer runs in the kvstore: its states must round-trip too
+    common = QUICK + ["--model", "mlp", "--ctx", "cpu:0,cpu:1"]
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    digits.main(["--epochs", "2", "--out", a] + common)
+    digits.main(["--epochs", "1", "--out", b] + common)
+    digits.main(["--epochs", "2", "--out", b] + common)
+    pa = params_of(os.path.join(a, "checkpoints", "epoch-0002.params"))
+    pb = params_of(os.path.join(b, "checkpoints", "epoch-0002.params"))
+    for k in pa:
+        np.testing.assert_array_equal(pa[k], pb[k], err_msg=k)
