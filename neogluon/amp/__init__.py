@@ -110,7 +110,8 @@ def unscale(optimizer_or_trainer):
         for param in optimizer_or_trainer._params:
             if param.grad_req != "null":
                 for g in param.list_grad():
-                    g._t.mul_(inv)
+                    t = getattr(g, "_sdata", None)  # a sparse gradient's stored values
+                    (g._t if t is None else t).mul_(inv)
     optimizer_or_trainer._scale = optimizer_or_trainer._amp_original_scale
 
 
