@@ -406,3 +406,49 @@ def test_subclass_overriding_update_gets_master_weights():
     upd([0], [mx.nd.ones((3,), dtype="float16") * 0.25], [w])
     assert seen == [(np.float32, np.float32)]
     np.testing.assert_array_equal(w.asnumpy(), np.full(3, 0.75, dtype="float16"))
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("sgd", {"momentum": 0.9}), ("sgd", {}), ("nag", {"momentum": 0.9}), ("signum", {}),
+    ("adam", {}), ("adamw", {}), ("adagrad", {}), ("adadelta", {}), ("rmsprop", {}),
+    ("rmsprop", {"centered": True}), ("ftrl", {}), ("ftml", {}), ("adamax", {}),
+    ("nadam", {}), ("lamb", {}), ("dcasgd", {"momentum": 0.9}), ("lars", {"momentum": 0.9}),
+    ("sgld", {})])
+def test_list_updates_use_one_multi_tensor_kernel_call(name, kw, monkeypatch):
+    """The hot path: the whole list in one compiled-kernel call (two for LAMB), no per-tensor
+    loop. (LARS runs one call per group of aggregate_num tensors, as MXNet groups them.)"""
+    assert _ckernels.library() is not None
+    calls = []
+    real = _ckernels.run
+    monkeypatch.setattr(_ckernels, "run", lambda kind, ws, *a, **k: (
+        calls.append(len(ws)), real(kind, ws, *a, **k))[1])
+    opt = mx.optimizer.create(name, aggregate_num=64, **kw)
+    upd = mx.optimizer.get_updater(opt)
+    ws = [mx.nd.ones((5, 3)) for _ in range(40)]
+    gs = [mx.nd.ones((5, 3)) * 0.1 for _ in range(40)]
+    upd(list(range(40)), gs, ws)
+    assert calls == ([40, 40] if name == "lamb" else [40])
+
+
+@pytest.mark.parametrize("name, kw", [("sgd", {"momentum": 0.9}), ("sgd", {}),
+                                      ("adam", {}), ("adamw", {})])
+def test_torch_fused_path_is_taken_without_kernels(name, kw, monkeypatch):
+    """Without the compiled kernels (e.g. on CUDA) SGD and Adam(W) run torch's fused kernels,
+    with states kept scaled and brought back to MXNet's values when read."""
+    monkeypatch.setattr(_ckernels, "_enabled", False)
+    used = []
+    for fn in ("_fused_sgd_", "_fused_adam_", "_fused_adamw_"):
+        real = getattr(__import__("torch"), fn)
+        monkeypatch.setattr(fused.torch, fn, lambda *a, _r=real, _n=fn, **k: (
+            used.append(_n), _r(*a, **k))[1])
+    upd = mx.optimizer.get_updater(mx.optimizer.create(name, rescale_grad=0.25, **kw))
+    ws = [mx.nd.ones((5, 3)) for _ in range(4)]
+    gs = [mx.nd.ones((5, 3)) * 0.1 for _ in range(4)]
+    upd(list(range(4)), gs, ws)
+    upd(list(range(4)), gs, ws)
+    assert len(used) == 2
+    if kw.get("momentum") or name != "sgd":
+        assert upd._scales           # scaled while the fused path runs...
+        states = upd.states
+        assert not upd._scales       # ...and MXNet's values once read
+        assert states[0] is not None
