@@ -7,6 +7,7 @@ gradient buffers according to ``grad_req``, marking exactly those buffers fresh.
 """
 from __future__ import annotations
 
+import contextvars
 import threading
 import weakref
 from typing import Sequence
@@ -26,6 +27,8 @@ class _State(threading.local):
 
 
 _state = _State()
+_is_grad_enabled = torch.is_grad_enabled
+_set_grad_enabled = torch._C._set_grad_enabled
 # Arrays with an attached gradient; weak so that dropping a model frees them.
 _variables: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -63,20 +66,24 @@ class _RecordingStateScope:
         self._prev_rec = self._prev_train = self._prev_grad = None
 
     def __enter__(self):
-        self._prev_grad = torch.is_grad_enabled()
+        self._prev_grad = _is_grad_enabled()
+        st = _state
         if self._enter_rec is not None:
-            self._prev_rec = set_recording(self._enter_rec)
-            torch.set_grad_enabled(bool(self._enter_rec))
+            self._prev_rec = st.recording
+            st.recording = rec = bool(self._enter_rec)
+            _set_grad_enabled(rec)
         if self._enter_train is not None:
-            self._prev_train = set_training(self._enter_train)
+            self._prev_train = st.training
+            st.training = bool(self._enter_train)
         return self
 
     def __exit__(self, *exc):
+        st = _state
         if self._enter_rec is not None:
-            set_recording(self._prev_rec)
+            st.recording = self._prev_rec
         if self._enter_train is not None:
-            set_training(self._prev_train)
-        torch.set_grad_enabled(self._prev_grad)
+            st.training = self._prev_train
+        _set_grad_enabled(self._prev_grad)
 
 
 def record(train_mode: bool = True):
@@ -111,10 +118,21 @@ def _as_list(x):
     return [x], False
 
 
+_NDArray = None
+
+
+def _nd_class():
+    global _NDArray
+    if _NDArray is None:
+        from .ndarray.ndarray import NDArray
+        _NDArray = NDArray
+    return _NDArray
+
+
 def _head_grads(heads, head_grads):
-    from .ndarray.ndarray import NDArray
     if head_grads is None:
         return [None] * len(heads)
+    NDArray = _nd_class()
     head_grads, _ = _as_list(head_grads)
     if len(head_grads) != len(heads):
         raise ValueError(f"heads and head_grads must have the same length, got {len(heads)} "
@@ -137,7 +155,7 @@ def _head_grads(heads, head_grads):
 
 
 def _check_heads(heads):
-    from .ndarray.ndarray import NDArray
+    NDArray = _NDArray or _nd_class()
     for h in heads:
         if not isinstance(h, NDArray):
             raise TypeError(f"heads must be NDArrays, got {type(h).__name__}")
@@ -153,25 +171,70 @@ def _fill(h, g):
     return torch.ones_like(h) if g is None else g
 
 
+# The C++ engine entry torch.autograd.grad ends in; called directly, backward skips that
+# wrapper's per-call argument normalisation (a few tens of microseconds), which matters for
+# small models. The public function is the fallback when these internals are missing.
+_engine = getattr(getattr(getattr(torch.autograd, "variable", None), "Variable", None),
+                  "_execution_engine", None)
+_stash_tls = getattr(torch._C, "_stash_obj_in_tls", None)
+_unstash_tls = getattr(torch._C, "_remove_obj_from_tls", None)
+
+
+def _engine_grad(outputs, grad_outputs, inputs, retain_graph):
+    if _engine is None or _stash_tls is None or _unstash_tls is None:
+        return torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph,
+                                   allow_unused=True)
+    _stash_tls("context", contextvars.copy_context())
+    try:
+        return _engine.run_backward(tuple(outputs), tuple(grad_outputs), retain_graph, False,
+                                    tuple(inputs), True, False)
+    finally:
+        _unstash_tls("context")
+
+
+def _live_variables():
+    """(variables, their leaf tensors) for backward: attached, not 'null', differentiable."""
+    vs, ts = [], []
+    for v in _variables:
+        ag = v._ag
+        if ag is None or ag.grad_req == "null":
+            continue
+        s = getattr(v, "_sdata", None)
+        t = v._t if s is None else s
+        if t.requires_grad:
+            vs.append(v)
+            ts.append(t)
+    return vs, ts
+
+
 def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True):
     """Compute the gradients of ``heads`` with respect to every attached variable.
 
     Gradients are written into each variable's buffer: overwritten for ``grad_req='write'``,
     accumulated for ``'add'``. Variables not reached keep their buffer and stay not fresh.
+
+    Parameters
+    ----------
+    heads : NDArray or list of NDArray
+        Output(s) recorded inside ``autograd.record()``.
+    head_grads : NDArray or list of NDArray, optional
+        Gradient(s) of some loss with respect to ``heads`` (ones by default).
+    retain_graph : bool
+        Keep the graph so that it can be differentiated again.
+    train_mode : bool
+        Accepted for MXNet compatibility; operators decide their mode when they run.
     """
     heads, _ = _as_list(heads)
     _check_heads(heads)
     hg = _head_grads(heads, head_grads)
-    variables = [v for v in _variables if v._ag is not None and v._ag.grad_req != "null"
-                 and _leaf(v).requires_grad]
+    variables, leaves = _live_variables()
     heads_t = [_leaf(h) for h in heads]
-    grads_out = [_fill(h, g) for h, g in zip(heads_t, hg)]
-    if not variables:
-        torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
-        return
+    grads_out = [torch.ones_like(h) if g is None else g for h, g in zip(heads_t, hg)]
     try:
-        grads = torch.autograd.grad(heads_t, [_leaf(v) for v in variables], grads_out,
-                                    retain_graph=retain_graph, allow_unused=True)
+        if not variables:
+            torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
+            return
+        grads = _engine_grad(heads_t, grads_out, leaves, retain_graph)
     except RuntimeError as err:
         if "backward through the graph a second time" in str(err):
             raise MXNetError(
@@ -181,23 +244,29 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
     # of being copied into it: the buffer tensor and its NDArray stay the same objects.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
-    with torch.no_grad():
+    strided = torch.strided
+    prev = _is_grad_enabled()
+    _set_grad_enabled(False)
+    try:
         for v, g in zip(variables, grads):
             if g is None:
                 continue
             ag = v._ag
-            if g.layout is not torch.strided or ag.grad.stype != "default" or \
-                    v.stype != "default":
+            gbuf = ag.grad
+            if g.layout is not strided or gbuf.stype != "default" or v.stype != "default":
                 from .ndarray.sparse import _write_grad
                 _write_grad(v, g)
                 ag.fresh = True
                 continue
-            buf = ag.grad._t
+            buf = gbuf._t
             if ag.grad_req == "add":
                 buf.add_(g)
-            elif (buf._base is None and g._base is None and g.shape == buf.shape
-                  and g.dtype is buf.dtype and g.device == buf.device and g.is_contiguous()
-                  and buf.is_contiguous()):
+            elif (g.dtype is buf.dtype and g.shape == buf.shape and buf._base is None
+                  and g.is_contiguous() and buf.is_contiguous()
+                  and (g._base is None or (g.storage_offset() == 0 and
+                       g.untyped_storage().nbytes() == g.numel() * g.element_size()))):
+                # (A view that spans its whole storage, such as the transpose of a transpose
+                # linear's weight gradient comes back as, is adopted too.)
                 ptr = g.untyped_storage().data_ptr()
                 if ptr in taken:
                     buf.copy_(g)
@@ -207,6 +276,8 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
             else:
                 buf.copy_(g)
             ag.fresh = True
+    finally:
+        _set_grad_enabled(prev)
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: bool = False,

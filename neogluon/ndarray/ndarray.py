@@ -352,25 +352,120 @@ class NDArray:
                 raise _shape_error(fn, self, other, err) from None
         return self
 
+    # The four common operators have a fast path (same-dtype arrays, or a Python scalar that
+    # needs no cast, with no gradient bookkeeping to do); everything else, including every
+    # error, goes through _binary / _rbinary.
     def __add__(self, other):
+        t = self._t
+        if type(other) is NDArray:
+            o = other._t
+            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
+                                       or _state.recording):
+                try:
+                    r = t + o
+                except RuntimeError:
+                    return self._binary(other, torch.add)
+                a = _object_new(NDArray)
+                a._t = r
+                a._ctx = self._ctx
+                a._ag = None
+                return a
+        elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
+                not t.requires_grad or _state.recording):
+            a = _object_new(NDArray)
+            a._t = t + other
+            a._ctx = self._ctx
+            a._ag = None
+            return a
         return self._binary(other, torch.add)
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        t = self._t
+        if type(other) is NDArray:
+            o = other._t
+            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
+                                       or _state.recording):
+                try:
+                    r = t - o
+                except RuntimeError:
+                    return self._binary(other, torch.sub)
+                a = _object_new(NDArray)
+                a._t = r
+                a._ctx = self._ctx
+                a._ag = None
+                return a
+        elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
+                not t.requires_grad or _state.recording):
+            a = _object_new(NDArray)
+            a._t = t - other
+            a._ctx = self._ctx
+            a._ag = None
+            return a
         return self._binary(other, torch.sub)
 
     def __rsub__(self, other):
+        t = self._t
+        if (type(other) is int or (type(other) is float and t.is_floating_point())) and (
+                not t.requires_grad or _state.recording):
+            a = _object_new(NDArray)
+            a._t = other - t
+            a._ctx = self._ctx
+            a._ag = None
+            return a
         return self._rbinary(other, torch.sub)
 
     def __mul__(self, other):
+        t = self._t
+        if type(other) is NDArray:
+            o = other._t
+            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
+                                       or _state.recording):
+                try:
+                    r = t * o
+                except RuntimeError:
+                    return self._binary(other, torch.mul)
+                a = _object_new(NDArray)
+                a._t = r
+                a._ctx = self._ctx
+                a._ag = None
+                return a
+        elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
+                not t.requires_grad or _state.recording):
+            a = _object_new(NDArray)
+            a._t = t * other
+            a._ctx = self._ctx
+            a._ag = None
+            return a
         return self._binary(other, torch.mul)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        if not self._t.is_floating_point():
+        t = self._t
+        if not t.is_floating_point():
             return self._binary(other, _int_div)
+        if type(other) is NDArray:
+            o = other._t
+            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
+                                       or _state.recording):
+                try:
+                    r = t / o
+                except RuntimeError:
+                    return self._binary(other, torch.div)
+                a = _object_new(NDArray)
+                a._t = r
+                a._ctx = self._ctx
+                a._ag = None
+                return a
+        elif (type(other) is int or type(other) is float) and (
+                not t.requires_grad or _state.recording):
+            a = _object_new(NDArray)
+            a._t = t / other
+            a._ctx = self._ctx
+            a._ag = None
+            return a
         return self._binary(other, torch.div)
 
     def __rtruediv__(self, other):
