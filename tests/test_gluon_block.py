@@ -544,3 +544,13 @@ def test_graph_survives_unrelated_changes_but_not_nested_ones():
     inner.add(extra)  # a grandchild list changes: the parent's graph must go
     assert net(x).shape == (4, 5)
     assert net._cached_graph[1] is not graph
+
+
+def test_optimize_for_captures_now():
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3, in_units=2))
+    net.initialize()
+    net.optimize_for(nd.ones((1, 2)))
+    assert net._active and net._cached_graph
+    with pytest.raises(mx.MXNetError, match="no subgraph backend"):
+        net.optimize_for(nd.ones((1, 2)), backend="MKLDNN")

@@ -986,6 +986,19 @@ class HybridBlock(Block):
         self._clear_cached_op()
         super().cast(dtype)
 
+    def optimize_for(self, x, *args, backend=None, clear=False, static_alloc=False,
+                     static_shape=False, **kwargs):
+        """Hybridize and capture the forward pass for these inputs now.
+
+        neogluon has no subgraph backends: ``backend`` must be None.
+        """
+        if backend is not None:
+            raise MXNetError(f"optimize_for: neogluon has no subgraph backend {backend!r}; "
+                             "use backend=None")
+        if clear or not self._active:
+            self.hybridize(True, static_alloc=static_alloc, static_shape=static_shape)
+        self(x, *args)
+
     def infer_shape(self, *args):
         """Fill in the unknown dimensions of this block's parameters from the inputs.
 
