@@ -58,6 +58,16 @@ def _reshape_like(F, x, y):
     return x.reshape(y.shape)
 
 
+def _fused_elementwise(F, fn, pred, label):
+    """``fn(pred, label, reduction='none')`` as one torch kernel (forward and backward) when
+    running imperatively on plain arrays of one dtype; None otherwise (use F operators)."""
+    if (F is _nd and type(pred) is NDArray and type(label) is NDArray
+            and pred._t.dtype is label._t.dtype and pred._t.shape == label._t.shape
+            and pred._t.is_floating_point()):
+        return _new(_run(fn, pred._t, label._t, reduction="none"), pred._ctx)
+    return None
+
+
 class Loss(HybridBlock):
     """Base class of losses.
 
@@ -114,7 +124,9 @@ class L2Loss(Loss):
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
-        loss = F.square(label - pred)
+        loss = _fused_elementwise(F, _torch_F.mse_loss, pred, label)
+        if loss is None:
+            loss = F.square(label - pred)
         loss = _apply_weighting(F, loss, self._weight / 2, sample_weight)
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
@@ -139,7 +151,9 @@ class L1Loss(Loss):
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
-        loss = F.abs(label - pred)
+        loss = _fused_elementwise(F, _torch_F.l1_loss, pred, label)
+        if loss is None:
+            loss = F.abs(label - pred)
         loss = _apply_weighting(F, loss, self._weight, sample_weight)
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
