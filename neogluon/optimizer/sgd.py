@@ -395,8 +395,8 @@ class LBSGD(_MultiTensor):
         return 1.0
 
     def _get_lars(self, weight, g, wd):
-        w2 = float(torch.sum(weight.double() * weight.double()))
-        g2 = float(torch.sum(g.double() * g.double()))
+        w2 = float(torch.linalg.vector_norm(weight, dtype=torch.float64)) ** 2
+        g2 = float(torch.linalg.vector_norm(g, dtype=torch.float64)) ** 2
         lars = math.sqrt(w2 / (g2 + wd * w2 + 1e-18))
         return min(max(lars, 0.01), 100)
 
@@ -415,28 +415,37 @@ class LBSGD(_MultiTensor):
         mom_t = states[0][0]
         c = self.cumgrads.get(index)
         if c and c["num_cums"] > 0:
-            cum = c["cum_grad"] + g if isinstance(c["cum_grad"], torch.Tensor) else g.clone()
-            num = c["num_cums"] + 1
+            prev, num = c["cum_grad"], c["num_cums"] + 1
         else:
-            cum = g.clone()
-            num = self.init_updates + 1
-        self.cumgrads[index] = {"cum_grad": cum, "num_cums": num}
-        if num % self.batch_scale != 0:
-            return
-        g = cum / self.batch_scale
+            prev, num = 0, self.init_updates + 1
+        if self.batch_scale == 1:
+            # every call updates: nothing to accumulate (MXNet's sum is the gradient itself)
+            g_use = g
+        else:
+            cum = g.clone() if not isinstance(prev, torch.Tensor) else prev + g
+            self.cumgrads[index] = {"cum_grad": cum, "num_cums": num}
+            if num % self.batch_scale != 0:
+                return
+            g_use = cum / self.batch_scale
         if self.warmup_strategy == "lars":
-            lbmult = self._get_lars(w, g, wd)
+            lbmult = self._get_lars(w, g_use, wd)
         else:
             lbmult = self._get_lbmult(num)
         lr = lr * lbmult
         clip = self._clip()
-        gg = M.scaled_grads([g], self.rescale_grad, clip)
         mom = self.momentum if self.momentum > 0 else 0.0
-        if mom_t is not None and mom > 0:
-            M.sgd_mom([w], gg, [mom_t], lr, wd, mom)
+        use_mom = mom_t is not None and mom > 0
+        if ck.usable([w], [g_use], [mom_t] if use_mom else None):
+            ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, [w], [g_use],
+                   s0=[mom_t] if use_mom else None, lr=_f32(lr), wd=_f32(wd),
+                   params=[_f32(self.rescale_grad), _ck_clip(clip), _f32(mom)])
         else:
-            M.sgd_plain([w], gg, lr, wd)
-        self.cumgrads[index]["cum_grad"] = 0
+            gg = M.scaled_grads([g_use], self.rescale_grad, clip)
+            if use_mom:
+                M.sgd_mom([w], gg, [mom_t], lr, wd, mom)
+            else:
+                M.sgd_plain([w], gg, lr, wd)
+        self.cumgrads[index] = {"cum_grad": 0, "num_cums": num}
 
     def _config_dict(self):
         d = super()._config_dict()
