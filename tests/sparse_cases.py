@@ -618,3 +618,8 @@ CASES += [
      "arrs = [R(), nd.array([[3, 4]]), C()]\n"
      "n = mx.gluon.utils.clip_global_norm(arrs, 2.0); out = arrs + [float(n)]"),
 ]
+
+CASES += [
+    ("nd_array_of_rsp", "out = nd.array(R())"),
+    ("nd_array_of_csr_f64", "out = nd.array(C(), dtype='float64')"),
+]

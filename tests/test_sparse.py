@@ -147,6 +147,7 @@ def test_scipy_round_trip():
     back = c.asscipy()
     np.testing.assert_array_equal(back.toarray(), m.toarray())
     assert nd.sparse.array(m).stype == "csr"
+    assert nd.array(m.tocsr()).stype == "csr"  # MXNet's nd.array of a scipy csr_matrix
 
 
 def test_coo_input_sums_duplicates():

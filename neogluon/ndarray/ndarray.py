@@ -845,6 +845,11 @@ def array(source_array, ctx=None, dtype=None):
 
     The default dtype is float32, except that an NDArray or numpy array keeps its dtype.
     """
+    if isinstance(source_array, NDArray) and source_array.stype != "default" or \
+            getattr(source_array, "format", None) == "csr" and \
+            type(source_array).__module__.startswith("scipy.sparse"):
+        from . import sparse  # MXNet: a sparse source gives a sparse array
+        return sparse.array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         dt = source_array._t.dtype if dtype is None else to_torch_dtype(dtype)
         ctx = ctx or source_array._ctx
