@@ -195,7 +195,13 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 
     def hybrid_forward(self, F, pred, label, sample_weight=None, pos_weight=None):
         label = _reshape_like(F, label, pred)
-        if not self._from_sigmoid:
+        fused = None
+        if not self._from_sigmoid and pos_weight is None:
+            fused = _fused_elementwise(F, _torch_F.binary_cross_entropy_with_logits, pred,
+                                       label)
+        if fused is not None:
+            loss = fused
+        elif not self._from_sigmoid:
             softrelu = F.Activation(-F.abs(pred), act_type="softrelu")
             if pos_weight is None:
                 loss = F.relu(pred) - pred * label + softrelu
