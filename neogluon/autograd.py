@@ -29,8 +29,44 @@ class _State(threading.local):
 _state = _State()
 _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
-# Arrays with an attached gradient; weak so that dropping a model frees them.
-_variables: "weakref.WeakSet" = weakref.WeakSet()
+class _VarRegistry:
+    """Arrays with an attached gradient, held weakly so that dropping a model frees them.
+
+    A dict of weak references keyed by id: iterating it costs much less than a WeakSet,
+    and backward walks it on every call.
+    """
+    __slots__ = ("_refs",)
+
+    def __init__(self):
+        self._refs = {}
+
+    def add(self, arr):
+        k = id(arr)
+        if k not in self._refs:
+            refs = self._refs
+            self._refs[k] = weakref.ref(arr, lambda _r, k=k: refs.pop(k, None))
+
+    def discard(self, arr):
+        self._refs.pop(id(arr), None)
+
+    def __contains__(self, arr):
+        r = self._refs.get(id(arr))
+        return r is not None and r() is arr
+
+    def __iter__(self):
+        for r in list(self._refs.values()):
+            v = r()
+            if v is not None:
+                yield v
+
+    def __len__(self):
+        return len(self._refs)
+
+    def clear(self):
+        self._refs.clear()
+
+
+_variables = _VarRegistry()
 
 
 def is_recording() -> bool:
@@ -195,7 +231,10 @@ def _engine_grad(outputs, grad_outputs, inputs, retain_graph):
 def _live_variables():
     """(variables, their leaf tensors) for backward: attached, not 'null', differentiable."""
     vs, ts = [], []
-    for v in _variables:
+    for r in list(_variables._refs.values()):
+        v = r()
+        if v is None:
+            continue
         ag = v._ag
         if ag is None or ag.grad_req == "null":
             continue
