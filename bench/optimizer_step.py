@@ -31,6 +31,9 @@ import time
 
 MXREF = "/tmp/mxref/bin/python"
 BATCH = 64
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "RESULTS.md")
+SECTION = "optimizer_step"
 
 
 def resnet50_v1_shapes():
@@ -226,21 +229,38 @@ def run_side(threads, rounds, steps, only, with_mxnet):
     return out
 
 
+# the issue's targets: (minimum % of bandwidth, minimum speed-up over MXNet or None)
+FAST = {"sgd": (80, 5), "nag": (80, None), "adam": (80, 4), "adamw": (80, None),
+        "adagrad": (80, None)}
+
+
+def target(key):
+    if key.startswith("torch_"):
+        return None
+    return FAST.get(key, (40, 3))
+
+
 def table(threads, tside, markdown):
     bw = tside["bandwidth_GBps"]
     rows = []
     head = ["optimizer", "neogluon ms", "% bandwidth", "MXNet ms", "MXNet % bw",
-            "speed-up vs MXNet", "MB moved"]
+            "speed-up vs MXNet", "MB moved", "target (bw, speed-up)", "met"]
     for key, r in tside["results"].items():
         ms = r["ms"]
         pct = r["bytes"] / (ms / 1e3) / 1e9 / bw * 100
         mx_ms = r.get("mxnet_ms")
         mx_pct = r["bytes"] / (mx_ms / 1e3) / 1e9 / bw * 100 if mx_ms else None
+        tg = target(key)
+        met, tg_s = "", "-"
+        if tg is not None:
+            tg_s = f">={tg[0]}%" + (f", >={tg[1]}x" if tg[1] else "")
+            ok = pct >= tg[0] and (not tg[1] or not mx_ms or mx_ms / ms >= tg[1])
+            met = "yes" if ok else "no"
         rows.append([key, f"{ms:.1f}", f"{pct:.0f}%",
                      f"{mx_ms:.1f}" if mx_ms else "-",
                      f"{mx_pct:.0f}%" if mx_pct else "-",
                      f"{mx_ms / ms:.1f}x" if mx_ms else "-",
-                     f"{r['bytes'] / 1e6:.0f}"])
+                     f"{r['bytes'] / 1e6:.0f}", tg_s, met])
     lines = [f"threads={threads}: streaming bandwidth {bw:.1f} GB/s; "
              f"{tside['n_tensors']} tensors, {tside['n_values'] / 1e6:.2f} M values"]
     if markdown:
@@ -257,6 +277,24 @@ def table(threads, tside, markdown):
     return "\n".join(lines)
 
 
+def write_section(body):
+    """Replace this benchmark's section of bench/RESULTS.md (re-read just before, atomic)."""
+    text = open(RESULTS).read() if os.path.exists(RESULTS) else "# Benchmark results\n\n"
+    head = f"## {SECTION}\n"
+    start = text.find(head)
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + body.rstrip("\n") + "\n"
+    else:
+        nxt = text.find("\n## ", start + len(head))
+        end = len(text) if nxt < 0 else nxt + 1
+        text = text[:start] + body.rstrip("\n") + "\n" + ("\n" if nxt >= 0 else "") + \
+            text[end:]
+    tmp = RESULTS + f".tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, RESULTS)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -266,8 +304,11 @@ def main(argv=None):
     ap.add_argument("--no-mxnet", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", default=None, help="also write raw results here")
+    ap.add_argument("--no-write", action="store_true",
+                    help="do not rewrite the optimizer_step section of bench/RESULTS.md")
     args = ap.parse_args(argv)
     raw = {}
+    tables = []
     for th in args.threads:
         # each thread count in a fresh process so torch's thread pool is sized cleanly
         code = ("import json,sys; sys.path.insert(0, %r); import optimizer_step as b; "
@@ -288,9 +329,21 @@ def main(argv=None):
         print(table(th, side, args.markdown))
         print()
         sys.stdout.flush()
+        tables.append(table(th, side, True))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(raw, f, indent=1)
+    if not args.no_write:
+        cmd = "python bench/optimizer_step.py " + " ".join(argv if argv is not None
+                                                          else sys.argv[1:])
+        now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        body = (f"## {SECTION}\n\nCommand: `{cmd.strip()}` -- {now}; best step time over "
+                f"{args.rounds} interleaved rounds of {args.steps} steps (neogluon Updater list "
+                f"call vs MXNet 1.9.1 Trainer.step, update_on_kvstore=False); % bandwidth = "
+                f"bytes that must move / streaming bandwidth of an in-place add_. "
+                f"{os.cpu_count()} CPU(s), shared with other work while measured.\n\n"
+                + "\n\n".join(tables) + "\n")
+        write_section(body)
     return 0
 
 
