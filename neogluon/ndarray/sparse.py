@@ -1661,7 +1661,7 @@ def lazy_adam_update(weight, grad, mean, var, lr, beta1=0.9, beta2=0.999, epsilo
     vr = beta2 * v.index_select(0, idx) + (1.0 - beta2) * g * g
     m.index_copy_(0, idx, mr)
     v.index_copy_(0, idx, vr)
-    w.index_copy_(0, idx, wr - lr * mr / (vr.sqrt() + epsilon))
+    w.index_add_(0, idx, mr.div(vr.sqrt().add_(epsilon)).mul_(-lr))  # w - x, exactly
 
 
 @torch.no_grad()
@@ -1678,7 +1678,7 @@ def sparse_adagrad_update(weight, grad, history, lr, epsilon=1e-7, wd=0.0, resca
     h = _full_rows(history)
     hr = h.index_select(0, idx) + g * g
     h.index_copy_(0, idx, hr)
-    w.index_copy_(0, idx, w.index_select(0, idx) - lr * g / (hr + epsilon).sqrt())
+    w.index_add_(0, idx, g.div((hr + epsilon).sqrt()).mul_(-lr))
 
 
 @torch.no_grad()
@@ -1694,7 +1694,7 @@ def sparse_group_adagrad_update(weight, grad, history, lr, epsilon=1e-5, rescale
     hr = h.index_select(0, idx) + (g * g).mean(dim=tuple(range(1, g.dim())), keepdim=True) \
         .reshape(-1, *h.shape[1:])
     h.index_copy_(0, idx, hr)
-    w.index_copy_(0, idx, w.index_select(0, idx) - lr * g / (hr + epsilon).sqrt())
+    w.index_add_(0, idx, g.div((hr + epsilon).sqrt()).mul_(-lr))
 
 
 @torch.no_grad()
