@@ -16,14 +16,15 @@ def _build(name):
     reset_names()
     net = getattr(vision, name)(classes=10)
     net.initialize()
-    x = nd.array(det((1, 3, 32, 32), 1))
+    side = 224 if name == "alexnet" else 32
+    x = nd.array(det((1, 3, side, side), 1))
     with autograd.predict_mode():
         net(x)
     return net, x
 
 
 @pytest.mark.parametrize("name", ["resnet18_v1", "resnet50_v1", "resnet18_v2",
-                                  "mobilenet1_0", "vgg11"])
+                                  "mobilenet1_0", "vgg11", "alexnet"])
 def test_names_and_shapes(name):
     net, _ = _build(name)
     got = [[k, list(v.shape)] for k, v in net.collect_params().items()]

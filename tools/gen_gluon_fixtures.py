@@ -372,11 +372,13 @@ def model_zoo():
     from mxnet.gluon.model_zoo import vision
     res = {}
     arrays = {}
-    for name in ["resnet18_v1", "resnet50_v1", "resnet18_v2", "mobilenet1_0", "vgg11"]:
+    for name in ["resnet18_v1", "resnet50_v1", "resnet18_v2", "mobilenet1_0", "vgg11",
+                 "alexnet"]:
         reset_names()
         net = getattr(vision, name)(classes=10)
         net.initialize()
-        x = nd.array(det((1, 3, 32, 32), 1))
+        x = nd.array(det((1, 3, 224 if name == "alexnet" else 32,
+                          224 if name == "alexnet" else 32), 1))
         with autograd.predict_mode():
             net(x)
         params = list(net.collect_params().items())

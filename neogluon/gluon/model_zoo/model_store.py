@@ -8,6 +8,7 @@ from ...base import MXNetError
 
 # MXNet 1.9.1's published short hashes, which make up the file names it stores.
 _SHORT_HASH = {
+    "alexnet": "44335d1f",
     "resnet18_v1": "a0666292", "resnet34_v1": "48216ba9", "resnet50_v1": "0aee57f9",
     "resnet101_v1": "d988c13d", "resnet152_v1": "671c637a", "resnet18_v2": "a81db45f",
     "resnet34_v2": "9d6b80bb", "resnet50_v2": "ecdde353", "resnet101_v2": "18e93e4f",
