@@ -846,13 +846,11 @@ class PearsonCorrelation(EvalMetric):
 
     def reset_micro(self):
         """Clear the running moments of the 'micro' average."""
-        self._sse_p = 0
-        self._mean_p = 0
-        self._sse_l = 0
-        self._mean_l = 0
-        self._pred_nums = 0
-        self._label_nums = 0
-        self._conv = 0
+        # (count, mean, sum of squared deviations) of labels and of predictions, and the
+        # running co-moment of the two.
+        self._lab = (0, 0.0, 0.0)
+        self._prd = (0, 0.0, 0.0)
+        self._comoment = 0.0
 
     def reset(self):
         super().reset()
@@ -861,17 +859,22 @@ class PearsonCorrelation(EvalMetric):
 
     @staticmethod
     def update_variance(new_values, *aggregate):
-        """One Welford step: ``(count, mean, m2)`` updated with ``new_values``."""
+        """Welford's update of ``(count, mean, m2)`` with a batch of values.
+
+        The mean moves once per batch by the sum of the deviations over the new count (as
+        MXNet does), and m2 grows by the products of old and new deviations.
+        """
         count, mean, m_2 = aggregate
-        count += len(new_values)
-        delta = new_values - mean
-        mean += numpy.sum(delta / count)
-        m_2 += numpy.sum(delta * (new_values - mean))
+        count = count + len(new_values)
+        before = new_values - mean
+        mean = mean + numpy.sum(before / count)
+        m_2 = m_2 + numpy.sum(before * (new_values - mean))
         return count, mean, m_2
 
     def update_cov(self, label, pred):
-        """Accumulate the co-moment with the label mean already updated."""
-        self._conv = self._conv + numpy.sum((label - self._mean_l) * (pred - self._mean_p))
+        """Add a batch to the co-moment; the label mean is already updated, the prediction
+        mean not yet (MXNet's order)."""
+        self._comoment += numpy.sum((label - self._lab[1]) * (pred - self._prd[1]))
 
     def update(self, labels, preds):
         labels, preds = _wrap(labels, preds)
@@ -881,19 +884,18 @@ class PearsonCorrelation(EvalMetric):
             pred = _to_numpy(pred).ravel().astype(numpy.float64)
             if self.average == "macro":
                 self._add(numpy.corrcoef(pred, label)[0, 1], 1)
-            else:
-                self.num_inst += 1
-                self.global_num_inst += 1
-                self._label_nums, self._mean_l, self._sse_l = self.update_variance(
-                    label, self._label_nums, self._mean_l, self._sse_l)
-                self.update_cov(label, pred)
-                self._pred_nums, self._mean_p, self._sse_p = self.update_variance(
-                    pred, self._pred_nums, self._mean_p, self._sse_p)
+                continue
+            self.num_inst += 1
+            self.global_num_inst += 1
+            self._lab = self.update_variance(label, *self._lab)
+            self.update_cov(label, pred)
+            self._prd = self.update_variance(pred, *self._prd)
 
     def _micro(self):
-        n = self._label_nums
-        return self._conv / ((n - 1) * numpy.sqrt(self._sse_p / (n - 1))
-                             * numpy.sqrt(self._sse_l / (n - 1)))
+        n = self._lab[0]
+        std_l = numpy.sqrt(self._lab[2] / (n - 1))
+        std_p = numpy.sqrt(self._prd[2] / (n - 1))
+        return self._comoment / ((n - 1) * std_p * std_l)
 
     def get(self):
         if self.num_inst == 0:
