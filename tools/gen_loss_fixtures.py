@@ -144,6 +144,11 @@ def cases():
     Sd = "SDMLLoss"
     add("sdml_basic", Sd, {}, [(f32(5, 4), G), (f32(5, 4), G)])
     add("sdml_smooth", Sd, {"smoothing_parameter": 0.1}, [(f32(3, 6), G), (f32(3, 6), G)])
+    f64 = lambda a: a.astype(np.float64)  # noqa: E731 - a tiny local cast
+    add("L2Loss_f64", "L2Loss", {}, [(f64(f32(3, 4)), G), (f64(f32(3, 4)), G)])
+    add("sce_f64", S, {}, [(f64(f32(4, 5)), G), (f64(labels(4, 5)), N)])
+    add("bce_f64", B, {}, [(f64(f32(3, 4, scale=3)), G), (f64(uniform(3, 4)), G)])
+    add("huber_f64", H, {"rho": 0.3}, [(f64(f32(3, 4)), G), (f64(f32(3, 4)), G)])
     return c
 
 
@@ -162,11 +167,11 @@ def run(case):
     if any(item is not None and item[1] for item in case["inputs"]):
         with autograd.record():
             out = loss(*arrays)
-        head = rng.uniform(0.5, 1.5, size=out.shape).astype(np.float32)
-        out.backward(nd.array(head))
+        head = rng.uniform(0.5, 1.5, size=out.shape).astype(out.dtype)
+        out.backward(nd.array(head, dtype=head.dtype))
     else:
         out = loss(*arrays)
-        head = np.ones(out.shape, np.float32)
+        head = np.ones(out.shape, out.dtype)
     grads = [a.grad.asnumpy() if (a is not None and item[1]) else None
              for a, item in zip(arrays, case["inputs"])]
     return loss, out.asnumpy(), head, grads
