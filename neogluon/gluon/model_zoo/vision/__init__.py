@@ -3,7 +3,7 @@ from .resnet import *  # noqa: F401,F403
 from .mobilenet import *  # noqa: F401,F403
 from .vgg import *  # noqa: F401,F403
 from .alexnet import *  # noqa: F401,F403
-from . import resnet, mobilenet, vgg, alexnet
+from . import resnet, mobilenet, vgg
 
 _MODELS = {
     "resnet18_v1": resnet.resnet18_v1, "resnet34_v1": resnet.resnet34_v1,
@@ -15,7 +15,7 @@ _MODELS = {
     "vgg11_bn": vgg.vgg11_bn, "vgg13_bn": vgg.vgg13_bn, "vgg16_bn": vgg.vgg16_bn,
     "vgg19_bn": vgg.vgg19_bn, "mobilenet1.0": mobilenet.mobilenet1_0,
     "mobilenet0.75": mobilenet.mobilenet0_75, "mobilenet0.5": mobilenet.mobilenet0_5,
-    "mobilenet0.25": mobilenet.mobilenet0_25, "alexnet": alexnet.alexnet,
+    "mobilenet0.25": mobilenet.mobilenet0_25, "alexnet": alexnet,
 }
 
 
