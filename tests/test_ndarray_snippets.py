@@ -5,7 +5,7 @@ import pytest
 from nd_cases import compare, load_snippets, run_snippet
 
 GROUPS = ["creation", "arith", "unary", "reduce", "shape", "index", "linalg", "context",
-          "autograd", "random"]
+          "autograd", "random", "misc"]
 CASES = [(g, c) for g in GROUPS for c in load_snippets(g)]
 
 

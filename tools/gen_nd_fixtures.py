@@ -797,6 +797,33 @@ def random_snippets():
                                              "result = [nd.sort(y), x]")
 
 
+def misc_snippets():
+    for name, code in [
+        ("ctx_mix_lhs_wins", "result = [nd.ones(2, ctx=mx.cpu(0)) + nd.ones(2, ctx=mx.cpu(1)), "
+                             "nd.ones(2, ctx=mx.cpu(1)) * nd.ones(2, ctx=mx.cpu(0)), "
+                             "nd.concat(nd.ones(2, ctx=mx.cpu(1)), nd.ones(2), dim=0), "
+                             "nd.dot(nd.ones((2, 2), ctx=mx.cpu(1)), nd.ones((2, 2)))]"),
+        ("grad_ctx", "x = nd.ones(2, ctx=mx.cpu(1)); x.attach_grad(); result = x.grad"),
+        ("setitem_from_other_ctx", "x = nd.zeros(2); x[:] = nd.ones(2, ctx=mx.cpu(1)); result = x"),
+        ("copyto_from_other_ctx", "result = nd.ones(2, ctx=mx.cpu(1)).copyto(nd.zeros(2))"),
+        ("repr_0d", "result = repr(nd.array(5))"),
+        ("zero_d", "x = nd.array(5); result = [x.shape, x.size, x.reshape((1,)), x.asscalar()]"),
+        ("bool_list", "result = nd.array([True, False])"),
+        ("float16", "result = [nd.ones(2, dtype='float16') + 0.1, "
+                    "nd.mean(nd.ones(3, dtype='float16'))]"),
+        ("softmax_int_error", "result = nd.softmax(nd.array([1, 2], dtype='int32'))"),
+        ("ties", "result = [nd.argmax(nd.array([1., 3., 3.]), axis=0), "
+                 "nd.topk(nd.array([1., 3., 3., 2.]), k=2), "
+                 "nd.argsort(nd.array([2., 1., 2., 1.])), "
+                 "nd.argmin(nd.array([[2., 1., 1.]]), axis=1)]"),
+        ("one_hot_negative", "result = nd.one_hot(nd.array([-1, 1]), 3)"),
+        ("special_values", "result = [nd.sqrt(nd.array([-1.])), nd.log(nd.array([0.])), "
+                           "nd.array([1., -1.]) / 0, nd.array([2., 3.]) ** nd.array([2., 2.]), "
+                           "2.0 ** nd.array([2., 3.]), abs(nd.array([-1.5]))]"),
+    ]:
+        snip("misc", name, code)
+
+
 def encode(v):
     """JSON form of a result (arrays with shape and dtype, contexts, types, errors)."""
     import mxnet as mx
@@ -832,10 +859,10 @@ def run_snippets(mx, group):
         env = {"mx": mx, "nd": nd, "autograd": autograd, "np": np}
         try:
             exec(s_["code"], env)  # noqa: S102 - our own test snippets
-            res = env.get("result")
+            enc = encode(env.get("result"))  # (MXNet raises some errors only on reading)
         except Exception as err:  # noqa: BLE001 - the error is the recorded result
-            res = err
-        out.append(dict(name=s_["name"], code=s_["code"], tol=s_["tol"], result=encode(res)))
+            enc = encode(err)
+        out.append(dict(name=s_["name"], code=s_["code"], tol=s_["tol"], result=enc))
     with open(os.path.join(OUT, f"snippets_{group}.json"), "w") as f:
         json.dump(out, f, indent=1)
     print(f"snippets {group}: {len(out)}")
@@ -930,6 +957,7 @@ def main():
     snippet_cases()
     autograd_snippets()
     random_snippets()
+    misc_snippets()
     for group in sorted(SNIPPETS):
         run_snippets(mx, group)
     io_fixtures(mx)

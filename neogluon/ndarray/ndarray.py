@@ -59,7 +59,7 @@ def _run(fn, *args, **kwargs):
 
 
 def _shape_str(shape):
-    return "x".join(str(s) for s in shape) if shape else "0"
+    return "x".join(str(s) for s in shape)
 
 
 class NDArray:

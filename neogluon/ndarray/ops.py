@@ -579,10 +579,18 @@ globals()["ElementWiseSum"] = add_n
 
 
 # ---------------------------------------------------------------- activations
+def _float_only(t, op):
+    if not t.is_floating_point():
+        raise MXNetError(f"{op}: this operation only supports floating point types, not "
+                         f"{str(t.dtype).split('.')[-1]}")
+
+
 @_export()
 def softmax(data, axis=-1, temperature=None, length=None, use_length=False, dtype=None,
             out=None, name=None):
+    """Softmax along ``axis`` (optionally over the first ``length`` entries only)."""
     t = _t(data)
+    _float_only(t, "softmax")
     if temperature:
         t = t / temperature
     if use_length and length is not None:
@@ -600,7 +608,9 @@ def softmax(data, axis=-1, temperature=None, length=None, use_length=False, dtyp
 
 @_export()
 def log_softmax(data, axis=-1, temperature=None, dtype=None, out=None, name=None):
+    """Log of the softmax along ``axis``."""
     t = _t(data)
+    _float_only(t, "log_softmax")
     if temperature:
         t = t / temperature
     r = _run(torch.log_softmax, t, axis)
