@@ -617,6 +617,9 @@ class Updater:
                     return None
                 if "a" in s:
                     arr = arrays[s["a"]]
+                    if arr.dtype.kind != "f":
+                        raise ValueError(f"state array {s['a']} has dtype {arr.dtype}, not a "
+                                         f"floating-point type")
                     t = _from_numpy(arr, s.get("dtype"))
                     return _new(t, cpu())
                 if "t" in s:
