@@ -132,6 +132,16 @@ def test_errors_match_mxnet():
     assert "The max number of labels cannot exceed the maximum sequence length" in msg
 
 
+def test_sparse_label_of_wrong_size_is_rejected():
+    # MXNet: "Shape inconsistent, Provided = [3], inferred shape=[4]"
+    for hybridize in (False, True):
+        loss = gloss.SoftmaxCrossEntropyLoss()
+        if hybridize:
+            loss.hybridize()
+        with pytest.raises(mx.MXNetError, match="Shape inconsistent.*\\(3,\\)"):
+            loss(nd.ones((4, 5)), nd.ones((3,)))
+
+
 def test_poisson_full_trains_under_record():
     """MXNet 1.9.1 cannot record compute_full (it updates in place); neogluon can, and the
     gradient is the analytic one: d/dpred of exp(pred) - target * pred."""

@@ -287,7 +287,11 @@ class SoftmaxCrossEntropyLoss(Loss):
         if self._sparse_label:
             axis = self._axis % pred.ndim
             want = pred.shape[:axis] + pred.shape[axis + 1:]
-            if label.shape != want and label.size == int(np.prod(want)):
+            if label.shape != want:
+                if label.size != int(np.prod(want)):
+                    raise MXNetError(f"SoftmaxCrossEntropyLoss: Shape inconsistent, label has "
+                                     f"shape {label.shape} but pred of shape {pred.shape} "
+                                     f"needs one class index per sample, shape {want}")
                 # MXNet's pick also takes the index with the class axis kept at size 1.
                 label = label.reshape(want)
             loss = -F.pick(pred, label, axis=self._axis, keepdims=True)
