@@ -1,0 +1,181 @@
+"""autograd details beyond the MXNet snippets: buffer adoption safety, the fresh flag,
+the variable registry, Function, higher-order gradients."""
+import gc
+
+import numpy as np
+import pytest
+import torch
+
+import neogluon as mx
+from neogluon import autograd, nd
+
+
+def test_shared_gradient_is_not_aliased_between_variables():
+    # d(a + b)/da and d(a + b)/db are one tensor inside torch; the buffers must stay apart.
+    a, b = nd.ones(3), nd.ones(3)
+    a.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = a + b
+    y.backward()
+    a.grad[:] = 7
+    assert b.grad.asnumpy().tolist() == [1, 1, 1]
+
+
+def test_head_grad_is_not_adopted_as_buffer():
+    x = nd.ones(3)
+    x.attach_grad()
+    hg = nd.array([1.0, 2.0, 3.0])
+    with autograd.record():
+        y = x * 1.0 + 0.0
+    y.backward(hg)
+    hg[:] = 0
+    assert x.grad.asnumpy().tolist() == [1, 2, 3]
+
+
+def test_grad_buffer_identity_survives_adoption():
+    w = nd.ones((4, 3))
+    w.attach_grad()
+    g_nd, g_t = w.grad, nd.to_torch(w.grad)
+    x = nd.ones((2, 3))
+    for k in (1.0, 3.0):
+        with autograd.record():
+            y = nd.FullyConnected(x * k, w, None, num_hidden=4, no_bias=True)
+        y.backward()
+        assert w.grad is g_nd and nd.to_torch(w.grad) is g_t
+        np.testing.assert_allclose(g_t.numpy(), 2 * k)
+
+
+def test_add_req_accumulates_across_backwards_and_zero_grad_pattern():
+    w = nd.ones(2)
+    w.attach_grad(grad_req="add")
+    for _ in range(3):
+        with autograd.record():
+            y = (w * 2).sum()
+        y.backward()
+    assert w.grad.asnumpy().tolist() == [6, 6]
+    w.grad[:] = 0
+    with autograd.record():
+        y = (w * 2).sum()
+    y.backward()
+    assert w.grad.asnumpy().tolist() == [2, 2]
+
+
+def test_fresh_flag_marks_only_reached_variables():
+    a, b = nd.ones(2), nd.ones(2)
+    a.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = a * 2
+    y.backward()
+    assert a._fresh_grad and not b._fresh_grad
+    a._fresh_grad = False  # the Trainer resets it after an update
+    with autograd.record():
+        z = (a * b).sum()
+    z.backward()
+    assert a._fresh_grad and b._fresh_grad
+
+
+def test_registry_releases_dropped_variables():
+    from neogluon.autograd import _variables
+    before = len(_variables)
+    tmp = [nd.ones(2) for _ in range(5)]
+    for t in tmp:
+        t.attach_grad()
+    assert len(_variables) == before + 5
+    del tmp, t
+    gc.collect()
+    assert len(_variables) == before
+
+
+def test_reattach_keeps_single_registration():
+    from neogluon.autograd import _variables
+    x = nd.ones(2)
+    before = len(_variables)
+    x.attach_grad()
+    x.attach_grad(grad_req="add")
+    assert len(_variables) == before + 1
+    assert x in _variables
+
+
+def test_backward_through_view_and_getitem():
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = x[1] * 3 + x.reshape((4,))[0]
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[2.0, 0.0], [3.0, 3.0]]
+
+
+def test_function_called_twice_is_an_error():
+    class Double(autograd.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, dy):
+            return dy * 2
+    f = Double()
+    x = nd.ones(2)
+    x.attach_grad()
+    with autograd.record():
+        f(x)
+        with pytest.raises(mx.MXNetError):
+            f(x)
+
+
+def test_function_wrong_number_of_gradients():
+    class Bad(autograd.Function):
+        def forward(self, a, b):
+            return a + b
+
+        def backward(self, dy):
+            return dy
+    a, b = nd.ones(2), nd.ones(2)
+    a.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = Bad()(a, b)
+    with pytest.raises(mx.MXNetError):
+        y.backward()
+
+
+def test_higher_order_through_polynomial():
+    # MXNet 1.9.1 lacks second derivatives of power/mul; neogluon differentiates them.
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = x ** 3
+        dy = autograd.grad(y, [x], create_graph=True)[0]
+    dy.backward()
+    assert dy.asnumpy().tolist() == [3.0, 12.0]
+    assert x.grad.asnumpy().tolist() == [6.0, 12.0]
+
+
+def test_grad_does_not_touch_buffers_and_keeps_graph_when_asked():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = (x * x).sum()
+    g1 = autograd.grad(y, [x], retain_graph=True)[0]
+    y.backward()
+    assert g1.asnumpy().tolist() == x.grad.asnumpy().tolist() == [2.0, 4.0]
+
+
+def test_head_grads_checked():
+    x = nd.ones(2)
+    x.attach_grad()
+    with autograd.record():
+        y = x * 2
+    with pytest.raises(mx.MXNetError, match="shape"):
+        y.backward(nd.ones(3))
+    with pytest.raises(ValueError):
+        autograd.backward([y], [nd.ones(2), nd.ones(2)])
+
+
+def test_no_graph_is_kept_outside_record_for_variables():
+    w = nd.ones(3)
+    w.attach_grad()
+    y = w * w
+    assert nd.to_torch(y).grad_fn is None
+    with pytest.raises(mx.MXNetError, match="computational graph"):
+        y.backward()
