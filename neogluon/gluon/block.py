@@ -16,18 +16,15 @@ imperatively. Any structural change (new children, cast, hybridize again) drops 
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
 import tempfile
 import threading
 import warnings
-import weakref
 from collections import OrderedDict, defaultdict
 
 import numpy as np
-import torch
 
 from .. import autograd
 from .. import initializer

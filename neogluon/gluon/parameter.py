@@ -8,7 +8,6 @@ stay valid across steps.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import warnings
 import weakref

@@ -7,7 +7,6 @@ import numpy as np
 
 from ... import ndarray as _nd
 from ..block import Block, HybridBlock, _indent
-from ..parameter import _shape_is_known
 
 __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "BatchNorm",
            "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Lambda", "HybridLambda",

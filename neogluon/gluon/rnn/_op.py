@@ -11,7 +11,7 @@ import torch
 from ... import ndarray as _nd
 from ...autograd import _state
 from ...base import MXNetError
-from ...ndarray.ndarray import NDArray, _new, _run
+from ...ndarray.ndarray import _new, _run
 
 _FNS = {"lstm": torch._VF.lstm, "gru": torch._VF.gru, "rnn_tanh": torch._VF.rnn_tanh,
         "rnn_relu": torch._VF.rnn_relu}

@@ -1,12 +1,10 @@
 """ResNet v1 and v2 (He et al., 2015 and 2016) with MXNet 1.x's block structure and names."""
 from __future__ import annotations
 
-import os
-
 from ....context import cpu
 from ...block import HybridBlock
 from ... import nn
-from ..model_store import get_model_file, data_dir
+from ..model_store import get_model_file
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
            "BottleneckV2", "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1",
