@@ -136,9 +136,10 @@ def test_compose_pipeline_and_hybridize_is_quiet():
     import warnings
     pipe = T.Compose([T.Resize(6, keep_ratio=True), T.CenterCrop(5), T.ToTensor(),
                       T.Normalize(0.5, 0.25)])
-    pipe.hybridize()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        pipe.hybridize()
+        T.Compose([T.ToTensor(), T.Normalize(0.5, 0.25), T.Cast("float16")]).hybridize()
         out = pipe(_x8())
     assert out.shape == (3, 5, 5) and out.dtype == np.float32
     ds = gluon.data.ArrayDataset(nd.array(np.stack([A["img8"]] * 4), dtype=np.uint8),

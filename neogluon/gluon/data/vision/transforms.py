@@ -43,6 +43,12 @@ class Compose(Sequential):
             if t is not None:
                 self.add(t if isinstance(t, Block) else _Callable(t))
 
+    def hybridize(self, active=True, **kwargs):
+        # MXNet's Compose groups its HybridBlocks itself, so Sequential's advice to use a
+        # HybridSequential does not apply here.
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
 
 class _Callable(Block):
     """Lets a plain function sit in a Compose."""
