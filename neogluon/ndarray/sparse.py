@@ -1230,6 +1230,9 @@ def _gather_rows(rsp, want):
     """Rows ``want`` (sorted int64) of a row_sparse array, as a row_sparse array."""
     idx = rsp._aux[0]
     d = rsp._sdata
+    if idx.numel() == rsp._sshape[0]:
+        # every row stored (sorted): row i is at position i (a KVStore's full table)
+        return _make_rsp(d.index_select(0, want), want, rsp.shape, rsp._ctx)
     out = torch.zeros((want.numel(),) + tuple(d.shape[1:]), dtype=d.dtype, device=d.device)
     if idx.numel() and want.numel():
         pos = torch.searchsorted(idx, want).clamp_(max=idx.numel() - 1)
