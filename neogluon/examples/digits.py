@@ -365,8 +365,11 @@ def run(args):
             _say(f"Resuming from checkpoint {params_file}: {start} epoch(s) done, training "
                  f"epochs {start + 1}-{args.epochs}.")
     else:
-        _say(f"Training a {args.model.upper()} on {len(train_ds)} digits (testing on "
-             f"{len(test_ds)}) with {args.optimizer} on {', '.join(str(c) for c in ctxs)}.")
+        where = ", ".join(str(c) for c in ctxs)
+        if len(ctxs) > 1:
+            where += " (data-parallel: gradients summed through the kvstore)"
+        _say(f"Training a hybridized {args.model.upper()} on {len(train_ds)} digits (testing "
+             f"on {len(test_ds)}) with {args.optimizer}, lr {args.lr:g}, on {where}.")
 
     progress = None
     if not args.no_progress:
