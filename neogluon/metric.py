@@ -536,8 +536,26 @@ class _BinaryStats:
                 denom *= t
         return (tp * tn - fp * fn) / math.sqrt(denom)
 
-    def fscore(self, use_global=False):
+    def score(self, use_global=False):
         return self._fscore(self.glob if use_global else self.local)
+
+    # MXNet's names for the counts and scores (``F1().metrics.true_positives`` ...)
+    true_positives = property(lambda self: self.local["tp"])
+    false_positives = property(lambda self: self.local["fp"])
+    false_negatives = property(lambda self: self.local["fn"])
+    true_negatives = property(lambda self: self.local["tn"])
+    global_true_positives = property(lambda self: self.glob["tp"])
+    global_false_positives = property(lambda self: self.glob["fp"])
+    global_false_negatives = property(lambda self: self.glob["fn"])
+    global_true_negatives = property(lambda self: self.glob["tn"])
+    precision = property(lambda self: self._precision(self.local))
+    recall = property(lambda self: self._recall(self.local))
+    fscore = property(lambda self: self._fscore(self.local))
+    global_precision = property(lambda self: self._precision(self.glob))
+    global_recall = property(lambda self: self._recall(self.glob))
+    global_fscore = property(lambda self: self._fscore(self.glob))
+    total_examples = property(lambda self: sum(self.local.values()))
+    global_total_examples = property(lambda self: sum(self.glob.values()))
 
     def matthewscc(self, use_global=False):
         return self._mcc(self.glob if use_global else self.local)
@@ -613,7 +631,7 @@ class F1(_BinaryMetric):
         return self._stats
 
     def _score(self, use_global):
-        return self._stats.fscore(use_global)
+        return self._stats.score(use_global)
 
 
 @register

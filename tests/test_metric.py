@@ -217,3 +217,14 @@ def test_composite_get_metric_out_of_range():
     assert isinstance(c.get_metric(1), mx.metric.MAE)
     with pytest.raises(ValueError, match="out of range"):
         c.get_metric(5)
+
+
+def test_f1_exposes_mxnet_count_names():
+    # labels [0, 1, 1, 0], predicted classes [1, 1, 0, 0]: tp=1 fp=1 fn=1 tn=1
+    f1 = mx.metric.F1(average="micro")
+    f1.update([A([0, 1, 1, 0])], [A([[0.2, 0.8], [0.1, 0.9], [0.7, 0.3], [0.6, 0.4]])])
+    s = f1.metrics
+    assert (s.true_positives, s.false_positives, s.false_negatives, s.true_negatives) == \
+        (1, 1, 1, 1)
+    assert s.global_total_examples == 4 and s.precision == 0.5 and s.fscore == 0.5
+    assert f1.get()[1] == pytest.approx(0.5)
