@@ -174,7 +174,7 @@ def run(rounds, only=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=25)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--json")
     args = ap.parse_args()

@@ -353,18 +353,20 @@ class NDArray:
         return self
 
     # The four common operators have a fast path (same-dtype arrays, or a Python scalar that
-    # needs no cast, with no gradient bookkeeping to do); everything else, including every
-    # error, goes through _binary / _rbinary.
+    # needs no cast); everything else, including every error, goes through _binary /
+    # _rbinary. Outside record() a result that picked up a graph (a variable's input) is
+    # detached after the fact, which is cheaper than checking both inputs first.
     def __add__(self, other):
         t = self._t
         if type(other) is NDArray:
             o = other._t
-            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
-                                       or _state.recording):
+            if o.dtype is t.dtype:
                 try:
                     r = t + o
                 except RuntimeError:
                     return self._binary(other, torch.add)
+                if r.requires_grad and not _state.recording:
+                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
                 a._t = r
                 a._ctx = self._ctx
@@ -385,12 +387,13 @@ class NDArray:
         t = self._t
         if type(other) is NDArray:
             o = other._t
-            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
-                                       or _state.recording):
+            if o.dtype is t.dtype:
                 try:
                     r = t - o
                 except RuntimeError:
                     return self._binary(other, torch.sub)
+                if r.requires_grad and not _state.recording:
+                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
                 a._t = r
                 a._ctx = self._ctx
@@ -420,12 +423,13 @@ class NDArray:
         t = self._t
         if type(other) is NDArray:
             o = other._t
-            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
-                                       or _state.recording):
+            if o.dtype is t.dtype:
                 try:
                     r = t * o
                 except RuntimeError:
                     return self._binary(other, torch.mul)
+                if r.requires_grad and not _state.recording:
+                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
                 a._t = r
                 a._ctx = self._ctx
@@ -448,12 +452,13 @@ class NDArray:
             return self._binary(other, _int_div)
         if type(other) is NDArray:
             o = other._t
-            if o.dtype is t.dtype and (not (t.requires_grad or o.requires_grad)
-                                       or _state.recording):
+            if o.dtype is t.dtype:
                 try:
                     r = t / o
                 except RuntimeError:
                     return self._binary(other, torch.div)
+                if r.requires_grad and not _state.recording:
+                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
                 a._t = r
                 a._ctx = self._ctx
