@@ -623,3 +623,11 @@ CASES += [
     ("nd_array_of_rsp", "out = nd.array(R())"),
     ("nd_array_of_csr_f64", "out = nd.array(C(), dtype='float64')"),
 ]
+
+CASES += [
+    ("grad_dot_csr_rsp_var_unstored_rows",
+     "c = nd.sparse.csr_matrix(([1, 2, 3, 4], [0, 3, 2, 3], [0, 2, 4]), shape=(2, 4))\n"
+     "w = nd.sparse.row_sparse_array(([[1, 2], [3, 4], [5, 6]], [0, 1, 2]), shape=(4, 2)); w.attach_grad()\n"
+     "with autograd.record():\n    y = nd.sparse.dot(c, w)\n"
+     "y.backward(nd.array([[1, 2], [3, 4]])); out = [w.grad, y]"),
+]

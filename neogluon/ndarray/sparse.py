@@ -66,6 +66,7 @@ def _make_rsp(data, indices, shape, ctx):
     a._ag = None
     a._gr = None
     a._full = None
+    a._extra = None
     return a
 
 
@@ -78,6 +79,7 @@ def _make_csr(data, indptr, indices, shape, ctx):
     a._ag = None
     a._gr = None
     a._full = None
+    a._extra = None
     return a
 
 
@@ -161,7 +163,7 @@ class BaseSparseNDArray(NDArray):
     tensors are ``_sdata`` and ``_aux``.
     """
 
-    __slots__ = ("_sdata", "_aux", "_sshape", "_gr", "_full")
+    __slots__ = ("_sdata", "_aux", "_sshape", "_gr", "_full", "_extra")
 
     # ----------------------------------------------------------------- storage
     def _dense_t(self):
@@ -1364,6 +1366,38 @@ def _csrT_dense(lhs, rows, cols, vals, b):
     return _make_rsp(data, uniq, (lhs.shape[1], b.shape[1]), lhs._ctx)
 
 
+class _CsrRspDot(torch.autograd.Function):
+    """``dot(csr, w)`` for a row_sparse variable ``w``. The gradient of the rows ``w`` stores
+    goes to its values; MXNet's gradient (``dot(csr.T, ograd)``) also names the csr columns
+    ``w`` does not store: those rows are kept on ``w`` (``_extra``) for ``_grad_source``."""
+
+    @staticmethod
+    def forward(ctx, rdata, pos, hit, meet, other, vals, m, owner):
+        ctx.save_for_backward(pos, hit, meet, other, vals)
+        ctx.owner = owner
+        ctx.nrows = rdata.shape[0]
+        contrib = _scale_rows(rdata.index_select(0, pos.index_select(0, hit)),
+                              vals.index_select(0, hit))
+        out = torch.zeros((m,) + tuple(rdata.shape[1:]), dtype=rdata.dtype, device=rdata.device)
+        return out.index_add_(0, other.index_select(0, hit), contrib)
+
+    @staticmethod
+    def backward(ctx, g):
+        pos, hit, meet, other, vals = ctx.saved_tensors
+        contrib = _scale_rows(g.index_select(0, other), vals)
+        grad = torch.zeros((ctx.nrows,) + tuple(g.shape[1:]), dtype=g.dtype, device=g.device)
+        grad.index_add_(0, pos.index_select(0, hit), contrib.index_select(0, hit))
+        miss = torch.ones(meet.numel(), dtype=torch.bool, device=meet.device)
+        miss[hit] = False
+        arr = ctx.owner()
+        if arr is not None and bool(miss.any()):
+            uniq, inv = torch.unique(meet[miss], sorted=True, return_inverse=True)
+            data = torch.zeros((uniq.numel(),) + tuple(g.shape[1:]), dtype=g.dtype,
+                               device=g.device).index_add_(0, inv, contrib[miss])
+            arr._extra = (arr._extra or []) + [(uniq, data)]
+        return grad, None, None, None, None, None, None, None
+
+
 def _csr_rsp(lhs, rhs, transpose_a):
     rows, cols, vals = _csr_parts(lhs)
     ridx, rdata = rhs._aux[0], rhs._sdata
@@ -1378,6 +1412,10 @@ def _csr_rsp(lhs, rhs, transpose_a):
         hit = (ridx[pos] == meet).nonzero().reshape(-1)
     else:
         pos = hit = torch.zeros(0, dtype=_I64, device=rdata.device)
+    if not transpose_a and rdata.requires_grad and _state.recording:
+        out = _CsrRspDot.apply(rdata, pos, hit, meet, other, vals.detach(), lhs.shape[0],
+                               weakref.ref(rhs))
+        return _new(out, lhs._ctx)
     contrib = _scale_rows(rdata.index_select(0, pos.index_select(0, hit)), vals.index_select(0, hit))
     tgt = other.index_select(0, hit)
     if not transpose_a:
@@ -1543,6 +1581,9 @@ def _grad_source(v, g):
             if isinstance(touched, list):
                 keep = torch.unique(torch.cat(touched), sorted=True)
                 src = _gather_rows(src, keep[torch.isin(keep, v._aux[0])])
+            extra, v._extra = v._extra, None
+            if extra:
+                src = add_n(src, *[_make_rsp(d, u, v.shape, v._ctx) for u, d in extra])
             return src
         return _make_csr(g, v._aux[0], v._aux[1], v.shape, v._ctx)
     if g.layout is torch.sparse_coo:
