@@ -291,6 +291,7 @@ def _evaluate(net, loader, ctxs, loss_fn):
     for data, label in loader:
         xs = gluon.utils.split_and_load(data, ctxs, even_split=False)
         ys = gluon.utils.split_and_load(label, ctxs, even_split=False)
+        xs, ys = zip(*[(x, y) for x, y in zip(xs, ys) if x.shape[0]])
         outs = [net(x) for x in xs]
         loss.update(None, [loss_fn(o, y) for o, y in zip(outs, ys)])
         acc.update(ys, outs)
@@ -330,7 +331,11 @@ def run(args):
     train_ds = gluon.data.ArrayDataset(x_train, y_train)
     test_ds = gluon.data.ArrayDataset(x_test, y_test)
     sampler = EpochShuffle(len(train_ds), args.seed)
-    train_loader = gluon.data.DataLoader(train_ds, batch_size=args.batch_size, sampler=sampler)
+    # A last batch smaller than the number of contexts would leave a context without data.
+    remainder = len(train_ds) % args.batch_size
+    last_batch = "discard" if 0 < remainder < len(ctxs) else "keep"
+    train_loader = gluon.data.DataLoader(train_ds, batch_size=args.batch_size, sampler=sampler,
+                                         last_batch=last_batch)
     test_loader = gluon.data.DataLoader(test_ds, batch_size=256)
     steps_per_epoch = len(train_loader)
 
