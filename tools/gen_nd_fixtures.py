@@ -817,6 +817,22 @@ def misc_snippets():
                  "nd.argsort(nd.array([2., 1., 2., 1.])), "
                  "nd.argmin(nd.array([[2., 1., 1.]]), axis=1)]"),
         ("one_hot_negative", "result = nd.one_hot(nd.array([-1, 1]), 3)"),
+        ("gather_scatter", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = ["
+                           "nd.gather_nd(x, nd.array([[0, 1], [2, 0]])), nd.gather_nd(x, "
+                           "nd.array([[1, 0, 1]])), nd.scatter_nd(nd.array([1., 2.]), "
+                           "nd.array([[0, 1], [1, 0]]), shape=(2, 2)), nd.scatter_nd("
+                           "nd.array([[1., 2.], [3., 4.]]), nd.array([[1, 0]]), shape=(3, 2))]"),
+        ("diag_moments", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = ["
+                         "nd.diag(nd.array(np.arange(9).reshape((3, 3)))), "
+                         "nd.diag(nd.array(np.arange(12).reshape((3, 4))), k=1), "
+                         "nd.diag(nd.array([1., 2.]), k=-1), nd.moments(x, axes=(1,)), "
+                         "nd.moments(x, axes=(0, 2), keepdims=True)]"),
+        ("contrib", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = ["
+                    "nd.contrib.arange_like(x, axis=1), nd.contrib.arange_like(nd.ones((2, 3)), "
+                    "start=1, step=0.5), nd.contrib.arange_like(nd.ones((5,)), repeat=2), "
+                    "nd.contrib.boolean_mask(nd.array(np.arange(6).reshape((3, 2))), "
+                    "nd.array([1, 0, 1])), nd.contrib.index_copy(nd.zeros((3, 2)), "
+                    "nd.array([2, 0]), nd.ones((2, 2))), nd.contrib.div_sqrt_dim(nd.ones((2, 4)))]"),
         ("special_values", "result = [nd.sqrt(nd.array([-1.])), nd.log(nd.array([0.])), "
                            "nd.array([1., -1.]) / 0, nd.array([2., 3.]) ** nd.array([2., 2.]), "
                            "2.0 ** nd.array([2., 3.]), abs(nd.array([-1.5]))]"),

@@ -1,4 +1,57 @@
 """``nd.contrib``: operators MXNet keeps under contrib."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..base import MXNetError
+from .ndarray import NDArray, _new, _run, _assign_out
 from .ops import isnan, isinf, isfinite  # noqa: F401
 
-__all__ = ["isnan", "isinf", "isfinite"]
+__all__ = ["isnan", "isinf", "isfinite", "arange_like", "boolean_mask", "index_copy",
+           "div_sqrt_dim"]
+
+
+def _t(x, op, what="data"):
+    if isinstance(x, NDArray):
+        return x._t
+    raise TypeError(f"{op}: {what} must be an NDArray, got {type(x).__name__}")
+
+
+def arange_like(data, start=0.0, step=1.0, repeat=1, axis=None, ctx=None, out=None,
+                name=None):
+    """``start, start + step, ...`` shaped like ``data`` (or as long as its ``axis``)."""
+    t = _t(data, "arange_like")
+    n = t.numel() if axis is None else t.shape[axis]
+    vals = start + step * torch.div(torch.arange(n, dtype=torch.float64, device=t.device),
+                                    repeat, rounding_mode="floor")
+    vals = vals.to(t.dtype)
+    if axis is None:
+        vals = vals.reshape(t.shape)
+    return _assign_out(_new(vals, data._ctx), out)
+
+
+def boolean_mask(data, index, axis=0, out=None, name=None):
+    """The slices of ``data`` along ``axis`` where ``index`` is non-zero."""
+    t = _t(data, "boolean_mask")
+    m = _t(index, "boolean_mask", "index").detach()
+    if m.dim() != 1 or m.shape[0] != t.shape[axis]:
+        raise MXNetError(f"boolean_mask: index of shape {index.shape} must be 1-D with "
+                         f"{t.shape[axis]} entries (axis {axis} of data shape {data.shape})")
+    keep = torch.nonzero(m != 0).reshape(-1)
+    return _assign_out(_new(_run(torch.index_select, t, axis, keep), data._ctx), out)
+
+
+def index_copy(old_tensor, index_vector, new_tensor, out=None, name=None):
+    """A copy of ``old_tensor`` whose rows ``index_vector`` are replaced by ``new_tensor``."""
+    t = _t(old_tensor, "index_copy")
+    idx = _t(index_vector, "index_copy", "index_vector").detach().long()
+    v = _t(new_tensor, "index_copy", "new_tensor")
+    return _assign_out(_new(_run(torch.index_copy, t, 0, idx, v), old_tensor._ctx), out)
+
+
+def div_sqrt_dim(data, out=None, name=None):
+    """``data / sqrt(data.shape[-1])``."""
+    t = _t(data, "div_sqrt_dim")
+    return _assign_out(_new(_run(torch.div, t, math.sqrt(t.shape[-1])), data._ctx), out)

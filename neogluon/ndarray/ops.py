@@ -686,3 +686,59 @@ for _alias in ("maximum", "minimum", "sum_axis", "SwapAxis", "Flatten", "Concat"
     if _alias not in __all__:
         __all__.append(_alias)
 __all__ += ["concat", "stack"]
+
+
+# ---------------------------------------------------------------- gather / scatter and friends
+@_export(fluent=False)
+def gather_nd(data, indices, out=None, name=None):
+    """Gather elements or slices: ``indices`` has shape ``(M, ...)`` and indexes the first
+    ``M`` axes of ``data``; the output shape is ``indices.shape[1:] + data.shape[M:]``."""
+    t = _t(data)
+    idx = _t(indices, "indices").detach().long()
+    m = idx.shape[0]
+    if m > t.dim():
+        raise MXNetError(f"gather_nd: indices of shape {indices.shape} index {m} axes of data "
+                         f"with shape {data.shape}")
+    key = tuple(idx[i] for i in range(m))
+    return _assign_out(_new(_run(t.__getitem__, key), data._ctx), out)
+
+
+@_export(fluent=False)
+def scatter_nd(data, indices, shape, out=None, name=None):
+    """The inverse of ``gather_nd``: a zero array of ``shape`` with ``data`` written at
+    ``indices`` (later duplicates win)."""
+    v = _t(data)
+    idx = _t(indices, "indices").detach().long()
+    shape = tuple(shape)
+
+    def fn():
+        r = torch.zeros(shape, dtype=v.dtype, device=v.device)
+        return r.index_put(tuple(idx[i] for i in range(idx.shape[0])), v)
+    return _assign_out(_new(_run(fn), data._ctx), out)
+
+
+@_export()
+def diag(data, k=0, axis1=0, axis2=1, out=None, name=None):
+    """A diagonal of a matrix (or of the ``axis1``/``axis2`` planes), or a diagonal matrix
+    made from a vector."""
+    t = _t(data)
+    if t.dim() == 1:
+        r = _run(torch.diag, t, k)
+    else:
+        r = _run(torch.diagonal, t, k, axis1, axis2)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+@_export(fluent=False)
+def moments(data, axes=None, keepdims=False, name=None):
+    """``[mean, variance]`` over ``axes`` (the biased variance)."""
+    t = _t(data)
+    dims = _norm_axis(axes, t.dim())
+
+    def fn():
+        var, mean = torch.var_mean(t, dim=dims, unbiased=False, keepdim=keepdims)
+        return mean, var
+    mean, var = _run(fn)
+    if not _state.recording:
+        mean, var = mean.detach(), var.detach()
+    return [_new(mean, data._ctx), _new(var, data._ctx)]
