@@ -554,3 +554,53 @@ def test_optimize_for_captures_now():
     assert net._active and net._cached_graph
     with pytest.raises(mx.MXNetError, match="no subgraph backend"):
         net.optimize_for(nd.ones((1, 2)), backend="MKLDNN")
+
+
+def test_hybridized_dropout_draws_like_imperative():
+    outs = []
+    for hyb in (False, True):
+        net = nn.HybridSequential()
+        net.add(nn.Dense(6, in_units=4), nn.Dropout(0.5))
+        net.initialize(mx.init.One())
+        if hyb:
+            net.hybridize()
+        mx.random.seed(7)
+        with autograd.record():
+            outs.append([net(nd.ones((3, 4))).asnumpy() for _ in range(3)])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_custom_block_with_unknown_shape_names_the_parameter():
+    class Scale(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__(prefix="scale_")
+            self.w = self.params.get("w", shape=(0,), allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, w):
+            return F.broadcast_mul(x, w)
+
+    b = Scale()
+    b.initialize()
+    with pytest.raises(ValueError, match=r"scale_w \(0,\).*infer_shape"):
+        b(nd.ones((2, 3)))
+
+    class Scale2(Scale):
+        def infer_shape(self, x):
+            self.w.shape = (x.shape[1],)
+
+    b2 = Scale2()
+    b2.initialize(mx.init.One())
+    np.testing.assert_array_equal(b2(nd.ones((2, 3))).asnumpy(), np.ones((2, 3)))
+
+
+def test_load_parameters_on_two_contexts(tmp_path):
+    net = _mlp()
+    net.initialize()
+    f = str(tmp_path / "x.params")
+    net.save_parameters(f)
+    other = _mlp()
+    other.load_parameters(f, ctx=[mx.cpu(0), mx.cpu(1)])
+    w = other[0].weight
+    assert w.list_ctx() == [mx.cpu(0), mx.cpu(1)]
+    np.testing.assert_array_equal(w.data(mx.cpu(1)).asnumpy(), net[0].weight.data().asnumpy())
