@@ -659,12 +659,17 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
     """Look up rows of ``weight`` (``(input_dim, output_dim)``) at the indices in ``data``.
 
     Indices are truncated to integers and clipped into ``[0, input_dim - 1]``, as MXNet does.
-    The output has shape ``data.shape + (output_dim,)``.
+    The output has shape ``data.shape + (output_dim,)``. With ``sparse_grad`` (or a sparse
+    weight) the work goes to ``nd.sparse.Embedding``, which gives a row_sparse gradient.
     """
     if type(weight) is not NDArray and getattr(weight, "stype", "default") != "default":
         from .sparse import _embedding_sparse_weight  # a row_sparse weight: no dense table
         return _assign_out(_embedding_sparse_weight(data, weight, input_dim, output_dim,
                                                     sparse_grad), out)
+    if sparse_grad or getattr(weight, "stype", "default") != "default":
+        from . import sparse  # row_sparse gradients live with the sparse arrays
+        return sparse.Embedding(data, weight, input_dim=input_dim, output_dim=output_dim,
+                                dtype=dtype, sparse_grad=sparse_grad, out=out)
     idx = _tt(data, "Embedding").detach()
     w = _tt(weight, "Embedding", "weight")
     if w.dim() != 2 or (input_dim is not None and w.shape[0] != input_dim) or (
