@@ -131,11 +131,19 @@ def test_sparse_adagrad_refuses_weight_decay():
 
 
 # ------------------------------------------------------------- through mx.optimizer
+# MXNet 1.9.1's DCASGD fails on a row_sparse gradient with a ValueError from its own Python
+# code (the truth value of an NDArray); neogluon runs the dense update instead.
+MXNET_BUGS = {"dcasgd"}
+
+
 @pytest.mark.parametrize("name", sorted(FIXTURE["cases"]))
 def test_updater_with_row_sparse_grads_matches_mxnet(name):
     import neogluon as mx
     case = FIXTURE["cases"][name]
     want = FIXTURE["results"][name]
+    if name in MXNET_BUGS:
+        _run_updater(mx, case)  # runs (MXNet 1.9.1 fails on it, see MXNET_BUGS)
+        return
     if not want["ok"]:
         with pytest.raises(MXNetError):
             _run_updater(mx, case)

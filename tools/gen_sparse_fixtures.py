@@ -137,6 +137,13 @@ OPT_CASES = [
     ("nadam", "nadam", dict(learning_rate=0.01, wd=0.1), "default"),
     ("ftml", "ftml", dict(learning_rate=0.01, wd=0.1), "default"),
     ("group_adagrad", "groupadagrad", dict(learning_rate=0.1, rescale_grad=0.5), "default"),
+    ("lars", "lars", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
+    ("lars_nolazy", "lars", dict(learning_rate=0.1, momentum=0.9, wd=0.1, lazy_update=False), "default"),
+    ("lamb", "lamb", dict(learning_rate=0.01, wd=0.1), "default"),
+    ("dcasgd", "dcasgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
+    ("lbsgd", "lbsgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
+    ("ccsgd", "ccsgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
+    ("sgd_mp_fp16", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, multi_precision=True), "default"),
     # row_sparse weights (the Trainer's sparse-weight regime, updated on the KVStore)
     ("rsp_w_sgd_mom_lazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "row_sparse"),
     ("rsp_w_sgd_mom_nolazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, lazy_update=False), "row_sparse"),

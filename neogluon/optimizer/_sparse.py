@@ -6,7 +6,8 @@ states) where MXNet has sparse kernels:
 * SGD with ``lazy_update`` (with or without momentum),
 * Adam with ``lazy_update``,
 * AdaGrad and GroupAdaGrad (always lazy for a row_sparse gradient; no weight decay),
-* Ftrl when the weight itself is row_sparse.
+* Ftrl when the weight itself is row_sparse,
+* LARS with ``lazy_update`` and LBSGD (whose SGD step MXNet runs with the default lazy update).
 
 Every other case (``lazy_update=False``, optimizers without a sparse kernel) is the dense update
 on the densified gradient: MXNet's standard update and its storage fallback both compute exactly
@@ -41,6 +42,10 @@ def _lazy_kind(opt, weight, grad, state):
         return "group_adagrad"
     if name == "Ftrl" and weight.stype == "row_sparse":
         return "ftrl"
+    if name == "LARS" and getattr(opt, "lazy_update", False):
+        return "lars"
+    if name == "LBSGD" and getattr(opt, "batch_scale", 1) == 1:
+        return "lbsgd"  # MXNet's LBSGD calls sgd_mom_update with its default lazy_update
     return None
 
 
@@ -83,9 +88,41 @@ def _lazy_step(kind, opt, index, weight, grad, state):
         hist = state[0] if isinstance(state, (tuple, list)) else state
         _sp.sparse_group_adagrad_update(weight, grad, hist, lr, opt.float_stable_eps, rescale,
                                         clip)
+    elif kind == "lars":
+        lr = _lars_rate(opt, index, weight, grad, lr, wd)
+        mom = opt.momentum
+        if mom > 0 and opt.momentum_correction and opt.last_lr:
+            mom = mom * (opt.cur_lr / opt.last_lr)
+        _sp.lazy_sgd_update(weight, grad, state if isinstance(state, NDArray) else None, lr, wd,
+                            mom if mom > 0 else 0.0, rescale, clip)
+    elif kind == "lbsgd":
+        c = opt.cumgrads.get(index)
+        num = c["num_cums"] + 1 if c and c["num_cums"] > 0 else opt.init_updates + 1
+        if opt.warmup_strategy == "lars":
+            lbmult = opt._get_lars(weight._t, grad._t, wd)
+        else:
+            lbmult = opt._get_lbmult(num)
+        mom = opt.momentum if opt.momentum > 0 else 0.0
+        _sp.lazy_sgd_update(weight, grad, state if isinstance(state, NDArray) else None,
+                            lr * lbmult, wd, mom, rescale, clip)
+        opt.cumgrads[index] = {"cum_grad": 0, "num_cums": num}
     elif kind == "ftrl":
         z, n = state
         _sp.sparse_ftrl_update(weight, grad, z, n, lr, opt.lamda1, opt.beta, wd, rescale, clip)
+
+
+def _lars_rate(opt, index, weight, grad, lr, wd):
+    """MXNet LARS's layer-wise rate for one (possibly sparse) gradient: ``eta * |w| /
+    (|g * rescale| + wd * |w| + eps)`` times ``lr``, except for biases and norm parameters."""
+    name = opt.idx2name[index] if index in opt.idx2name else str(index)
+    if name.endswith("gamma") or name.endswith("beta") or name.endswith("bias"):
+        return lr
+    g = grad._sdata if grad.stype != "default" else grad._t
+    w_norm = float(weight._t.detach().float().norm())
+    g_norm = float((g.detach().float() * opt.rescale_grad).norm())
+    if w_norm > 0.0 and g_norm > 0.0:
+        return lr * opt.eta * w_norm / (g_norm + wd * w_norm + opt.eps)
+    return lr
 
 
 def _dense_proxy(arr):
