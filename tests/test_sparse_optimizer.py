@@ -23,13 +23,16 @@ SHAPE = tuple(FIXTURE["shape"])
 
 
 def _weight(wstype):
-    w = nd.array(np.array(FIXTURE["w0"], dtype=np.float32))
-    return w if wstype == "default" else w.tostype(wstype)
+    dt = np.float16 if wstype.endswith("_fp16") else np.float32
+    w = nd.array(np.array(FIXTURE["w0"], dtype=dt), dtype=dt)
+    st = wstype.split("_")[0] if wstype.endswith("_fp16") else wstype
+    return w if st == "default" else w.tostype(st)
 
 
-def _grads():
+def _grads(dt=np.float32):
     for rows, g in zip(FIXTURE["rows"], FIXTURE["grads"]):
-        yield nd.sparse.row_sparse_array((np.array(g, dtype=np.float32), rows), shape=SHAPE)
+        yield nd.sparse.row_sparse_array((np.array(g, dtype=np.float32).astype(dt), rows),
+                                         shape=SHAPE)
 
 
 def _check(name, w, states):
@@ -149,15 +152,16 @@ def test_updater_with_row_sparse_grads_matches_mxnet(name):
             _run_updater(mx, case)
         return
     w, steps, states = _run_updater(mx, case)
+    tol = dict(rtol=2e-3, atol=2e-3) if case["wstype"].endswith("_fp16") else \
+        dict(rtol=2e-5, atol=2e-6)
     for i, (got, exp) in enumerate(zip(steps, want["steps"])):
-        np.testing.assert_allclose(got, np.array(exp), rtol=2e-5, atol=2e-6,
-                                   err_msg=f"{name} step {i + 1}")
+        np.testing.assert_allclose(got, np.array(exp), err_msg=f"{name} step {i + 1}", **tol)
     assert w.stype == want["weight_stype"]
-    st = states if isinstance(states, (list, tuple)) else [states]
-    for got_s, want_s in zip(st, want["states"]):
+    assert len(states) == len(want["states"]), (name, len(states), len(want["states"]))
+    for got_s, want_s in zip(states, want["states"]):
         if want_s is not None:
-            np.testing.assert_allclose(got_s.asnumpy(), np.array(want_s), rtol=2e-5,
-                                       atol=2e-6, err_msg=f"{name} state")
+            np.testing.assert_allclose(got_s.asnumpy(), np.array(want_s),
+                                       err_msg=f"{name} state", **tol)
 
 
 def _run_updater(mx, case):
@@ -165,10 +169,14 @@ def _run_updater(mx, case):
     upd = mx.optimizer.get_updater(opt)
     w = _weight(case["wstype"])
     steps = []
-    for g in _grads():
+    for g in _grads(np.float16 if case["wstype"].endswith("_fp16") else np.float32):
         upd(0, g, w)
         steps.append(w.asnumpy())
-    return w, steps, upd.states[0]
+    st = upd.states[0]
+    flat = []
+    for x in (st if isinstance(st, (list, tuple)) else [st]):
+        flat.extend(x if isinstance(x, (list, tuple)) else [x])
+    return w, steps, flat
 
 
 def test_updater_list_form_mixes_sparse_and_dense():

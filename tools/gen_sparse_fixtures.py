@@ -143,7 +143,9 @@ OPT_CASES = [
     ("dcasgd", "dcasgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
     ("lbsgd", "lbsgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
     ("ccsgd", "ccsgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default"),
-    ("sgd_mp_fp16", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, multi_precision=True), "default"),
+    ("sgd_mp_fp16", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, multi_precision=True), "default_fp16"),
+    ("adam_mp_fp16", "adam", dict(learning_rate=0.01, wd=0.1, multi_precision=True), "default_fp16"),
+    ("sgd_fp16_lazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "default_fp16"),
     # row_sparse weights (the Trainer's sparse-weight regime, updated on the KVStore)
     ("rsp_w_sgd_mom_lazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1), "row_sparse"),
     ("rsp_w_sgd_mom_nolazy", "sgd", dict(learning_rate=0.1, momentum=0.9, wd=0.1, lazy_update=False), "row_sparse"),
@@ -174,19 +176,23 @@ def run_opt_cases():
         try:
             opt = mx.optimizer.create(opt_name, **kwargs)
             upd = mx.optimizer.get_updater(opt)
-            w = mx.nd.array(w0)
-            if wstype != "default":
+            dt = "float16" if wstype.endswith("_fp16") else "float32"
+            w = mx.nd.array(w0, dtype=dt)
+            if wstype.split("_")[0] != "default":
                 w = w.tostype(wstype)
             steps = []
             for rows, g in zip(OPT_ROWS, grads):
-                grad = mx.nd.sparse.row_sparse_array((g, rows), shape=OPT_SHAPE)
+                grad = mx.nd.sparse.row_sparse_array((g.astype(dt), rows), shape=OPT_SHAPE)
                 upd(0, grad, w)
                 steps.append(w.asnumpy().tolist())
             st = upd.states[0]
             st = st if isinstance(st, (list, tuple)) else [st]
+            flat = []
+            for x in st:  # multi-precision states nest (state, master weight)
+                flat.extend(x if isinstance(x, (list, tuple)) else [x])
             out[name] = {"ok": True, "steps": steps, "weight_stype": w.stype,
-                         "states": [None if s is None else s.asnumpy().tolist() for s in st],
-                         "state_stypes": [None if s is None else s.stype for s in st]}
+                         "states": [None if s is None else s.asnumpy().tolist() for s in flat],
+                         "state_stypes": [None if s is None else s.stype for s in flat]}
         except Exception as err:  # noqa: BLE001 - the error is the fixture
             out[name] = {"ok": False, "error": type(err).__name__,
                          "message": str(err).split("\n")[0][:300]}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from ..base import MXNetError
 from ..ndarray import sparse as _sp
@@ -29,8 +30,6 @@ def _lazy_kind(opt, weight, grad, state):
     """Which lazy kernel applies, or None for the dense update."""
     if grad.stype != "row_sparse" or weight.stype not in ("default", "row_sparse"):
         return None
-    if opt.multi_precision and weight.dtype == np.float16:
-        return None  # float32 master copies take the dense path
     name = type(opt).__name__
     if name in ("SGD", "ccSGD") and getattr(opt, "lazy_update", False):
         return "sgd"
@@ -47,6 +46,11 @@ def _lazy_kind(opt, weight, grad, state):
     if name == "LBSGD" and getattr(opt, "batch_scale", 1) == 1:
         return "lbsgd"  # MXNet's LBSGD calls sgd_mom_update with its default lazy_update
     return None
+
+
+def _is_mp(opt, weight, state):
+    return bool(opt.multi_precision) and weight.dtype == np.float16 and \
+        isinstance(state, (tuple, list))
 
 
 def _count_and_rates(opt, index):
@@ -111,6 +115,17 @@ def _lazy_step(kind, opt, index, weight, grad, state):
         _sp.sparse_ftrl_update(weight, grad, z, n, lr, opt.lamda1, opt.beta, wd, rescale, clip)
 
 
+def _lazy_step_mp(kind, opt, index, weight, grad, state):
+    mi, si = (1, 0) if getattr(opt, "_mp_master_last", False) else (0, 1)
+    master, inner = state[mi], state[si]
+    g32 = grad.astype(np.float32)
+    _lazy_step(kind, opt, index, master, g32, inner)
+    idx = grad._aux[0]
+    with torch.no_grad():
+        dst = _sp._full_rows(weight)
+        dst.index_copy_(0, idx, _sp._full_rows(master).index_select(0, idx).to(dst.dtype))
+
+
 def _lars_rate(opt, index, weight, grad, lr, wd):
     """MXNet LARS's layer-wise rate for one (possibly sparse) gradient: ``eta * |w| /
     (|g * rescale| + wd * |w| + eps)`` times ``lr``, except for biases and norm parameters."""
@@ -161,6 +176,14 @@ def sparse_update(opt, indices, weights, grads, states, multi_precision=False, s
             raise MXNetError(f"{type(opt).__name__}: index {i!r}: csr weights or gradients "
                              "cannot be used by an optimizer (MXNet neither)")
         kind = _lazy_kind(opt, w, g, s)
+        if kind is not None and _is_mp(opt, w, s):
+            # MXNet's SGD family has no lazy multi-precision kernel (dense update); the other
+            # optimizers update the float32 master copy lazily and cast it back
+            if kind in ("sgd", "lars", "lbsgd"):
+                kind = None
+            else:
+                _lazy_step_mp(kind, opt, i, w, g, s)
+                continue
         if kind is None:
             dense.append(p)
         else:
