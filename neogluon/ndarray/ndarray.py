@@ -562,6 +562,19 @@ class NDArray:
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key):
         t = self._t
+        tk = type(key)
+        if (tk is int or (tk is slice and key.step is None)) and not t.requires_grad:
+            # Fast path for x[i] and x[a:b] on a plain array.
+            try:
+                r = t[key]
+            except IndexError:
+                pass  # the general path below words the error
+            else:
+                a = _object_new(NDArray)
+                a._t = r.reshape(1) if r.dim() == 0 else r
+                a._ctx = self._ctx
+                a._ag = None
+                return a
         k, post = _convert_key(key, t.device, t.dim())
         try:
             if _state.recording or not t.requires_grad:

@@ -67,9 +67,11 @@ def _unary(name, fn):
             from .sparse import _nd_unary  # keeps the storage type where MXNet does
             return _nd_unary(op.__name__, fn, data, out)
         t = _t(data)
-        r = _run(fn, t)
+        r = fn(t) if (not t.requires_grad or _state.recording) else _run(fn, t)
         if r.dtype is not t.dtype:
             r = r.to(t.dtype)  # MXNet keeps the input's dtype: sqrt of int32 is int32
+        if out is None:
+            return _new(r, data._ctx)
         return _assign_out(_new(r, data._ctx), out)
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}``."
@@ -180,12 +182,16 @@ def _reduce(name, fn):
             r = t
         elif not axes:
             r = t
+        elif not t.requires_grad or _state.recording:
+            r = fn(t, axes, keepdims)
         else:
             r = _run(fn, t, axes, keepdims)
         if r.dim() == 0:
             r = r.reshape(1)
         if r.dtype is not t.dtype:
             r = r.to(t.dtype)  # MXNet reduces an int32 array to int32
+        if out is None:
+            return _new(r, data._ctx)
         return _assign_out(_new(r, data._ctx), out)
     op.__name__ = name
     op.__doc__ = f"``{name}`` over ``axis`` (all axes by default), with keepdims and exclude."
