@@ -143,3 +143,17 @@ def test_pickle_ndarray(dtype):
     np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
     c = nd.ones((2,), ctx=mx.cpu(2))
     assert pickle.loads(pickle.dumps(c)).context == mx.cpu(2)
+
+
+def test_sparse_arrays_load_and_save_byte_identical(tmp_path):
+    src = os.path.join(FIX, "mx_sparse.params")
+    d = nd.load(src)
+    assert [d[k].stype for k in ("rsp", "csr", "dense")] == ["row_sparse", "csr", "default"]
+    np.testing.assert_array_equal(d["rsp"].asnumpy(), [[0, 0, 0], [0, 1, 2], [0, 0, 0],
+                                                       [3, 4, 5], [0, 0, 0]])
+    np.testing.assert_array_equal(d["csr"].asnumpy(), [[1, 0, 2, 0], [0, 0, 0, 0],
+                                                       [0, 3, 0, 0]])
+    out = tmp_path / "s.params"
+    nd.save(str(out), d)
+    with open(src, "rb") as f:
+        assert out.read_bytes() == f.read()

@@ -909,6 +909,12 @@ def io_fixtures(mx):
             [nd.array(content["weight"]), nd.array(content["i64"], dtype=np.int64)])
     nd.save(os.path.join(OUT, "mx_single.params"), nd.array([3.5, -1.0]))
     nd.save(os.path.join(OUT, "mx_empty.params"), [])
+    rsp = nd.sparse.row_sparse_array((np.arange(6, dtype=np.float32).reshape(2, 3),
+                                      np.array([1, 3], dtype=np.int64)), shape=(5, 3))
+    csr = nd.sparse.csr_matrix((np.array([1., 2., 3.], np.float32), np.array([0, 2, 1]),
+                                np.array([0, 2, 2, 3])), shape=(3, 4))
+    nd.save(os.path.join(OUT, "mx_sparse.params"), {"rsp": rsp, "csr": csr,
+                                                    "dense": nd.ones((2, 2))})
     np.savez(os.path.join(OUT, "io_content.npz"), **content)
     print("io: MXNet files written")
 
