@@ -631,3 +631,32 @@ CASES += [
      "with autograd.record():\n    y = nd.sparse.dot(c, w)\n"
      "y.backward(nd.array([[1, 2], [3, 4]])); out = [w.grad, y]"),
 ]
+
+
+UPD = """
+W = lambda: nd.array(W0[:4, :2] if False else [[0.5, -0.2], [0.1, 0.3], [-0.4, 0.8], [0.2, 0.2]])
+GR = lambda: nd.sparse.row_sparse_array(([[0.3, -0.6], [1.5, 0.2]], [1, 3]), shape=(4, 2))
+GD = lambda: GR().tostype('default')
+"""
+
+CASES += [(n, UPD + c) for n, c in [
+    ("op_sgd_update_rsp", "w = W(); nd.sparse.sgd_update(w, GR(), lr=0.1, wd=0.1, rescale_grad=0.5, out=w); out = w"),
+    ("op_sgd_update_rsp_nolazy", "w = W(); nd.sparse.sgd_update(w, GR(), lr=0.1, wd=0.1, lazy_update=False, out=w); out = w"),
+    ("op_sgd_update_dense", "w = W(); nd.sparse.sgd_update(w, GD(), lr=0.1, wd=0.1, clip_gradient=0.5, out=w); out = w"),
+    ("op_sgd_mom_update_rsp",
+     "w = W(); m = nd.ones((4, 2)) * 0.1\nfor _ in range(2):\n    nd.sparse.sgd_mom_update(w, GR(), m, lr=0.1, momentum=0.9, wd=0.1, out=w)\nout = [w, m]"),
+    ("op_sgd_mom_update_dense",
+     "w = W(); m = nd.ones((4, 2)) * 0.1\nfor _ in range(2):\n    nd.sparse.sgd_mom_update(w, GD(), m, lr=0.1, momentum=0.9, wd=0.1, out=w)\nout = [w, m]"),
+    ("op_adam_update_rsp",
+     "w = W(); m = nd.zeros((4, 2)); v = nd.zeros((4, 2))\nfor _ in range(2):\n    nd.sparse.adam_update(w, GR(), m, v, lr=0.01, wd=0.1, out=w)\nout = [w, m, v]"),
+    ("op_adam_update_dense",
+     "w = W(); m = nd.zeros((4, 2)); v = nd.zeros((4, 2))\nfor _ in range(2):\n    nd.sparse.adam_update(w, GD(), m, v, lr=0.01, wd=0.1, clip_gradient=1.0, out=w)\nout = [w, m, v]"),
+    ("op_adagrad_update_rsp",
+     "w = W(); h = nd.zeros((4, 2))\nfor _ in range(2):\n    nd.sparse.adagrad_update(w, GR(), h, lr=0.1, out=w)\nout = [w, h]"),
+    ("op_ftrl_update_dense_states",
+     "w = W(); z = nd.zeros((4, 2)); n = nd.zeros((4, 2))\nnd.sparse.ftrl_update(w, GR(), z, n, lr=0.1, wd=0.1, out=w)\nout = [w, z, n]"),
+    ("op_ftrl_update_rsp_states",
+     "w = W().tostype('row_sparse'); z = nd.sparse.zeros('row_sparse', (4, 2)); n = nd.sparse.zeros('row_sparse', (4, 2))\n"
+     "nd.sparse.ftrl_update(w, GR(), z, n, lr=0.1, wd=0.1, out=w)\nout = [w, z, n]"),
+    ("op_sparse_namespace_fallback", "out = [nd.sparse.exp(R()), nd.sparse.sum(R())]"),
+]]

@@ -38,7 +38,8 @@ __all__ = ["BaseSparseNDArray", "RowSparseNDArray", "CSRNDArray", "row_sparse_ar
            "elemwise_sub", "elemwise_mul", "negative", "square", "sqrt", "abs", "sign", "relu",
            "clip", "round", "rint", "ceil", "floor", "trunc", "fix", "sin", "tan", "arcsin",
            "arctan", "sinh", "tanh", "arcsinh", "arctanh", "expm1", "log1p", "degrees",
-           "radians", "cbrt", "Embedding"]
+           "radians", "cbrt", "Embedding", "sgd_update", "sgd_mom_update", "adam_update",
+           "adagrad_update", "ftrl_update"]
 
 _state = _ag_mod._state
 _I64 = torch.int64
@@ -1761,3 +1762,200 @@ def sparse_ftrl_update(weight, grad, z, n, lr, lamda1=0.01, beta=1.0, wd=0.0, re
     new_w = (torch.sign(zr) * lamda1 - zr) / ((beta + nr.sqrt()) / lr + wd) * \
         (zr.abs() > lamda1).to(zr.dtype)
     w.index_copy_(0, idx, new_w)
+
+
+# ------------------------------------------------------------- MXNet's update operators
+# ``nd.sparse.sgd_update`` & co, with MXNet's signatures: lazy on the rows of a row_sparse
+# gradient when ``lazy_update`` (MXNet's default), the dense formula otherwise. They update
+# ``weight`` (and the states) in place; ``out`` must be ``weight`` or None, as MXNet's
+# optimizers always pass ``out=weight``.
+def _clip_arg(clip_gradient):
+    return clip_gradient if clip_gradient is not None and clip_gradient >= 0 else None
+
+
+def _dense_grad(grad, rescale_grad, clip):
+    g = grad._t.detach() * rescale_grad
+    return g.clamp(-clip, clip) if clip is not None else g
+
+
+def _check_out(weight, out, op):
+    if out is not None and out is not weight:
+        raise MXNetError(f"{op}: out must be the weight array (the update is in place)")
+    return weight
+
+
+@torch.no_grad()
+def sgd_update(weight, grad, lr, wd=0.0, rescale_grad=1.0, clip_gradient=-1.0,
+               lazy_update=True, out=None, name=None):
+    """SGD step ``weight = weight - lr * (clip(rescale_grad * grad) + wd * weight)``.
+
+    Parameters
+    ----------
+    weight, grad : NDArray
+        With a row_sparse ``grad`` and ``lazy_update``, only the rows it stores change.
+    lr, wd, rescale_grad, clip_gradient : float
+        ``clip_gradient < 0`` turns clipping off.
+    lazy_update : bool
+    out : NDArray, optional
+        ``weight`` (the update is in place).
+
+    Returns
+    -------
+    NDArray
+        ``weight``.
+    """
+    _check_out(weight, out, "sgd_update")
+    clip = _clip_arg(clip_gradient)
+    if grad.stype == "row_sparse" and lazy_update:
+        lazy_sgd_update(weight, grad, None, lr, wd, 0.0, rescale_grad, clip)
+        return weight
+    w = _full_rows(weight)
+    w.mul_(1.0 - lr * wd).sub_(_dense_grad(grad, rescale_grad, clip), alpha=lr)
+    return weight
+
+
+@torch.no_grad()
+def sgd_mom_update(weight, grad, mom, lr, momentum=0.0, wd=0.0, rescale_grad=1.0,
+                   clip_gradient=-1.0, lazy_update=True, out=None, name=None):
+    """SGD with momentum: ``mom = momentum * mom - lr * wd * weight - lr * clip(rescale_grad *
+    grad); weight += mom``.
+
+    Parameters
+    ----------
+    weight, grad, mom : NDArray
+        With a row_sparse ``grad`` and ``lazy_update``, only the rows it stores change (in the
+        weight and in ``mom``).
+    lr, momentum, wd, rescale_grad, clip_gradient : float
+    lazy_update : bool
+    out : NDArray, optional
+        ``weight``.
+
+    Returns
+    -------
+    NDArray
+        ``weight``.
+    """
+    _check_out(weight, out, "sgd_mom_update")
+    clip = _clip_arg(clip_gradient)
+    if grad.stype == "row_sparse" and lazy_update:
+        lazy_sgd_update(weight, grad, mom, lr, wd, momentum, rescale_grad, clip)
+        return weight
+    w = _full_rows(weight)
+    m = _full_rows(mom)
+    m.mul_(momentum).sub_(w, alpha=lr * wd).sub_(_dense_grad(grad, rescale_grad, clip), alpha=lr)
+    w.add_(m)
+    return weight
+
+
+@torch.no_grad()
+def adam_update(weight, grad, mean, var, lr, beta1=0.9, beta2=0.999, epsilon=1e-8, wd=0.0,
+                rescale_grad=1.0, clip_gradient=-1.0, lazy_update=True, out=None, name=None):
+    """Adam step (``lr`` already bias-corrected by the caller, as MXNet's optimizer does).
+
+    Parameters
+    ----------
+    weight, grad, mean, var : NDArray
+        With a row_sparse ``grad`` and ``lazy_update``, only the rows it stores change.
+    lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient : float
+    lazy_update : bool
+    out : NDArray, optional
+        ``weight``.
+
+    Returns
+    -------
+    NDArray
+        ``weight``.
+    """
+    _check_out(weight, out, "adam_update")
+    clip = _clip_arg(clip_gradient)
+    if grad.stype == "row_sparse" and lazy_update:
+        lazy_adam_update(weight, grad, mean, var, lr, beta1, beta2, epsilon, wd, rescale_grad,
+                         clip)
+        return weight
+    w = _full_rows(weight)
+    g = grad._t.detach() * rescale_grad + wd * w
+    if clip is not None:
+        g = g.clamp(-clip, clip)
+    m = _full_rows(mean)
+    v = _full_rows(var)
+    m.mul_(beta1).add_(g, alpha=1.0 - beta1)
+    v.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+    w.sub_(lr * m / (v.sqrt() + epsilon))
+    return weight
+
+
+@torch.no_grad()
+def adagrad_update(weight, grad, history, lr, epsilon=1e-7, wd=0.0, rescale_grad=1.0,
+                   clip_gradient=-1.0, out=None, name=None):
+    """AdaGrad step on the rows of a row_sparse ``grad`` (MXNet's sparse-only operator).
+
+    Parameters
+    ----------
+    weight, history : NDArray
+    grad : RowSparseNDArray
+    lr, epsilon, rescale_grad, clip_gradient : float
+    wd : float
+        Must be 0 (MXNet supports no weight decay here).
+    out : NDArray, optional
+        ``weight``.
+
+    Returns
+    -------
+    NDArray
+        ``weight``.
+    """
+    _check_out(weight, out, "adagrad_update")
+    if grad.stype != "row_sparse":
+        raise MXNetError("adagrad_update: the gradient must be row_sparse (MXNet's sparse "
+                         f"AdaGrad operator), got storage type '{grad.stype}'")
+    sparse_adagrad_update(weight, grad, history, lr, epsilon, wd, rescale_grad,
+                          _clip_arg(clip_gradient))
+    return weight
+
+
+@torch.no_grad()
+def ftrl_update(weight, grad, z, n, lr, lamda1=0.01, beta=1.0, wd=0.0, rescale_grad=1.0,
+                clip_gradient=-1.0, out=None, name=None):
+    """FTRL step; lazy on the rows of a row_sparse ``grad`` when weight, z and n are all
+    row_sparse (as MXNet), dense otherwise.
+
+    Parameters
+    ----------
+    weight, grad, z, n : NDArray
+    lr, lamda1, beta, wd, rescale_grad, clip_gradient : float
+    out : NDArray, optional
+        ``weight``.
+
+    Returns
+    -------
+    NDArray
+        ``weight``.
+    """
+    _check_out(weight, out, "ftrl_update")
+    clip = _clip_arg(clip_gradient)
+    if grad.stype == "row_sparse" and weight.stype == z.stype == n.stype == "row_sparse":
+        sparse_ftrl_update(weight, grad, z, n, lr, lamda1, beta, wd, rescale_grad, clip)
+        return weight
+    dense = [_new(_full_rows(a) if a.stype == "default" else a._t.clone(), a._ctx)
+             for a in (weight, z, n)]
+    full = _make_rsp(grad._t.detach(), torch.arange(grad.shape[0], device=grad._t.device),
+                     grad.shape, grad._ctx)
+    sparse_ftrl_update(dense[0], full, dense[1], dense[2], lr, lamda1, beta, wd, rescale_grad,
+                       clip)
+    for orig, d in zip((weight, z, n), dense):
+        if orig.stype != "default":
+            orig._assign(d)
+    return weight
+
+
+def __getattr__(name):
+    # MXNet's nd.sparse namespace holds every operator; those without a sparse version here
+    # are the dense ones (which take sparse inputs through the storage fallback).
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from . import ops, nn_ops
+    for mod in (ops, nn_ops):
+        if name in getattr(mod, "__all__", ()) or (hasattr(mod, name) and not name.startswith("_")
+                                                    and callable(getattr(mod, name))):
+            return getattr(mod, name)
+    raise AttributeError(f"module 'neogluon.ndarray.sparse' has no attribute {name!r}")
