@@ -507,10 +507,14 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
     if nd == 1:
         xc = x.reshape(1, -1)
     if training:
-        red = [0] + list(range(2, xc.dim()))
-        with torch.no_grad():
-            var, mean = torch.var_mean(xc.detach(), dim=red, unbiased=False)
-        r = _run(F.batch_norm, xc, None, None, g, b, True, 0.0, eps)
+        # The batch statistics come out of the fused kernel itself: with momentum 1 torch
+        # writes the batch mean and the unbiased variance into these scratch buffers.
+        mean = torch.zeros(c, dtype=mm.dtype, device=x.device)
+        uvar = torch.zeros(c, dtype=mm.dtype, device=x.device)
+        r = _run(F.batch_norm, xc, mean, uvar, g, b, True, 1.0, eps)
+        n = xc.numel() // max(c, 1)
+        # MXNet uses the biased variance (torch saved uvar for backward: no in-place here).
+        var = uvar * ((n - 1) / n) if n > 1 else torch.zeros_like(uvar)
         if _state.recording and r.requires_grad:
             r.register_hook(_moving_update(mm, mv, mean, var, float(momentum)))
     else:
