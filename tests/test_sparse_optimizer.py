@@ -139,6 +139,7 @@ def test_sparse_adagrad_refuses_weight_decay():
 MXNET_BUGS = {"dcasgd"}
 
 
+@pytest.mark.filterwarnings("ignore:Accumulating with float16")  # MXNet warns the same
 @pytest.mark.parametrize("name", sorted(FIXTURE["cases"]))
 def test_updater_with_row_sparse_grads_matches_mxnet(name):
     import neogluon as mx
