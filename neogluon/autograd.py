@@ -458,6 +458,10 @@ class Function:
         self._used = True
         fn = self
         ctx = inputs[0]._ctx
+        if not _state.recording:
+            # Nothing to differentiate later: run forward on its own (no graph, as elsewhere).
+            with pause(train_mode=is_training()):
+                return self.forward(*[_new(x._t.detach(), x._ctx) for x in inputs])
 
         class _Bridge(torch.autograd.Function):
             @staticmethod

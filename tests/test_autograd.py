@@ -179,3 +179,17 @@ def test_no_graph_is_kept_outside_record_for_variables():
     assert nd.to_torch(y).grad_fn is None
     with pytest.raises(mx.MXNetError, match="computational graph"):
         y.backward()
+
+
+def test_function_outside_record_builds_no_graph():
+    class Sq(autograd.Function):
+        def forward(self, x):
+            return x * x
+
+        def backward(self, dy):
+            return dy
+    x = nd.array([2.0, 3.0])
+    x.attach_grad()
+    y = Sq()(x)
+    assert y.asnumpy().tolist() == [4.0, 9.0]
+    assert not nd.to_torch(y).requires_grad
