@@ -415,8 +415,8 @@ def test_subclass_overriding_update_gets_master_weights():
     ("nadam", {}), ("lamb", {}), ("dcasgd", {"momentum": 0.9}), ("lars", {"momentum": 0.9}),
     ("sgld", {})])
 def test_list_updates_use_one_multi_tensor_kernel_call(name, kw, monkeypatch):
-    """The hot path: the whole list in one compiled-kernel call (two for LAMB), no per-tensor
-    loop. (LARS runs one call per group of aggregate_num tensors, as MXNet groups them.)"""
+    """The hot path: the whole list in one compiled-kernel call (two for LAMB and LARS: norms
+    first), no per-tensor loop. (LARS works per group of aggregate_num tensors, as MXNet.)"""
     assert _ckernels.library() is not None
     calls = []
     real = _ckernels.run
@@ -427,7 +427,7 @@ def test_list_updates_use_one_multi_tensor_kernel_call(name, kw, monkeypatch):
     ws = [mx.nd.ones((5, 3)) for _ in range(40)]
     gs = [mx.nd.ones((5, 3)) * 0.1 for _ in range(40)]
     upd(list(range(40)), gs, ws)
-    assert calls == ([40, 40] if name == "lamb" else [40])
+    assert calls == ([40, 40] if name in ("lamb", "lars") else [40])
 
 
 @pytest.mark.parametrize("name, kw", [("sgd", {"momentum": 0.9}), ("sgd", {}),

@@ -26,7 +26,7 @@ import torch
 
 K_SGD, K_SGD_MOM, K_NAG, K_SIGNUM, K_SIGNSGD, K_ADAM, K_ADAMW = range(7)
 (K_ADAGRAD, K_ADADELTA, K_RMSPROP, K_RMSPROPALEX, K_FTRL, K_FTML, K_ADAMAX, K_NADAM,
- K_DCASGD, K_LAMB1, K_LAMB2, K_SGLD) = range(7, 19)
+ K_DCASGD, K_LAMB1, K_LAMB2, K_SGLD, K_SUMSQ) = range(7, 20)
 
 # -fno-trapping-math lets comparisons vectorise; neither flag changes any result.
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
@@ -206,7 +206,8 @@ SOURCE = r'''
 enum {
   K_SGD = 0, K_SGD_MOM = 1, K_NAG = 2, K_SIGNUM = 3, K_SIGNSGD = 4, K_ADAM = 5, K_ADAMW = 6,
   K_ADAGRAD = 7, K_ADADELTA = 8, K_RMSPROP = 9, K_RMSPROPALEX = 10, K_FTRL = 11, K_FTML = 12,
-  K_ADAMAX = 13, K_NADAM = 14, K_DCASGD = 15, K_LAMB1 = 16, K_LAMB2 = 17, K_SGLD = 18
+  K_ADAMAX = 13, K_NADAM = 14, K_DCASGD = 15, K_LAMB1 = 16, K_LAMB2 = 17, K_SGLD = 18,
+  K_SUMSQ = 19
 };
 
 typedef struct {
@@ -422,12 +423,13 @@ typedef struct {
       }                                                                                        \
       break;                                                                                   \
     case K_LAMB1: {                                                                            \
-      /* blocks: a vectorisable update loop, then 8-lane double sums (a plain serial sum     \
-         would keep the whole loop scalar) */                                                  \
-      double su8[8] = {0}, sw8[8] = {0};                                                       \
+      /* blocks: a vectorisable update loop, then 8 float lanes per block (a serial sum       \
+         would keep the loop scalar), block sums added in double */                           \
+      double su = 0.0, sw = 0.0;                                                               \
       T ub[512];                                                                               \
       for (int64_t b0 = i0; b0 < i1; b0 += 512) {                                              \
         int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j, l;                                     \
+        T su8[8] = {0}, sw8[8] = {0};                                                          \
         for (j = 0; j < len; ++j) {                                                            \
           i = b0 + j;                                                                          \
           T gi = g[i] * r;                                                                     \
@@ -440,18 +442,42 @@ typedef struct {
         }                                                                                      \
         for (j = 0; j + 8 <= len; j += 8)                                                      \
           for (l = 0; l < 8; ++l) {                                                            \
-            su8[l] += (double)ub[j + l] * (double)ub[j + l];                                   \
-            sw8[l] += (double)w[b0 + j + l] * (double)w[b0 + j + l];                           \
+            su8[l] += ub[j + l] * ub[j + l];                                                   \
+            sw8[l] += w[b0 + j + l] * w[b0 + j + l];                                           \
           }                                                                                    \
         for (; j < len; ++j) {                                                                 \
-          su8[0] += (double)ub[j] * (double)ub[j];                                             \
-          sw8[0] += (double)w[b0 + j] * (double)w[b0 + j];                                     \
+          su8[0] += ub[j] * ub[j];                                                             \
+          sw8[0] += w[b0 + j] * w[b0 + j];                                                     \
+        }                                                                                      \
+        for (l = 0; l < 8; ++l) {                                                              \
+          su += (double)su8[l];                                                                \
+          sw += (double)sw8[l];                                                                \
         }                                                                                      \
       }                                                                                        \
-      for (int l = 0; l < 8; ++l) {                                                            \
-        part[2 * k] += sw8[l];                                                                 \
-        part[2 * k + 1] += su8[l];                                                             \
+      part[2 * k] += sw;                                                                       \
+      part[2 * k + 1] += su;                                                                   \
+    } break;                                                                                   \
+    case K_SUMSQ: { /* per-tensor sums of w^2 and g^2 (LARS) */                                \
+      double sw = 0.0, sg = 0.0;                                                               \
+      for (int64_t b0 = i0; b0 < i1; b0 += 512) {                                              \
+        int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j, l;                                     \
+        T sw8[8] = {0}, sg8[8] = {0};                                                          \
+        for (j = 0; j + 8 <= len; j += 8)                                                      \
+          for (l = 0; l < 8; ++l) {                                                            \
+            sw8[l] += w[b0 + j + l] * w[b0 + j + l];                                           \
+            sg8[l] += g[b0 + j + l] * g[b0 + j + l];                                           \
+          }                                                                                    \
+        for (; j < len; ++j) {                                                                 \
+          sw8[0] += w[b0 + j] * w[b0 + j];                                                     \
+          sg8[0] += g[b0 + j] * g[b0 + j];                                                     \
+        }                                                                                      \
+        for (l = 0; l < 8; ++l) {                                                              \
+          sw += (double)sw8[l];                                                                \
+          sg += (double)sg8[l];                                                                \
+        }                                                                                      \
       }                                                                                        \
+      part[2 * k] += sw;                                                                       \
+      part[2 * k + 1] += sg;                                                                   \
     } break;                                                                                   \
     case K_SGLD: /* s0: the Gaussian noise */                                                 \
       for (i = i0; i < i1; ++i) {                                                              \

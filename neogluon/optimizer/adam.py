@@ -71,8 +71,9 @@ class _AdamBase(_MultiTensor):
             clip = _f32(clip)
         if ck.usable(ws, gs, means, vars_):
             fused.make_exact(indices, scales)
-            lr_bc = [_f32(lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t))
-                     for lr, t in zip(lrs, ts)]
+            corr = {t: math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+                    for t in set(ts)}
+            lr_bc = _f32s([lr * corr[t] for lr, t in zip(lrs, ts)])
             ck.run(ck.K_ADAMW if self._decoupled else ck.K_ADAM, ws, gs, s0=means, s1=vars_,
                    lr=lr_bc, wd=_f32s(wds), params=[r, _ck_clip(clip), b1, b2, eps])
             return
@@ -316,18 +317,6 @@ class LAMB(_MultiTensor):
         _add_(ws, u)
 
 
-    def _trust_ratios(self, r1, r2):
-        out = []
-        lo = self.lower_bound if self.lower_bound else None
-        hi = self.upper_bound if self.upper_bound else None
-        for a, b in zip(r1, r2):
-            if lo is not None and lo >= 0:
-                a = max(a, lo)
-            if hi is not None and hi >= 0:
-                a = min(a, hi)
-            out.append(1.0 if (a == 0 or b == 0) else a / b)
-        return out
-
     def _step_kernels(self, indices, ws, gs, means, vars_, lrs, wds):
         b1, b2 = _f32(self.beta1), _f32(self.beta2)
         if self.bias_correction:
@@ -341,11 +330,18 @@ class LAMB(_MultiTensor):
         sw, su = ck.run(ck.K_LAMB1, ws, gs, s0=means, s1=vars_, lr=lrs, wd=wd, a=a, b=b,
                         params=params, want_sums=True)
         # MXNet computes the norms in float32
-        r1 = [float(np.float32(np.sqrt(x))) for x in sw]
-        r2 = [float(np.float32(np.sqrt(x))) for x in su]
-        ratio = self._trust_ratios(r1, r2)
-        ck.run(ck.K_LAMB2, ws, None, s0=means, s1=vars_, wd=wd, a=a, b=b,
-               lr=[_f32(lr) * q for lr, q in zip(lrs, ratio)], params=params)
+        r1 = np.sqrt(np.asarray(sw)).astype(np.float32).astype(np.float64)
+        r2 = np.sqrt(np.asarray(su)).astype(np.float32).astype(np.float64)
+        lo, hi = self.lower_bound, self.upper_bound
+        if lo and lo >= 0:
+            r1 = np.maximum(r1, lo)
+        if hi and hi >= 0:
+            r1 = np.minimum(r1, hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where((r1 == 0) | (r2 == 0), 1.0, r1 / r2)
+        lr_t = np.asarray(_f32s(lrs)) * ratio
+        ck.run(ck.K_LAMB2, ws, None, s0=means, s1=vars_, wd=wd, a=a, b=b, lr=lr_t.tolist(),
+               params=params)
 
 
 @register

@@ -846,12 +846,7 @@ class _MultiTensor(Optimizer):
             inner = state
             gs = [g._t for g in grad]
         sts = [_as_tuple(s) for s in inner]
-        if self._count_first:
-            self._update_count(index)
-            lrs = self._get_lrs(index)
-        else:
-            lrs = self._get_lrs(index)
-            self._update_count(index)
+        lrs = self._count_and_get_lrs(index)
         wds = self._get_wds(index)
         prev = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)   # cheaper than `with torch.no_grad()` per step
@@ -861,6 +856,15 @@ class _MultiTensor(Optimizer):
                 torch._foreach_copy_([w._t for w in weight], ws)
         finally:
             torch._C._set_grad_enabled(prev)
+
+    def _count_and_get_lrs(self, index):
+        """Count the updates of ``index`` and return their learning rates, in MXNet's order."""
+        if self._count_first:
+            self._update_count(index)
+            return self._get_lrs(index)
+        lrs = self._get_lrs(index)
+        self._update_count(index)
+        return lrs
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         raise NotImplementedError

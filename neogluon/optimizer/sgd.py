@@ -242,6 +242,7 @@ class LARS(_MultiTensor):
         See :class:`Optimizer`.
     """
 
+    _NOT_CONFIG = _MultiTensor._NOT_CONFIG + ("_chunk_moms",)
     _own_mp = True
 
     _mp_master_last = True
@@ -280,38 +281,45 @@ class LARS(_MultiTensor):
             return _zeros_like(weight)
         return None
 
-    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None,
-                     checked=False):
-        # MXNet evaluates the learning rate (and the momentum correction) once per group of
-        # `aggregate_num` tensors; the numbers depend on that grouping, so keep it.
-        if isinstance(index, (list, tuple)) and len(index) > max(1, self.aggregate_num):
-            n = max(1, self.aggregate_num)
-            for s in range(0, len(index), n):
-                super()._update_impl(index[s:s + n], weight[s:s + n], grad[s:s + n],
-                                     state[s:s + n], multi_precision, scales, checked)
-            return None
-        return super()._update_impl(index, weight, grad, state, multi_precision, scales,
-                                    checked)
+    def _count_and_get_lrs(self, index):
+        # MXNet counts and evaluates the learning rate (and so the momentum correction) once
+        # per group of `aggregate_num` tensors; the numbers depend on that grouping, so the
+        # bookkeeping follows it while the update itself runs on the whole list.
+        n = max(1, self.aggregate_num)
+        lrs, moms = [], []
+        for s in range(0, len(index), n):
+            chunk = index[s:s + n]
+            self._update_count(chunk)
+            lrs.extend(self._get_lrs(chunk))
+            mom = 0.0
+            if self.momentum > 0:
+                mom = self.momentum * (self.cur_lr / self.last_lr) \
+                    if (self.momentum_correction and self.last_lr != 0) else self.momentum
+            moms.extend([mom] * len(chunk))
+        self._chunk_moms = moms
+        return lrs
 
     def _is_lars(self, index):
         name = self.idx2name[index] if index in self.idx2name else str(index)
         return not (name.endswith("gamma") or name.endswith("beta") or name.endswith("bias"))
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
-        mom = 0.0
-        if self.momentum > 0:
-            mom = self.momentum * (self.cur_lr / self.last_lr) \
-                if (self.momentum_correction and self.last_lr != 0) else self.momentum
+        chunk_moms = self._chunk_moms
         lars_pos = [p for p, i in enumerate(indices) if self._is_lars(i)]
-        lrs = [float(np.float32(x)) for x in lrs]
+        lrs = _f32s(lrs)
         if lars_pos:
             # MXNet's multi_sum_sq + multi_lars, in float32; norms in one multi-tensor call
             wl, gl = M.pick(ws, lars_pos), M.pick(gs, lars_pos)
-            if wl[0].dtype is not torch.float32:
-                wl = [t.float() for t in wl]
-                gl = [t.float() for t in gl]
-            w_norm = torch.stack(torch._foreach_norm(wl)).cpu()
-            g_raw = torch.stack(torch._foreach_norm(gl)).cpu()
+            if ck.usable(wl, gl):
+                w_sq, g_sq = ck.run(ck.K_SUMSQ, wl, gl, params=[1.0, -1.0], want_sums=True)
+                w_norm = torch.tensor(w_sq, dtype=torch.float64).sqrt().float()
+                g_raw = torch.tensor(g_sq, dtype=torch.float64).sqrt().float()
+            else:
+                if wl[0].dtype is not torch.float32:
+                    wl = [t.float() for t in wl]
+                    gl = [t.float() for t in gl]
+                w_norm = torch.stack(torch._foreach_norm(wl)).cpu()
+                g_raw = torch.stack(torch._foreach_norm(gl)).cpu()
             g_norm = g_raw * np.float32(self.rescale_grad)
             lr_v = torch.tensor([lrs[p] for p in lars_pos], dtype=torch.float32)
             wd_v = torch.tensor([wds[p] for p in lars_pos], dtype=torch.float32)
@@ -322,17 +330,20 @@ class LARS(_MultiTensor):
             for p, v in zip(lars_pos, new):
                 lrs[p] = v
         moms = [s[0] for s in states]
-        use_mom = mom > 0 and moms[0] is not None
-        if ck.usable(ws, gs, moms if use_mom else None):
-            ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, ws, gs, s0=moms if use_mom else None,
-                   lr=_f32s(lrs), wd=_f32s(wds),
-                   params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(mom)])
-            return
-        gg = M.scaled_grads(gs, self.rescale_grad, self._clip())
-        if use_mom:
-            M.sgd_mom_lists(ws, gg, moms, lrs, wds, mom)
-        else:
-            M.sgd_plain_lists(ws, gg, lrs, wds)
+        for mom, pos in _groups(chunk_moms):
+            w, g, m = M.pick(ws, pos), M.pick(gs, pos), M.pick(moms, pos)
+            lr_l, wd_l = M.pick(lrs, pos), M.pick(wds, pos)
+            use_mom = mom > 0 and m[0] is not None
+            if ck.usable(w, g, m if use_mom else None):
+                ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, w, g, s0=m if use_mom else None,
+                       lr=_f32s(lr_l), wd=_f32s(wd_l),
+                       params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(mom)])
+                continue
+            gg = M.scaled_grads(g, self.rescale_grad, self._clip())
+            if use_mom:
+                M.sgd_mom_lists(w, gg, m, lr_l, wd_l, mom)
+            else:
+                M.sgd_plain_lists(w, gg, lr_l, wd_l)
 
 
 @register
