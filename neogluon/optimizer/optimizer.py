@@ -2,8 +2,15 @@
 
 Built-in optimizers (this package) derive from :class:`_MultiTensor`: their ``update`` and
 ``update_multi_precision`` take one index or parallel lists, and update every tensor of a list
-with multi-tensor torch calls (``torch._foreach_*`` or torch's fused optimizer kernels; see
-``fused.py``), never with a per-Parameter Python loop of small torch calls. Users subclass
+at once, never with a per-Parameter Python loop of small torch calls. Three paths, same numbers:
+
+1. CPU, float32/float64: one call of a compiled C kernel (``_ckernels.py``) does the rescale,
+   clipping, weight decay and state updates in a single pass over all tensors.
+2. Elsewhere (CUDA): SGD, NAG without momentum, Adam and AdamW run torch's fused multi-tensor
+   kernels with their arguments chosen so the result is MXNet's (``fused.py``).
+3. Otherwise: ``torch._foreach_*`` sequences of MXNet's maths (``_math.py`` and each ``_step``).
+
+Users subclass
 :class:`Optimizer` the MXNet way (``create_state`` and ``update`` written with NDArray ops);
 the :class:`Updater` calls those one index at a time.
 
@@ -24,7 +31,7 @@ import numpy as np
 import torch
 
 from ..base import MXNetError
-from ..context import Context, cpu
+from ..context import cpu
 from ..ndarray.ndarray import NDArray, _new
 from .. import lr_scheduler as _lrs
 

@@ -28,7 +28,7 @@ import os
 import numpy as np
 import torch
 
-from ..ndarray.ndarray import NDArray, _new
+from ..ndarray.ndarray import _new
 from ..random import generator as _generator
 from . import _ckernels as ck
 from . import _math as M
