@@ -872,3 +872,12 @@ def UpSampling(*data, scale=1, sample_type="nearest", num_args=1, num_filter=0,
     r = _run(fn)
     return _assign_out(_new(r, data[0]._ctx), out)
 
+
+def _guard_all():
+    from .ops import _guard
+    g = globals()
+    for name in __all__:
+        g[name] = _guard(g[name])
+
+
+_guard_all()

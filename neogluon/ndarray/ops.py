@@ -5,6 +5,8 @@ result on the first input's context. ``out=`` writes the result into an existing
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -17,13 +19,33 @@ _state = _ag_mod._state
 __all__ = []  # filled by _export
 
 
+def _guard(fn):
+    """Report a torch failure inside an operator as MXNetError naming the op and its inputs
+    (MXNet raises MXNetError there), never as a raw torch traceback."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeError as err:
+            if isinstance(err, MXNetError):
+                raise
+            shapes = [a.shape for a in list(args) + list(kwargs.values())
+                      if isinstance(a, NDArray)]
+            raise MXNetError(f"{name}: {str(err).splitlines()[0]} (input shapes "
+                             f"{shapes})") from None
+    return op
+
+
 def _export(fluent=True):
     def deco(fn):
+        g = _guard(fn)
         __all__.append(fn.__name__)
-        globals()[fn.__name__] = fn
+        globals()[fn.__name__] = g
         if fluent and not hasattr(NDArray, fn.__name__):
-            setattr(NDArray, fn.__name__, fn)
-        return fn
+            setattr(NDArray, fn.__name__, g)
+        return g
     return deco
 
 
