@@ -890,8 +890,9 @@ def array(source_array, ctx=None, dtype=None):
     if np_arr.dtype == object:
         raise TypeError(f"cannot create an NDArray from {type(source_array).__name__}: "
                         "ragged or non-numeric data")
-    if not np_arr.flags["C_CONTIGUOUS"]:
-        np_arr = np.ascontiguousarray(np_arr)  # (would turn a 0-d array into 1-d)
+    if not np_arr.flags["C_CONTIGUOUS"] or not np_arr.flags["WRITEABLE"]:
+        # (ascontiguousarray would turn a 0-d array into 1-d; torch warns on read-only data)
+        np_arr = np.array(np_arr, order="C", copy=True)
     t = torch.from_numpy(np_arr).to(ctx.torch_device, dt, copy=True)
     return _new(t, ctx)
 
