@@ -521,6 +521,18 @@ def snippet_cases():
         ("reshape_reverse", "x = nd.ones((10, 5, 4)); result = [x.reshape((-1, 0), reverse=True)"
                             ".shape, x.reshape((0, -1), reverse=True).shape, "
                             "nd.reshape(x, shape=(-1, 0), reverse=True).shape]"),
+        ("reshape_reverse_m3", "result = nd.ones((2, 3, 4, 5)).reshape((-3, 0), reverse=True)"),
+        ("reshape_reverse_m4", "result = nd.ones((2, 3, 4, 5)).reshape((0, -4, 2, -1), "
+                               "reverse=True).shape"),
+        ("reshape_reverse_m2", "result = nd.ones((2, 3, 4, 5)).reshape((-2, 10), "
+                               "reverse=True).shape"),
+        ("reshape_reverse_infer", "x = nd.ones((2, 3, 4, 5)); result = [x.reshape((6, -1, 0), "
+                                  "reverse=True).shape, x.reshape((-1, 0, 0), reverse=True)"
+                                  ".shape, x.reshape((0, -3, 0), reverse=True).shape]"),
+        ("reshape_more_codes", "x = nd.ones((2, 3, 4, 5)); result = ["
+                               "x.reshape((0, -3, 0)).shape, x.reshape((-4, -1, 2, 0, -2)).shape,"
+                               " x.reshape((-3, -3)).shape, x.reshape((0, 0, -1)).shape, "
+                               "x.reshape((-2, 1, 1)).shape, x.reshape((2, -4, 3, 1, -2)).shape]"),
         ("reshape_values", f"{x3}; result = [x.reshape((4, 6)), nd.reshape(x, shape=(3, -1))]"),
         ("reshape_forms", f"{x3}; result = [x.reshape(4, 6).shape, x.reshape(shape=(4, 6)).shape,"
                           " x.reshape([4, 6]).shape]"),
