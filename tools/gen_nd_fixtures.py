@@ -517,7 +517,7 @@ def snippet_cases():
                           ".shape, x.reshape((0, -1)).shape, x.reshape((-2,)).shape, "
                           "x.reshape((4, -1)).shape, x.reshape((0, 0, 2, 2)).shape, "
                           "x.reshape((-1,)).shape, x.reshape((-4, -1, 1, 0, 0)).shape, "
-                          "x.reshape((6, -3)).shape if False else x.reshape((0, -3)).shape]"),
+                          "x.reshape((0, -3)).shape]"),
         ("reshape_reverse", "x = nd.ones((10, 5, 4)); result = [x.reshape((-1, 0), reverse=True)"
                             ".shape, x.reshape((0, -1), reverse=True).shape, "
                             "nd.reshape(x, shape=(-1, 0), reverse=True).shape]"),
