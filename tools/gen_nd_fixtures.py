@@ -839,6 +839,36 @@ def misc_snippets():
                          "nd.diag(nd.array(np.arange(12).reshape((3, 4))), k=1), "
                          "nd.diag(nd.array([1., 2.]), k=-1), nd.moments(x, axes=(1,)), "
                          "nd.moments(x, axes=(0, 2), keepdims=True)]"),
+        ("logical", "a = nd.array([[1., 0., 2.]]); b = nd.array([[1.], [0.]]); result = ["
+                    "nd.logical_and(nd.array([1., 0., 2.]), nd.array([1., 1., 0.])), "
+                    "nd.logical_or(nd.array([1., 0., 0.]), nd.array([0., 0., 3.])), "
+                    "nd.logical_xor(nd.array([1., 0., 2.]), nd.array([1., 1., 0.])), "
+                    "nd.broadcast_logical_and(a, b), nd.broadcast_logical_or(a, b), "
+                    "nd.broadcast_logical_xor(a, b)]"),
+        ("more_ops", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = ["
+                     "nd.moveaxis(x, 0, 2).shape, nd.concatenate([x, x], axis=1).shape, "
+                     "nd.hard_sigmoid(nd.array([-5., 0., 1., 5.])), "
+                     "nd.batch_take(nd.array([[1., 2.], [3., 4.], [5., 6.]]), nd.array([1, 0, 1], dtype='int32')), "
+                     "nd.Reshape(x, shape=(4, -1)).shape, nd.broadcast_plus(x, nd.ones((1, 1, 4))), "
+                     "nd.max_axis(x, axis=1), nd.min_axis(x, axis=2), nd.true_divide(x, x + 1), "
+                     "x.softmin(axis=0), x.argmax_channel(), "
+                     "nd.ones((1, 3)).broadcast_axes(axis=0, size=2).shape]"),
+        ("broadcast_axis_not_one", "result = nd.broadcast_axis(nd.ones((2, 3)), axis=0, size=4)"),
+        ("depth_space", "x = nd.array(np.arange(32).reshape((1, 8, 2, 2))); y = nd.depth_to_space(x, 2);"
+                        " result = [y, nd.space_to_depth(y, 2), x.depth_to_space(2).shape]"),
+        ("split_v2", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = ["
+                     "nd.split_v2(x, 2, axis=2), nd.split_v2(x, (1, 3), axis=2), "
+                     "nd.split_v2(x, 3, axis=1, squeeze_axis=True), x.split_v2(2)]"),
+        ("finite_sumsq", "result = [nd.all_finite(nd.array([1., 2.])), "
+                         "nd.all_finite(nd.array([1., np.inf])), nd.multi_all_finite(nd.ones(2), "
+                         "nd.array([np.nan]), num_arrays=2), nd.multi_sum_sq(nd.array([1., 2.]), "
+                         "nd.array([3.]), num_arrays=2)]"),
+        ("ravel", "result = [nd.ravel_multi_index(nd.array([[1, 2], [0, 3]]), shape=(3, 4)), "
+                  "nd.unravel_index(nd.array([5, 11]), shape=(3, 4))]"),
+        ("reset_arrays", "a = nd.ones(2); b = nd.ones((2, 2)); nd.reset_arrays(a, b, num_arrays=2);"
+                         " result = [a, b]"),
+        ("pad_fluent", "result = nd.ones((1, 1, 2, 2)).pad(mode='constant', "
+                       "pad_width=(0, 0, 0, 0, 1, 1, 1, 1), constant_value=3)"),
         ("contrib", "x = nd.array(np.arange(24).reshape((2, 3, 4))); result = ["
                     "nd.contrib.arange_like(x, axis=1), nd.contrib.arange_like(nd.ones((2, 3)), "
                     "start=1, step=0.5), nd.contrib.arange_like(nd.ones((5,)), repeat=2), "

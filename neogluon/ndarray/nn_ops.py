@@ -850,6 +850,7 @@ def Pad(data, mode="constant", pad_width=(), constant_value=0.0, out=None, name=
 
 
 pad = Pad
+NDArray.pad = lambda self, *args, **kwargs: Pad(self, *args, **kwargs)
 
 
 def UpSampling(*data, scale=1, sample_type="nearest", num_args=1, num_filter=0,

@@ -477,6 +477,9 @@ def broadcast_axis(data, axis=(), size=(), out=None, name=None):
     size = (size,) if isinstance(size, int) else size
     shape = list(data.shape)
     for a, s in zip(axis, size):
+        if shape[a] != 1:
+            raise MXNetError(f"broadcast_axis: axis {a} of shape {data.shape} has size "
+                             f"{shape[a]}; a broadcast axis must have size 1")
         shape[a] = s
     return broadcast_to(data, tuple(shape), out=out)
 
@@ -770,3 +773,177 @@ def moments(data, axes=None, keepdims=False, name=None):
     if not _state.recording:
         mean, var = mean.detach(), var.detach()
     return [_new(mean, data._ctx), _new(var, data._ctx)]
+
+
+# ---------------------------------------------------------------- more MXNet operators
+_logical = {"logical_and": torch.logical_and, "logical_or": torch.logical_or,
+            "logical_xor": torch.logical_xor}
+for _name, _fn in list(_logical.items()):
+    def _mk(name, fn):
+        def op(lhs, rhs, out=None, name=None):
+            a, b = _t(lhs, "lhs"), _t(rhs, "rhs")
+            if a.dtype is not b.dtype:
+                raise MXNetError(f"{name}: dtype mismatch, {lhs.dtype.__name__} and "
+                                 f"{rhs.dtype.__name__}")
+            r = fn(a.detach() != 0, b.detach() != 0).to(a.dtype)
+            return _assign_out(_new(r, lhs._ctx), out)
+        op.__name__ = name
+        op.__doc__ = f"Elementwise ``{name}`` (0/1 in the inputs' dtype), with broadcasting."
+        return op
+    _export(fluent=False)(_mk(_name, _fn))
+    _export(fluent=False)(_mk("broadcast_" + _name, _fn))
+
+
+@_export(fluent=False)
+def moveaxis(data, source, destination, out=None, name=None):
+    """Move axis ``source`` to position ``destination``."""
+    return _assign_out(_new(_run(torch.movedim, _t(data), source, destination), data._ctx), out)
+
+
+@_export(fluent=False)
+def concatenate(arrays, axis=0, always_copy=True):
+    """Join a list of arrays along ``axis`` (``nd.concat`` with the axis first)."""
+    return concat(*arrays, dim=axis)
+
+
+@_export(fluent=False)
+def hard_sigmoid(data, alpha=0.2, beta=0.5, out=None, name=None):
+    """``clip(alpha * x + beta, 0, 1)``."""
+    t = _t(data)
+    return _assign_out(_new(_run(lambda: torch.clamp(t * alpha + beta, 0.0, 1.0)),
+                            data._ctx), out)
+
+
+@_export(fluent=False)
+def batch_take(a, indices, out=None, name=None):
+    """``a[i, indices[i]]`` for each row ``i`` of a 2-D ``a``."""
+    t = _t(a)
+    idx = _t(indices, "indices").detach().long().clamp(0, t.shape[1] - 1)
+    return _assign_out(_new(_run(lambda: t[torch.arange(t.shape[0], device=t.device), idx]),
+                            a._ctx), out)
+
+
+@_export()
+def depth_to_space(data, block_size, out=None, name=None):
+    """(N, C*b*b, H, W) -> (N, C, H*b, W*b), taking the depth blocks in MXNet's order."""
+    t = _t(data)
+    b = int(block_size)
+    n, c, h, w = t.shape
+    if c % (b * b):
+        raise MXNetError(f"depth_to_space: channels {c} of shape {data.shape} are not a "
+                         f"multiple of block_size**2 = {b * b}")
+
+    def fn():
+        return (t.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
+                .reshape(n, c // (b * b), h * b, w * b))
+    return _assign_out(_new(_run(fn), data._ctx), out)
+
+
+@_export()
+def space_to_depth(data, block_size, out=None, name=None):
+    """The inverse of ``depth_to_space``: (N, C, H*b, W*b) -> (N, C*b*b, H, W)."""
+    t = _t(data)
+    b = int(block_size)
+    n, c, hb, wb = t.shape
+    if hb % b or wb % b:
+        raise MXNetError(f"space_to_depth: spatial shape {data.shape[2:]} is not a multiple "
+                         f"of block_size {b}")
+
+    def fn():
+        return (t.reshape(n, c, hb // b, b, wb // b, b).permute(0, 3, 5, 1, 2, 4)
+                .reshape(n, c * b * b, hb // b, wb // b))
+    return _assign_out(_new(_run(fn), data._ctx), out)
+
+
+@_export()
+def split_v2(data, indices_or_sections, axis=0, squeeze_axis=False, out=None, name=None):
+    """Split into equal sections (an int) or at the given indices (a tuple)."""
+    t = _t(data)
+    n = t.shape[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise MXNetError(f"split_v2: axis {axis} of size {n} cannot be split into "
+                             f"{indices_or_sections} equal sections")
+        bounds = list(range(0, n, n // indices_or_sections)) + [n]
+    else:
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+        if bounds[1] == 0:
+            bounds = bounds[1:]
+
+    def fn():
+        parts = [t.narrow(axis, s, e - s) for s, e in zip(bounds[:-1], bounds[1:])]
+        return [p.squeeze(axis) for p in parts] if squeeze_axis else parts
+    parts = _run(fn)
+    if not _state.recording and t.requires_grad:
+        parts = [p.detach() for p in parts]
+    res = [_new(p, data._ctx) for p in parts]
+    return res[0] if len(res) == 1 else res
+
+
+@_export(fluent=False)
+def reset_arrays(*data, num_arrays=None, name=None):
+    """Set every given array to zero, in place."""
+    with torch.no_grad():
+        for a in data:
+            _t(a).zero_()
+
+
+@_export(fluent=False)
+def all_finite(data, init_output=True, out=None, name=None):
+    """``[1.]`` when every value of ``data`` is finite, else ``[0.]``."""
+    t = _t(data).detach()
+    return _assign_out(_new(torch.isfinite(t).all().reshape(1).to(torch.float32), data._ctx),
+                       out)
+
+
+@_export(fluent=False)
+def multi_all_finite(*data, num_arrays=1, init_output=True, out=None, name=None):
+    """``[1.]`` when every value of every array is finite, else ``[0.]``."""
+    ok = torch.stack([torch.isfinite(_t(a).detach()).all() for a in data]).all()
+    return _assign_out(_new(ok.reshape(1).to(torch.float32), data[0]._ctx), out)
+
+
+@_export(fluent=False)
+def multi_sum_sq(*data, num_arrays=1, out=None, name=None):
+    """The sum of squares of each array (one float32 value per array)."""
+    ts = [_t(a).detach().float() for a in data]
+    r = torch.stack([(t * t).sum() for t in ts])
+    return _assign_out(_new(r, data[0]._ctx), out)
+
+
+@_export(fluent=False)
+def ravel_multi_index(data, shape, out=None, name=None):
+    """Flat indices of the columns of ``data`` (one row per axis) in an array of ``shape``."""
+    t = _t(data).detach()
+    strides = []
+    acc = 1
+    for s in reversed(tuple(shape)):
+        strides.append(acc)
+        acc *= s
+    st = torch.tensor(strides[::-1], dtype=torch.float64, device=t.device).reshape(-1, 1)
+    return _assign_out(_new((t.double() * st).sum(0).to(t.dtype), data._ctx), out)
+
+
+@_export(fluent=False)
+def unravel_index(data, shape, out=None, name=None):
+    """Per-axis indices (one row per axis) of the flat indices ``data`` in ``shape``."""
+    t = _t(data).detach().long()
+    rows = []
+    for s in reversed(tuple(shape)):
+        rows.append(t % s)
+        t = torch.div(t, s, rounding_mode="floor")
+    return _assign_out(_new(torch.stack(rows[::-1]).to(data._t.dtype), data._ctx), out)
+
+
+for _alias, _target in {"Reshape": "reshape", "broadcast_plus": "broadcast_add",
+                        "max_axis": "max", "min_axis": "min", "true_divide": "divide",
+                        "softmin": "softmin", "broadcast_axes": "broadcast_axis",
+                        "pad": None, "argmax_channel": "argmax_channel"}.items():
+    if _target is None:
+        continue
+    globals()[_alias] = globals()[_target]
+    if _alias not in __all__:
+        __all__.append(_alias)
+for _m in ("argmax_channel", "broadcast_axes", "softmin"):
+    if not hasattr(NDArray, _m):
+        setattr(NDArray, _m, globals()[_m])
