@@ -188,6 +188,20 @@ def nn_cases():
     case("softmax_activation", "SoftmaxActivation", [R(2, 3, 4)], {})
     case("softmax_activation_channel", "SoftmaxActivation", [R(2, 3, 4)], dict(mode="channel"),
          grad=(0,))
+    case("softmax_output", "SoftmaxOutput", [R(4, 5), np.array([1, 0, 4, 2], np.float32)], {},
+         grad=(0,))
+    case("softmax_output_batch_norm", "SoftmaxOutput", [R(4, 5), np.array([1, 0, 4, 2],
+                                                                          np.float32)],
+         dict(normalization="batch", grad_scale=2.0), grad=(0,))
+    case("softmax_output_ignore", "SoftmaxOutput", [R(4, 5), np.array([1, -1, 4, -1],
+                                                                      np.float32)],
+         dict(use_ignore=True, ignore_label=-1, normalization="valid"), grad=(0,))
+    case("softmax_output_multi", "SoftmaxOutput", [R(2, 3, 4), np.array([[0, 1, 2, 0],
+                                                                          [2, 2, 1, 0]],
+                                                                         np.float32)],
+         dict(multi_output=True), grad=(0,))
+    case("make_loss", "MakeLoss", [R(3, 4)], dict(grad_scale=0.5), grad=(0,))
+    case("make_loss_batch", "MakeLoss", [R(3, 4)], dict(normalization="batch"), grad=(0,))
     case("ctc_loss", "CTCLoss", [R(6, 2, 4), np.array([[1, 2, 0], [3, 3, 1]], np.float32)], {},
          grad=(0,))
 

@@ -874,6 +874,108 @@ def UpSampling(*data, scale=1, sample_type="nearest", num_args=1, num_filter=0,
     return _assign_out(_new(r, data[0]._ctx), out)
 
 
+# ---------------------------------------------------------------- output layers (Module era)
+class _SoftmaxOutputFn(torch.autograd.Function):
+    """Softmax forward; backward is ``(softmax - onehot(label)) * scale``, ignoring the
+    incoming gradient, as MXNet's SoftmaxOutput does."""
+
+    @staticmethod
+    def forward(ctx, x, label, grad_scale, ignore_label, use_ignore, normalization, axis,
+                spatial):
+        p = torch.softmax(x, dim=axis)
+        ctx.save_for_backward(p, label)
+        ctx.cfg = (grad_scale / spatial, ignore_label, use_ignore, normalization, axis)
+        return p
+
+    @staticmethod
+    def backward(ctx, gout):
+        p, label = ctx.saved_tensors
+        grad_scale, ignore_label, use_ignore, normalization, axis = ctx.cfg
+        lab = label.long()
+        pm = p.movedim(axis, -1)
+        onehot = F.one_hot(lab.clamp(0, pm.shape[-1] - 1), pm.shape[-1]).to(p.dtype)
+        g = pm - onehot
+        valid = torch.ones_like(lab, dtype=p.dtype)
+        if use_ignore:
+            valid = (lab != int(ignore_label)).to(p.dtype)
+            g = g * valid.unsqueeze(-1)
+        if normalization == "batch":
+            g = g / p.shape[0]
+        elif normalization == "valid":
+            g = g / valid.sum().clamp(min=1)
+        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None
+
+
+def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,
+                  use_ignore=False, preserve_shape=False, normalization="null", out_grad=False,
+                  smooth_alpha=0.0, out=None, name=None):
+    """Softmax whose gradient is the cross-entropy gradient against ``label`` (the head
+    gradient is ignored), as MXNet's ``SoftmaxOutput``. ``multi_output`` takes the softmax
+    over axis 1 of ``(n, c, ...)`` data with labels ``(n, ...)``."""
+    x = _tt(data, "SoftmaxOutput")
+    lab = _tt(label, "SoftmaxOutput", "label").detach()
+    if normalization not in ("null", "batch", "valid"):
+        raise MXNetError(f"SoftmaxOutput: normalization must be 'null', 'batch' or 'valid', "
+                         f"got {normalization!r}")
+    if multi_output:
+        axis = 1
+    elif preserve_shape:
+        axis = -1
+    else:
+        axis = -1
+        if x.dim() > 2:
+            x = x.reshape(x.shape[0], -1)
+    lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
+    # With multi_output MXNet also divides the gradient by the spatial size.
+    spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
+    if _state.recording:
+        r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
+                                   normalization, axis, spatial)
+    else:
+        r = _call_nograd(torch.softmax, x, axis)
+    r = r.reshape(data.shape)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+Softmax = SoftmaxOutput
+
+
+class _MakeLossFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, grad_scale, normalization, valid_thresh):
+        ctx.cfg = (grad_scale, normalization, valid_thresh)
+        ctx.save_for_backward(x)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, gout):
+        (x,) = ctx.saved_tensors
+        grad_scale, normalization, valid_thresh = ctx.cfg
+        g = torch.full_like(x, grad_scale)
+        if normalization == "batch":
+            g = g / x.shape[0]
+        elif normalization == "valid":
+            g = g / (x > valid_thresh).sum().clamp(min=1)
+        return g, None, None, None
+
+
+def MakeLoss(data, grad_scale=1.0, valid_thresh=0.0, normalization="null", out=None,
+             name=None):
+    """Mark ``data`` as a loss: forward is the identity, backward gives ``grad_scale``
+    (normalised by the batch or the count above ``valid_thresh``), ignoring the head
+    gradient, as MXNet's ``MakeLoss``."""
+    x = _tt(data, "MakeLoss")
+    if _state.recording:
+        r = _MakeLossFn.apply(x, float(grad_scale), normalization, float(valid_thresh))
+    else:
+        r = _call_nograd(torch.clone, x)
+    return _assign_out(_new(r, data._ctx), out)
+
+
+make_loss = MakeLoss
+__all__ += ["SoftmaxOutput", "Softmax", "MakeLoss", "make_loss"]
+
+
 def _guard_all():
     from .ops import _guard
     g = globals()
