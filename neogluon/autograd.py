@@ -423,6 +423,7 @@ def mark_variables(variables, gradients, grad_reqs="write"):
 
 
 def get_symbol(x):
+    """Not available: neogluon records with torch's autograd and has no symbolic graph."""
     raise MXNetError("autograd.get_symbol is not supported: neogluon has no symbolic graph")
 
 

@@ -174,6 +174,7 @@ class NDArray:
         return self.asnumpy().reshape(())[()]
 
     def item(self):
+        """The value of a one-element array (as ``asscalar``)."""
         return self.asscalar()
 
     def astype(self, dtype, copy=True):
@@ -184,6 +185,7 @@ class NDArray:
         return _new(_run(self._t.to, td, copy=True), self._ctx)
 
     def copy(self):
+        """A deep copy on the same context."""
         return _new(_run(torch.clone, self._t), self._ctx)
 
     def copyto(self, other):
@@ -213,12 +215,14 @@ class NDArray:
     as_in_ctx = as_in_context
 
     def tostype(self, stype):
+        """This array in storage type ``stype`` ('default', 'row_sparse' or 'csr')."""
         if stype == "default":
             return self
         from . import sparse
         return sparse.cast_storage(self, stype)
 
     def wait_to_read(self):
+        """Block until pending work on this array has finished."""
         if self._t.device.type == "cuda":
             torch.cuda.synchronize(self._t.device)
 
@@ -644,23 +648,29 @@ class NDArray:
         return _new(_run(self._t.reshape, target), self._ctx)
 
     def reshape_like(self, other):
+        """This array reshaped to ``other``'s shape."""
         return self.reshape(other.shape)
 
     def flatten(self, inplace=False):
+        """Collapse every axis but the first."""
         t = self._t
         n = t.shape[0] if t.dim() else 1
         return _new(_run(t.reshape, n, -1), self._ctx)
 
     def expand_dims(self, axis):
+        """Insert an axis of size 1 at ``axis``."""
         return _new(_run(self._t.unsqueeze, axis), self._ctx)
 
     def zeros_like(self):
+        """Zeros with this array's shape, dtype and context."""
         return _new(torch.zeros_like(self._t, requires_grad=False), self._ctx)
 
     def ones_like(self):
+        """Ones with this array's shape, dtype and context."""
         return _new(torch.ones_like(self._t, requires_grad=False), self._ctx)
 
     def as_nd_ndarray(self):
+        """This array (already an ``mx.nd`` array)."""
         return self
 
     def to_dlpack_for_read(self):
@@ -902,11 +912,33 @@ def _shape(shape):
 
 
 def empty(shape, ctx=None, dtype=None):
+    """An uninitialised array.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    ctx : Context, optional
+        The current context by default.
+    dtype : str or numpy dtype, optional
+        float32 by default.
+    """
     ctx, dt = _ctx_dtype(ctx, dtype)
     return _new(torch.empty(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
 
 
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """An array of zeros (a sparse one for ``stype='row_sparse'``/``'csr'``).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    ctx : Context, optional
+        The current context by default.
+    dtype : str or numpy dtype, optional
+        float32 by default.
+    stype : str, optional
+        Storage type.
+    """
     if stype not in (None, "default"):
         from . import sparse
         return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
@@ -915,11 +947,32 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    ctx : Context, optional
+        The current context by default.
+    dtype : str or numpy dtype, optional
+        float32 by default.
+    """
     ctx, dt = _ctx_dtype(ctx, dtype)
     return _new(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
+    """An array filled with ``val`` (cast to ``dtype``, float32 by default).
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+    val : scalar
+    ctx : Context, optional
+    dtype : str or numpy dtype, optional
+    out : NDArray, optional
+        Write into this array instead.
+    """
     ctx, dt = _ctx_dtype(ctx, dtype)
     r = _new(torch.full(_shape(shape), val, dtype=dt, device=ctx.torch_device), ctx)
     if out is not None:
@@ -1002,10 +1055,12 @@ def from_dlpack(dlpack):
 
 
 def to_dlpack_for_read(data: NDArray):
+    """A DLPack capsule sharing ``data``'s memory (for reading)."""
     return torch.utils.dlpack.to_dlpack(data._t.detach())
 
 
 def to_dlpack_for_write(data: NDArray):
+    """A DLPack capsule sharing ``data``'s memory (writes through it show in ``data``)."""
     return torch.utils.dlpack.to_dlpack(data._t.detach())
 
 

@@ -151,6 +151,8 @@ def _binary_fn(name, fn):
             return _assign_out(rhs._rbinary(lhs, fn), out)
         return fn(torch.as_tensor(lhs), torch.as_tensor(rhs)).item()
     op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}`` of ``lhs`` and ``rhs`` (arrays of one dtype, or an "
+                  "array and a scalar), with numpy broadcasting.")
     return op
 
 
@@ -184,6 +186,8 @@ def _cmp(name, fn):
     def op(lhs, rhs, out=None, name=None):
         return _assign_out(lhs._compare(rhs, fn), out)
     op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}`` comparison with broadcasting: 1 where true, 0 "
+                  "elsewhere, in ``lhs``'s dtype (as MXNet returns it).")
     return op
 
 
@@ -265,6 +269,8 @@ def norm(data, ord=2, axis=None, keepdims=False, out=None, name=None):
 
 def _arg(name, fn):
     def op(data, axis=None, keepdims=False, out=None, name=None):
+        """Index of the extreme value along ``axis`` (of the flattened array when None),
+        returned in the data's dtype as MXNet does."""
         t = _t(data)
         if axis is None:
             r = fn(t.reshape(-1), 0, False)
@@ -947,3 +953,55 @@ for _alias, _target in {"Reshape": "reshape", "broadcast_plus": "broadcast_add",
 for _m in ("argmax_channel", "broadcast_axes", "softmin"):
     if not hasattr(NDArray, _m):
         setattr(NDArray, _m, globals()[_m])
+
+
+_DOCS = {
+    "reshape": "``data`` reshaped to ``shape`` with MXNet's special codes (see "
+               "``NDArray.reshape``).",
+    "transpose": "Permute the axes (reverse them when ``axes`` is empty).",
+    "swapaxes": "Swap axes ``dim1`` and ``dim2``.",
+    "expand_dims": "Insert an axis of size 1 at ``axis``.",
+    "squeeze": "Remove axes of size 1 (all of them, or those in ``axis``, which must be 1).",
+    "flatten": "Collapse every axis but the first: ``(n, ...)`` becomes ``(n, -1)``.",
+    "slice_axis": "Slice ``[begin, end)`` along one ``axis`` (negative indices count from the "
+                  "end; ``end=None`` is the end).",
+    "slice_like": "Slice ``data`` to the shape of ``shape_like`` on ``axes`` (all by default).",
+    "broadcast_to": "Broadcast to ``shape`` (a 0 keeps that input dimension).",
+    "broadcast_like": "Broadcast ``lhs`` to the shape of ``rhs``.",
+    "broadcast_axis": "Broadcast size-1 ``axis`` (one or several) to ``size``.",
+    "tile": "Repeat the whole array ``reps`` times per axis.",
+    "repeat": "Repeat each element ``repeats`` times along ``axis`` (of the flattened array "
+              "when None).",
+    "flip": "Reverse the order of elements along ``axis``.",
+    "one_hot": "One-hot encode integer ``indices`` with ``depth`` classes; out-of-range "
+               "indices give an all-``off_value`` row.",
+    "where": "Elements of ``x`` where ``condition`` is non-zero, else of ``y``; a 1-D "
+             "condition selects whole rows.",
+    "sort": "Sorted values along ``axis`` (ascending unless ``is_ascend=False``).",
+    "argsort": "Indices that sort along ``axis``, as ``dtype`` (float32 by default).",
+    "batch_dot": "Batched matrix product of 3-D arrays, with optional transposes.",
+    "softmin": "Softmax of ``-data`` along ``axis``.",
+    "zeros_like": "An array of zeros with ``data``'s shape, dtype and context.",
+    "ones_like": "An array of ones with ``data``'s shape, dtype and context.",
+    "full_like": "An array filled with ``fill_value``, with ``data``'s shape, dtype and "
+                 "context.",
+    "shape_array": "The shape of ``data`` as an int64 array.",
+    "size_array": "The number of elements of ``data`` as a one-element int64 array.",
+    "cast": "``data`` converted to ``dtype``.",
+    "identity": "A copy of ``data``.",
+    "isnan": "1 where ``data`` is NaN, else 0 (in ``data``'s dtype).",
+    "isinf": "1 where ``data`` is infinite, else 0 (in ``data``'s dtype).",
+    "isfinite": "1 where ``data`` is finite, else 0 (in ``data``'s dtype).",
+    "maximum": "Elementwise maximum of two arrays or an array and a scalar.",
+    "minimum": "Elementwise minimum of two arrays or an array and a scalar.",
+}
+for _n, _d in _DOCS.items():
+    _f = globals().get(_n)
+    if _f is not None and not (_f.__doc__ or "").strip():
+        try:
+            _f.__doc__ = _d
+        except AttributeError:
+            pass
+        inner = getattr(_f, "__wrapped__", None)
+        if inner is not None and not (inner.__doc__ or "").strip():
+            inner.__doc__ = _d

@@ -66,6 +66,7 @@ def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwa
 
 
 def randn(*shape, loc=0.0, scale=1.0, dtype=None, ctx=None, **kwargs):
+    """Samples from N(loc, scale**2) with the shape given as positional arguments."""
     return normal(loc, scale, shape=shape or None, dtype=dtype, ctx=ctx)
 
 
@@ -81,6 +82,7 @@ def randint(low, high, shape=None, dtype="int32", ctx=None, out=None, **kwargs):
 
 
 def exponential(scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from the exponential distribution with mean ``scale``."""
     ctx = ctx or current_context()
     dev = ctx.torch_device
     t = torch.empty(_shape(shape), dtype=to_torch_dtype(dtype), device=dev)
@@ -89,6 +91,7 @@ def exponential(scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs)
 
 
 def gamma(alpha=1.0, beta=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta``."""
     ctx = ctx or current_context()
     dev = ctx.torch_device
     conc = torch.full(_shape(shape), float(alpha), dtype=to_torch_dtype(dtype), device=dev)
@@ -97,6 +100,7 @@ def gamma(alpha=1.0, beta=1.0, shape=None, dtype=None, ctx=None, out=None, **kwa
 
 
 def poisson(lam=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from the Poisson distribution with rate ``lam``."""
     ctx = ctx or current_context()
     dev = ctx.torch_device
     rates = torch.full(_shape(shape), float(lam), dtype=to_torch_dtype(dtype), device=dev)
