@@ -224,6 +224,28 @@ typedef struct {
 #define CLIPV(x, cl) ((x) > (cl) ? (cl) : ((x) < -(cl) ? -(cl) : (x)))
 #define SIGNV(T, x) ((T)(((x) > 0) - ((x) < 0)))
 
+/* acc (double) += sum of x[0..n)^2 with explicit 32-byte vectors of T (a serial sum does not
+   vectorise without reassociation); the lanes are added in double at the end of each call */
+#define VSUMSQ(T, x, n, acc)                                                                   \
+  do {                                                                                         \
+    typedef T vec_t __attribute__((vector_size(32)));                                          \
+    enum { NL = 32 / sizeof(T) };                                                              \
+    vec_t va = {0}, vb = {0};                                                                  \
+    int64_t q = 0;                                                                             \
+    for (; q + 2 * NL <= (n); q += 2 * NL) {                                                   \
+      vec_t a, b;                                                                              \
+      memcpy(&a, (x) + q, sizeof a);                                                           \
+      memcpy(&b, (x) + q + NL, sizeof b);                                                      \
+      va += a * a;                                                                             \
+      vb += b * b;                                                                             \
+    }                                                                                          \
+    va += vb;                                                                                  \
+    double tot = 0.0;                                                                          \
+    for (int l = 0; l < NL; ++l) tot += (double)va[l];                                         \
+    for (; q < (n); ++q) tot += (double)(x)[q] * (double)(x)[q];                               \
+    (acc) += tot;                                                                              \
+  } while (0)
+
 #define DEFINE_SEGMENT(NAME, T, SQRT, FABS, POW)                                                 \
   static void NAME(const job_t *J, int64_t k, int64_t i0, int64_t i1, double *part) {        \
     T *w = (T *)J->w[k];                                                                       \
@@ -423,13 +445,11 @@ typedef struct {
       }                                                                                        \
       break;                                                                                   \
     case K_LAMB1: {                                                                            \
-      /* blocks: a vectorisable update loop, then 8 float lanes per block (a serial sum       \
-         would keep the loop scalar), block sums added in double */                           \
+      /* blocks: a vectorisable update loop into a buffer, then vector sums of squares */      \
       double su = 0.0, sw = 0.0;                                                               \
-      T ub[512];                                                                               \
+      T ub[512] __attribute__((aligned(64)));                                                  \
       for (int64_t b0 = i0; b0 < i1; b0 += 512) {                                              \
-        int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j, l;                                     \
-        T su8[8] = {0}, sw8[8] = {0};                                                          \
+        int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j;                                        \
         for (j = 0; j < len; ++j) {                                                            \
           i = b0 + j;                                                                          \
           T gi = g[i] * r;                                                                     \
@@ -440,19 +460,8 @@ typedef struct {
           s1[i] = v;                                                                           \
           ub[j] = (m / ka) / (SQRT(v / kb) + p4) + wd * w[i];                                  \
         }                                                                                      \
-        for (j = 0; j + 8 <= len; j += 8)                                                      \
-          for (l = 0; l < 8; ++l) {                                                            \
-            su8[l] += ub[j + l] * ub[j + l];                                                   \
-            sw8[l] += w[b0 + j + l] * w[b0 + j + l];                                           \
-          }                                                                                    \
-        for (; j < len; ++j) {                                                                 \
-          su8[0] += ub[j] * ub[j];                                                             \
-          sw8[0] += w[b0 + j] * w[b0 + j];                                                     \
-        }                                                                                      \
-        for (l = 0; l < 8; ++l) {                                                              \
-          su += (double)su8[l];                                                                \
-          sw += (double)sw8[l];                                                                \
-        }                                                                                      \
+        VSUMSQ(T, ub, len, su);                                                                \
+        VSUMSQ(T, (w + b0), len, sw);                                                          \
       }                                                                                        \
       part[2 * k] += sw;                                                                       \
       part[2 * k + 1] += su;                                                                   \
@@ -460,21 +469,9 @@ typedef struct {
     case K_SUMSQ: { /* per-tensor sums of w^2 and g^2 (LARS) */                                \
       double sw = 0.0, sg = 0.0;                                                               \
       for (int64_t b0 = i0; b0 < i1; b0 += 512) {                                              \
-        int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j, l;                                     \
-        T sw8[8] = {0}, sg8[8] = {0};                                                          \
-        for (j = 0; j + 8 <= len; j += 8)                                                      \
-          for (l = 0; l < 8; ++l) {                                                            \
-            sw8[l] += w[b0 + j + l] * w[b0 + j + l];                                           \
-            sg8[l] += g[b0 + j + l] * g[b0 + j + l];                                           \
-          }                                                                                    \
-        for (; j < len; ++j) {                                                                 \
-          sw8[0] += w[b0 + j] * w[b0 + j];                                                     \
-          sg8[0] += g[b0 + j] * g[b0 + j];                                                     \
-        }                                                                                      \
-        for (l = 0; l < 8; ++l) {                                                              \
-          sw += (double)sw8[l];                                                                \
-          sg += (double)sg8[l];                                                                \
-        }                                                                                      \
+        int64_t len = i1 - b0 < 512 ? i1 - b0 : 512;                                           \
+        VSUMSQ(T, (w + b0), len, sw);                                                          \
+        VSUMSQ(T, (g + b0), len, sg);                                                          \
       }                                                                                        \
       part[2 * k] += sw;                                                                       \
       part[2 * k + 1] += sg;                                                                   \
