@@ -441,3 +441,34 @@ def test_barrier_and_values_keep_contexts():
     kv.pushpull(0, [nd.ones(3, ctx=mx.cpu(i)) for i in range(3)], out=outs)
     assert [o.context for o in outs] == [mx.cpu(0), mx.cpu(1), mx.cpu(2)]
     assert all((o.asnumpy() == 3).all() for o in outs)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_streaming_copy_kernel_matches_torch(threads):
+    from neogluon.kvstore import _kernels
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        rng = np.random.RandomState(4)
+        sizes = [(300001,), (7,), (513, 3), (1,)]
+        results = {}
+        for enabled in (True, False):
+            old = _kernels.set_enabled(enabled)
+            try:
+                kv = mx.kv.create("device")
+                vals = [rng.randn(*s).astype(np.float32) for s in sizes]
+                kv.init(list(range(4)), [nd.array(v) for v in vals])
+                # outputs that are unaligned views (offset by one float) into bigger buffers
+                bufs = [[torch.zeros(int(np.prod(s)) + 1) for _ in range(3)] for s in sizes]
+                outs = [[nd.from_torch(b[1:].view(s)) for b in bb] for s, bb in zip(sizes, bufs)]
+                outs[3].append(nd.zeros(1, dtype="float64"))  # a dtype torch has to convert
+                kv.pull(list(range(4)), out=outs)
+                results[enabled] = [[o.asnumpy() for o in oo] for oo in outs]
+                for v, oo in zip(vals, outs):
+                    for o in oo:
+                        np.testing.assert_array_equal(o.asnumpy().astype(np.float32), v)
+                assert all((b[0] == 0).all() for bb in bufs for b in bb)
+            finally:
+                _kernels.set_enabled(old)
+    finally:
+        torch.set_num_threads(old_threads)

@@ -33,7 +33,7 @@ from ..context import Context, cpu
 from ..ndarray.ndarray import NDArray, _new
 from .base import KVStoreBase
 from .compression import GradientCompression
-from . import _sparse
+from . import _kernels, _sparse
 
 __all__ = ["KVStore"]
 
@@ -558,13 +558,16 @@ class KVStore(KVStoreBase):
         if not targets:
             return
         with torch.no_grad():
-            by_dev = {}
+            dense = []
             for o, k in targets:
                 if o.stype != "default":
                     _sparse.copy_into(o, self._store[k])
-                    continue
-                dst = o._t
-                src = self._store[k]._t
+                else:
+                    dense.append((o._t, self._store[k]._t))
+            if len(dense) > 1:
+                dense = self._copy_streaming(dense)
+            by_dev = {}
+            for dst, src in dense:
                 if dst.dtype is src.dtype and dst.device == src.device:
                     pair = by_dev.setdefault(dst.device, ([], []))
                     pair[0].append(dst)
@@ -573,6 +576,26 @@ class KVStore(KVStoreBase):
                     dst.copy_(src)
             for dsts, srcs in by_dev.values():
                 torch._foreach_copy_(dsts, srcs)
+
+    @staticmethod
+    def _copy_streaming(dense):
+        """Copy sources with several outputs through the compiled kernel (one read of the
+        source, streaming writes); returns the (dst, src) pairs left for torch."""
+        per_src = {}
+        for dst, src in dense:
+            entry = per_src.get(id(src))
+            if entry is None:
+                per_src[id(src)] = (src, [dst])
+            else:
+                entry[1].append(dst)
+        groups = {}
+        for src, dsts in per_src.values():
+            groups.setdefault(len(dsts), []).append((src, dsts))
+        left = []
+        for n_out, pairs in groups.items():
+            rest = _kernels.copy_multi(pairs) if n_out > 1 else pairs
+            left.extend((d, s) for s, ds in rest for d in ds)
+        return left
 
     # ------------------------------------------------------------------ optimizer
     def set_optimizer(self, optimizer):
