@@ -78,12 +78,17 @@ class Context:
     __repr__ = __str__
 
     def __enter__(self):
-        self._old_ctx = current_context()
+        # A stack, not one slot: the same Context object is often entered again while
+        # already active (arrays share their Context; nested blocks enter it again).
+        stack = self._old_ctx
+        if stack is None:
+            stack = self._old_ctx = []
+        stack.append(current_context())
         Context._default.value = self
         return self
 
     def __exit__(self, *exc):
-        Context._default.value = self._old_ctx
+        Context._default.value = self._old_ctx.pop()
 
     def empty_cache(self):
         """Release cached GPU memory (no-op on CPU)."""

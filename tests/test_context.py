@@ -49,3 +49,17 @@ def test_context_copy_constructor_and_attrs():
     assert c.device_type == "gpu" and c.device_id == 2 and c.device_typeid == 2
     assert mx.cpu_pinned(0).device_type == "cpu_pinned"
     assert repr(mx.cpu(1)) == "cpu(1)"
+
+
+def test_same_context_object_entered_twice_restores():
+    c = mx.cpu(1)
+    with c:
+        with c:
+            assert mx.current_context() == mx.cpu(1)
+        assert mx.current_context() == mx.cpu(1)
+    assert mx.current_context() == mx.cpu(0)
+    a = nd.ones(2, ctx=mx.cpu(2))
+    with a.context:
+        with a.context:
+            pass
+    assert mx.current_context() == mx.cpu(0)
