@@ -378,8 +378,12 @@ class NDArray:
                 return a
         elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
+            try:
+                r = t + other
+            except RuntimeError:
+                return self._binary(other, torch.add)
             a = _object_new(NDArray)
-            a._t = t + other
+            a._t = r
             a._ctx = self._ctx
             a._ag = None
             return a
@@ -405,8 +409,12 @@ class NDArray:
                 return a
         elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
+            try:
+                r = t - other
+            except RuntimeError:
+                return self._binary(other, torch.sub)
             a = _object_new(NDArray)
-            a._t = t - other
+            a._t = r
             a._ctx = self._ctx
             a._ag = None
             return a
@@ -416,8 +424,12 @@ class NDArray:
         t = self._t
         if (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
+            try:
+                r = other - t
+            except RuntimeError:
+                return self._rbinary(other, torch.sub)
             a = _object_new(NDArray)
-            a._t = other - t
+            a._t = r
             a._ctx = self._ctx
             a._ag = None
             return a
@@ -441,8 +453,12 @@ class NDArray:
                 return a
         elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
+            try:
+                r = t * other
+            except RuntimeError:
+                return self._binary(other, torch.mul)
             a = _object_new(NDArray)
-            a._t = t * other
+            a._t = r
             a._ctx = self._ctx
             a._ag = None
             return a
@@ -470,8 +486,12 @@ class NDArray:
                 return a
         elif (type(other) is int or type(other) is float) and (
                 not t.requires_grad or _state.recording):
+            try:
+                r = t / other
+            except RuntimeError:
+                return self._binary(other, torch.div)
             a = _object_new(NDArray)
-            a._t = t / other
+            a._t = r
             a._ctx = self._ctx
             a._ag = None
             return a
@@ -693,8 +713,12 @@ def _shape_error(fn, a, b, err):
     ashape = getattr(a, "shape", "scalar")
     bshape = getattr(b, "shape", "scalar")
     name = getattr(fn, "__name__", str(fn))
-    return MXNetError(f"{name}: operands with shapes {ashape} and {bshape} cannot be "
-                      f"broadcast together ({err})")
+    msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if "size" in msg or "shape" in msg or "broadcast" in msg:
+        return MXNetError(f"{name}: operands with shapes {ashape} and {bshape} cannot be "
+                          f"broadcast together ({msg})")
+    return MXNetError(f"{name}: not supported for operands with shapes {ashape} and {bshape} "
+                      f"({msg})")
 
 
 def _convert_key(key, device, ndim):
