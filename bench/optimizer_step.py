@@ -139,8 +139,11 @@ class MXNetWorker:
     """MXNet 1.9.1 in a subprocess, driven step by step so its timings interleave with ours."""
 
     def __init__(self, threads, shapes):
+        # PASSIVE: MXNet's idle OpenMP threads must not spin on the cores while neogluon's
+        # step is being timed right after MXNet's.
         env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                   MXNET_CPU_WORKER_NTHREADS=str(threads), MXNET_ENGINE_TYPE="NaiveEngine")
+                   MXNET_CPU_WORKER_NTHREADS=str(threads), MXNET_ENGINE_TYPE="NaiveEngine",
+                   OMP_WAIT_POLICY="PASSIVE", GOMP_SPINCOUNT="0")
         self.p = subprocess.Popen([MXREF, "-c", MX_WORKER], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                   text=True, env=env)
@@ -202,6 +205,7 @@ def run_side(threads, rounds, steps, only, with_mxnet):
             if use_mx:
                 theirs = min(theirs, worker.ask({"cmd": "time", "steps": steps,
                                                  "batch": BATCH})["ms"])
+                time.sleep(0.2)  # let the other process's threads go idle
             bw = max(bw, bandwidth())
         res[key] = {"ms": ours, "bytes": bytes_moved(n_values, nst),
                     "mxnet_ms": theirs if use_mx else None}
