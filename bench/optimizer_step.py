@@ -280,6 +280,12 @@ def table(threads, tside, markdown):
     return "\n".join(lines)
 
 
+NOTE = ("Two threads on this 2-core machine shared with other sessions: a run's figures "
+        "swing with what else runs (NAG and SGD are the same kind of kernel, as are Adam and "
+        "AdamW); torch's fused kernels, timed in the same run, are the reference row. SGLD is "
+        "bound by drawing 25.6 M Gaussian numbers per step (torch's generator).")
+
+
 def write_section(body):
     """Replace this benchmark's section of bench/RESULTS.md (re-read just before, atomic)."""
     text = open(RESULTS).read() if os.path.exists(RESULTS) else "# Benchmark results\n\n"
@@ -344,7 +350,8 @@ def main(argv=None):
                 f"{args.rounds} interleaved rounds of {args.steps} steps (neogluon Updater list "
                 f"call vs MXNet 1.9.1 Trainer.step, update_on_kvstore=False); % bandwidth = "
                 f"bytes that must move / streaming bandwidth of an in-place add_. "
-                f"{os.cpu_count()} CPU(s), shared with other work while measured.\n\n"
+                f"{os.cpu_count()} CPU(s), shared with other work while measured. "
+                f"{NOTE}\n\n"
                 + "\n\n".join(tables) + "\n")
         write_section(body)
     return 0
