@@ -21,8 +21,7 @@ def __getattr__(name):
     lazy = {"gluon": ".gluon", "optimizer": ".optimizer", "lr_scheduler": ".lr_scheduler",
             "kv": ".kvstore", "kvstore": ".kvstore", "init": ".initializer",
             "initializer": ".initializer", "metric": ".metric", "amp": ".amp",
-            "test_utils": ".test_utils", "io": ".io", "profiler": ".profiler",
-            "engine": ".engine", "util": ".util"}
+            "test_utils": ".test_utils"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         globals()[name] = mod
