@@ -16,8 +16,9 @@ known factor ``f`` (internal = MXNet value * f) and choosing the kernel's argume
   folded into the kernel's momentum argument (``mu' = -mu/(c*f_old)``), so a learning-rate
   schedule costs no extra pass. The gradient enters unscaled, with ``lr' = lr*rescale`` and
   ``wd' = wd/rescale``.
-* NAG: ``f = 1/rescale`` (torch's Nesterov look-ahead reuses the momentum argument, so a change
-  of ``rescale_grad`` costs one rescaling pass over the buffer).
+* NAG with momentum has no fused path: MXNet's momentum decay reads the already-updated weight,
+  which torch's Nesterov kernel cannot express, so it runs on ``_foreach`` (NAG without momentum
+  is SGD and uses the SGD kernel).
 * Adam/AdamW: ``f = 1/rescale`` for the mean and ``1/rescale^2`` for the variance, and
   ``eps' = eps/(rescale*sqrt(1-beta2^t))``.
 
@@ -121,17 +122,6 @@ def _rescale_to(indices, tensors_per_slot, targets, scales):
             if fo != fn:
                 t.mul_(fn / fo)
         scales[idx] = (ts, tuple(targets))
-
-
-def nag(indices, ws, gs, moms, lr, wd, momentum, rescale, scales):
-    """MXNet's NAG with momentum on ``torch._fused_sgd_(nesterov=True)``."""
-    c = lr * rescale
-    if scales is None or not (rescale > 0 and c > 0 and math.isfinite(c)) or not usable(ws):
-        return False
-    _rescale_to(indices, (moms,), (1.0 / rescale,), scales)
-    torch._fused_sgd_(ws, gs, moms, weight_decay=wd / rescale, momentum=momentum, lr=c,
-                      dampening=0.0, nesterov=True, maximize=False, is_first_step=False)
-    return True
 
 
 _step_cache = {}
