@@ -17,40 +17,12 @@ def _conv3x3(channels, stride, in_channels):
                      in_channels=in_channels)
 
 
-class BasicBlockV1(HybridBlock):
-    """Two 3x3 convolutions with batch norm, plus the (optionally projected) input."""
+class _ResidualV1(HybridBlock):
+    """A v1 residual block: ``relu(body(x) + shortcut(x))``, where the shortcut is the input or,
+    with ``downsample``, a strided 1x1 convolution with batch norm. Subclasses build ``body``
+    before calling :meth:`_add_downsample`, so children register in MXNet's order."""
 
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
-        super().__init__(**kwargs)
-        self.body = nn.HybridSequential(prefix="")
-        self.body.add(_conv3x3(channels, stride, in_channels), nn.BatchNorm(),
-                      nn.Activation("relu"), _conv3x3(channels, 1, channels), nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels),
-                                nn.BatchNorm())
-        else:
-            self.downsample = None
-
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = self.body(x)
-        if self.downsample:
-            residual = self.downsample(residual)
-        return F.Activation(residual + x, act_type="relu")
-
-
-class BottleneckV1(HybridBlock):
-    """1x1 - 3x3 - 1x1 convolutions with batch norm, plus the (optionally projected) input."""
-
-    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
-        super().__init__(**kwargs)
-        self.body = nn.HybridSequential(prefix="")
-        self.body.add(nn.Conv2D(channels // 4, kernel_size=1, strides=stride), nn.BatchNorm(),
-                      nn.Activation("relu"), _conv3x3(channels // 4, 1, channels // 4),
-                      nn.BatchNorm(), nn.Activation("relu"),
-                      nn.Conv2D(channels, kernel_size=1, strides=1), nn.BatchNorm())
+    def _add_downsample(self, downsample, channels, stride, in_channels):
         if downsample:
             self.downsample = nn.HybridSequential(prefix="")
             self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
@@ -65,6 +37,30 @@ class BottleneckV1(HybridBlock):
         if self.downsample:
             residual = self.downsample(residual)
         return F.Activation(x + residual, act_type="relu")
+
+
+class BasicBlockV1(_ResidualV1):
+    """Two 3x3 convolutions with batch norm, plus the (optionally projected) input."""
+
+    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self.body = nn.HybridSequential(prefix="")
+        self.body.add(_conv3x3(channels, stride, in_channels), nn.BatchNorm(),
+                      nn.Activation("relu"), _conv3x3(channels, 1, channels), nn.BatchNorm())
+        self._add_downsample(downsample, channels, stride, in_channels)
+
+
+class BottleneckV1(_ResidualV1):
+    """1x1 - 3x3 - 1x1 convolutions with batch norm, plus the (optionally projected) input."""
+
+    def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
+        super().__init__(**kwargs)
+        self.body = nn.HybridSequential(prefix="")
+        self.body.add(nn.Conv2D(channels // 4, kernel_size=1, strides=stride), nn.BatchNorm(),
+                      nn.Activation("relu"), _conv3x3(channels // 4, 1, channels // 4),
+                      nn.BatchNorm(), nn.Activation("relu"),
+                      nn.Conv2D(channels, kernel_size=1, strides=1), nn.BatchNorm())
+        self._add_downsample(downsample, channels, stride, in_channels)
 
 
 class BasicBlockV2(HybridBlock):
