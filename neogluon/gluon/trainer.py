@@ -14,6 +14,7 @@ results:
 """
 from __future__ import annotations
 
+import operator
 import os
 import tempfile
 
@@ -26,6 +27,13 @@ from ..model import _create_kvstore, _create_sparse_kvstore
 from .parameter import Parameter, ParameterDict
 
 __all__ = ["Trainer"]
+
+_GRAD_REQ = operator.attrgetter("_grad_req")
+_DATA = operator.attrgetter("_data")
+_GRAD = operator.attrgetter("_grad")
+_FIRST = operator.itemgetter(0)
+_AG = operator.attrgetter("_ag")
+_FRESH = operator.attrgetter("fresh")
 
 _STALE = ("Gradient of Parameter `%s` on context %s has not been updated by backward since "
           "last `step`. This could mean a bug in your model that made it only use a subset of "
@@ -420,6 +428,8 @@ class Trainer:
         if loss_scaler is not None and loss_scaler.has_overflow(self._params):
             return  # skip the step: the gradients overflowed
         on_kv = bool(self._kvstore and self._update_on_kvstore)
+        if not on_kv and self._fast_update():
+            return
         nupd = len(self._updaters)
         indices = [[] for _ in range(nupd)]
         grads = [[] for _ in range(nupd)]
@@ -445,6 +455,37 @@ class Trainer:
         for updater, idx, g, w in zip(self._updaters, indices, grads, weights):
             if idx:
                 updater(idx, g, w)
+
+    def _fast_update(self):
+        """The common step in C-level passes: every Parameter trains, is initialised and has a
+        fresh gradient on every context. Returns False, having changed nothing, otherwise; the
+        loop in :meth:`_update` then gives MXNet's exact errors and skipping rules."""
+        params = self._params
+        if not params or "null" in map(_GRAD_REQ, params):
+            return False
+        datas = list(map(_DATA, params))
+        grads = list(map(_GRAD, params))
+        if None in datas or None in grads:
+            return False
+        nupd = len(self._updaters)
+        if set(map(len, datas)) != {nupd} or set(map(len, grads)) != {nupd}:
+            return False
+        if nupd == 1:
+            per_ctx = [(list(map(_FIRST, datas)), list(map(_FIRST, grads)))]
+        else:
+            per_ctx = [([d[k] for d in datas], [g[k] for g in grads]) for k in range(nupd)]
+        ags = [ag for ws, _ in per_ctx for ag in map(_AG, ws)]
+        try:
+            if not all(map(_FRESH, ags)):
+                return False
+        except AttributeError:  # an array with no gradient record
+            return False
+        for ag in ags:
+            ag.fresh = False
+        indices = list(range(len(params)))
+        for updater, (ws, gs) in zip(self._updaters, per_ctx):
+            updater(indices, gs, ws)
+        return True
 
     # ------------------------------------------------------------------ states
     def save_states(self, fname):

@@ -12,8 +12,11 @@ torch paths (same numbers, slower).
 """
 from __future__ import annotations
 
+import array
 import ctypes
 import hashlib
+import itertools
+import operator
 import os
 import platform
 import shutil
@@ -140,49 +143,59 @@ def usable(*lists):
     for lst in lists:
         if lst is None:
             continue
-        for t in lst:
-            # a tensor of another dtype or device is never contiguous *and* matching here
-            if t is None or not t.is_contiguous() or t.dtype is not dt or not t.is_cpu:
+        # C-level passes over the list (this runs on every step, for every tensor); a tensor
+        # of another dtype or device fails one of them, a None raises TypeError in the first
+        try:
+            if (not all(map(_is_contig, lst)) or not all(map(_is_cpu, lst))
+                    or set(map(_dtype_of, lst)) != {dt}):
                 return False
+        except TypeError:
+            return False
     return _lib is not None or library() is not None
+
+
+_is_contig = torch.Tensor.is_contiguous
+_is_cpu = operator.attrgetter("is_cpu")
+_dtype_of = operator.attrgetter("dtype")
+_data_ptr = torch.Tensor.data_ptr
+_numel = torch.Tensor.numel
 
 
 def _ptrs(lst):
     if lst is None:
         return None
-    return (ctypes.c_void_p * len(lst))(*[t.data_ptr() for t in lst])
+    return array.array("Q", map(_data_ptr, lst))
 
 
 def _dbl(vals, n):
     if vals is None:
         return None
     if not isinstance(vals, (list, tuple)):
-        vals = [vals] * n
-    return (ctypes.c_double * len(vals))(*[float(v) for v in vals])
+        return array.array("d", [float(vals)]) * n
+    return array.array("d", vals)
+
+
+def _addr(buf):
+    return None if buf is None else buf.buffer_info()[0]
 
 
 def run(kind, ws, gs, s0=None, s1=None, s2=None, lr=0.0, wd=0.0, a=None, b=None, c=None,
         params=(), want_sums=False):
     """Run one kernel over parallel lists; returns per-tensor (sum w^2, sum u^2) for LAMB1."""
     n = len(ws)
-    offs = [0] * (n + 1)
-    acc = 0
-    for i, t in enumerate(ws):
-        acc += t.numel()
-        offs[i + 1] = acc
+    # array.array buffers, not ctypes arrays: building them costs far less per step
+    offs = array.array("q", itertools.accumulate(map(_numel, ws), initial=0))
     p = list(params) + [0.0] * (8 - len(params))
-    part = (ctypes.c_double * (2 * n))() if want_sums else None
-    keep = [_ptrs(ws), _ptrs(gs), _ptrs(s0), _ptrs(s1), _ptrs(s2),
-            (ctypes.c_int64 * (n + 1))(*offs), _dbl(lr, n), _dbl(wd, n), _dbl(a, n),
-            _dbl(b, n), _dbl(c, n), _dbl(p, 8)]
+    part = array.array("d", bytes(16 * n)) if want_sums else None
+    keep = [_ptrs(ws), _ptrs(gs), _ptrs(s0), _ptrs(s1), _ptrs(s2), offs, _dbl(lr, n),
+            _dbl(wd, n), _dbl(a, n), _dbl(b, n), _dbl(c, n), _dbl(p, 8)]
     rc = (_lib or library()).ng_multi_update(kind, int(ws[0].dtype is torch.float64), n,
-                              *[None if x is None else ctypes.addressof(x) for x in keep],
-                              None if part is None else ctypes.addressof(part),
-                              torch.get_num_threads())
+                                             *map(_addr, keep), _addr(part),
+                                             torch.get_num_threads())
     if rc != 0:
         raise MemoryError("optimizer kernel could not allocate its scratch space")
     if want_sums:
-        return [part[2 * i] for i in range(n)], [part[2 * i + 1] for i in range(n)]
+        return part[0::2].tolist(), part[1::2].tolist()
     return None
 
 

@@ -24,6 +24,7 @@ import array
 import io
 import json
 import math
+import operator
 import warnings
 import zipfile
 
@@ -36,6 +37,14 @@ from ..ndarray.ndarray import NDArray, _new
 from .. import lr_scheduler as _lrs
 
 __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "Test"]
+
+_ND_ONLY = {NDArray}
+_TSHAPE = operator.attrgetter("_t.shape")
+_TDTYPE = operator.attrgetter("_t.dtype")
+_TDEVICE = operator.attrgetter("_t.device")
+_T = operator.attrgetter("_t")
+_LR_MULT = operator.attrgetter("lr_mult")
+_WD_MULT = operator.attrgetter("wd_mult")
 
 _STATE_FORMAT = "neogluon-updater-states"
 _STATE_VERSION = 1
@@ -235,12 +244,14 @@ class Optimizer:
         if not isinstance(index, (list, tuple)):
             index = [index]
         counts = self._index_update_count
+        begin = self.begin_num_update
+        top = self.num_update
         for idx in index:
-            if idx not in counts:
-                counts[idx] = self.begin_num_update
-            counts[idx] += 1
-            if counts[idx] > self.num_update:
-                self.num_update = counts[idx]
+            c = counts.get(idx, begin) + 1
+            counts[idx] = c
+            if c > top:
+                top = c
+        self.num_update = top
 
     def _base_lr(self):
         if self.lr_scheduler is not None:
@@ -253,8 +264,10 @@ class Optimizer:
         return self._apply_lr_mult(lr, indices)
 
     def _apply_lr_mult(self, lr, indices):
-        lrs = [lr] * len(indices)
         pd = self.param_dict
+        if pd and all(map(pd.__contains__, indices)):  # the Trainer's case
+            return [lr * m for m in map(_LR_MULT, map(pd.__getitem__, indices))]
+        lrs = [lr] * len(indices)
         for i, index in enumerate(indices):
             if index in pd:
                 lrs[i] *= pd[index].lr_mult
@@ -269,8 +282,11 @@ class Optimizer:
 
     def _get_wds(self, indices):
         """Weight decays of ``indices`` (``wd`` times the multipliers)."""
-        wds = [self.wd] * len(indices)
         pd = self.param_dict
+        if pd and all(map(pd.__contains__, indices)):
+            wd = self.wd
+            return [wd * m for m in map(_WD_MULT, map(pd.__getitem__, indices))]
+        wds = [self.wd] * len(indices)
         for i, index in enumerate(indices):
             if index in pd:
                 wds[i] *= pd[index].wd_mult
@@ -509,34 +525,28 @@ class Updater:
         states = self._states
         synced = self.states_synced
         fast = _is_builtin_fast(opt)
-        keys = []
-        for i, (w, g) in enumerate(zip(weights, grads)):
-            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
-                raise MXNetError(f"Updater: index {indices[i]!r}: weight and grad must be "
-                                 f"NDArrays, got {type(w).__name__} and {type(g).__name__}")
-            wt = w._t
-            dense = type(w) is NDArray and type(g) is NDArray  # sparse arrays store rows only
-            if (wt.shape != g._t.shape) if dense else (w.shape != g.shape):
-                raise MXNetError(f"Updater: index {indices[i]!r}: weight shape {w.shape} and "
-                                 f"gradient shape {g.shape} differ")
-            if fast:
-                keys.append((wt.dtype, wt.get_device()))
+        keys = None
+        if (set(map(type, weights)) == _ND_ONLY and set(map(type, grads)) == _ND_ONLY
+                and list(map(_TSHAPE, weights)) == list(map(_TSHAPE, grads))):
+            # The usual call (dense NDArrays of matching shapes), checked in C-level passes.
+            if fast and len(set(map(_TDTYPE, weights))) == 1 \
+                    and len(set(map(_TDEVICE, weights))) == 1:
+                keys = ()  # one group
+        else:
+            keys = self._check_args(indices, weights, grads)
+        if fast and keys is None:
+            keys = [(w._t.dtype, w._t.get_device()) for w in weights]
         if weights:
             opt._set_current_context(weights[0].context.device_id)
-        for i, idx in enumerate(indices):
-            if isinstance(idx, bytes):
-                idx = idx.decode()
-                indices[i] = idx
-            if idx not in states:
-                states[idx] = opt.create_state_multi_precision(idx, weights[i])
-                synced[idx] = True
-            elif not synced.get(idx, False):
-                states[idx] = self.sync_state_context(states[idx], weights[i].context)
-                synced[idx] = True
+        if (bytes in set(map(type, indices)) or not all(map(states.__contains__, indices))
+                or not all(map(synced.get, indices))):
+            self._prepare_states(indices, weights)
         if fast:
             # MXNet's Updater also groups by dtype before its multi-tensor calls.
             k0 = keys[0] if keys else None
-            if all(k == k0 for k in keys):
+            if keys == ():
+                groups = [list(range(len(weights)))] if weights else []
+            elif all(k == k0 for k in keys):
                 groups = [list(range(len(keys)))] if keys else []
             else:
                 by = {}
@@ -557,6 +567,36 @@ class Updater:
             self._normalize_all()
             for i, w, g in zip(indices, weights, grads):
                 opt.update_multi_precision(i, w, g, states[i])
+
+    @staticmethod
+    def _check_args(indices, weights, grads):
+        """Check each (weight, grad) pair; returns their (dtype, device) grouping keys."""
+        keys = []
+        for i, (w, g) in enumerate(zip(weights, grads)):
+            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
+                raise MXNetError(f"Updater: index {indices[i]!r}: weight and grad must be "
+                                 f"NDArrays, got {type(w).__name__} and {type(g).__name__}")
+            wt = w._t
+            dense = type(w) is NDArray and type(g) is NDArray  # sparse arrays store rows only
+            if (wt.shape != g._t.shape) if dense else (w.shape != g.shape):
+                raise MXNetError(f"Updater: index {indices[i]!r}: weight shape {w.shape} and "
+                                 f"gradient shape {g.shape} differ")
+            keys.append((wt.dtype, wt.get_device()))
+        return keys
+
+    def _prepare_states(self, indices, weights):
+        """Create missing states and move unsynced ones to their weight's context."""
+        states, synced, opt = self._states, self.states_synced, self.optimizer
+        for i, idx in enumerate(indices):
+            if isinstance(idx, bytes):
+                idx = idx.decode()
+                indices[i] = idx
+            if idx not in states:
+                states[idx] = opt.create_state_multi_precision(idx, weights[i])
+                synced[idx] = True
+            elif not synced.get(idx, False):
+                states[idx] = self.sync_state_context(states[idx], weights[i].context)
+                synced[idx] = True
 
     def sync_state_context(self, state, context):
         """Move a state (NDArray, or nested tuples/lists of them) to ``context``."""
@@ -836,7 +876,7 @@ class _MultiTensor(Optimizer):
                     raise MXNetError(f"{type(self).__name__}.update: index {i!r}: weight and "
                                      f"grad must be NDArrays, got {type(w).__name__} and "
                                      f"{type(g).__name__}")
-        if any(type(w) is not NDArray or type(g) is not NDArray for w, g in zip(weight, grad)) \
+        if (set(map(type, weight)) != _ND_ONLY or set(map(type, grad)) != _ND_ONLY) \
                 and any(w.stype != "default" or g.stype != "default"
                         for w, g in zip(weight, grad)):
             # The dispatch point for row_sparse gradients (lazy updates).
@@ -849,10 +889,13 @@ class _MultiTensor(Optimizer):
             inner = [s[si] for s in state]
             gs = [g._t.float() for g in grad]
         else:
-            ws = [w._t for w in weight]
+            ws = list(map(_T, weight))
             inner = state
-            gs = [g._t for g in grad]
-        sts = [_as_tuple(s) for s in inner]
+            gs = list(map(_T, grad))
+        if set(map(type, inner)) == _ND_ONLY:  # one state array per weight (momentum, ...)
+            sts = list(zip(map(_T, inner)))
+        else:
+            sts = [_as_tuple(s) for s in inner]
         lrs = self._count_and_get_lrs(index)
         wds = self._get_wds(index)
         prev = torch.is_grad_enabled()
