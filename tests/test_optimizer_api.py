@@ -412,8 +412,8 @@ def test_subclass_overriding_update_gets_master_weights():
     ("sgd", {"momentum": 0.9}), ("sgd", {}), ("nag", {"momentum": 0.9}), ("signum", {}),
     ("adam", {}), ("adamw", {}), ("adagrad", {}), ("adadelta", {}), ("rmsprop", {}),
     ("rmsprop", {"centered": True}), ("ftrl", {}), ("ftml", {}), ("adamax", {}),
-    ("nadam", {}), ("lamb", {}), ("dcasgd", {"momentum": 0.9}), ("lars", {"momentum": 0.9}),
-    ("sgld", {})])
+    ("nadam", {}), ("lamb", {}), ("dcasgd", {"momentum": 0.9}), ("lars", {"momentum": 0.9})])
+# (SGLD has its own fused kernel; its one-call check is in test_sgld_kernel.py)
 def test_list_updates_use_one_multi_tensor_kernel_call(name, kw, monkeypatch):
     """The hot path: the whole list in one compiled-kernel call (two for LAMB and LARS: norms
     first), no per-tensor loop. (LARS works per group of aggregate_num tensors, as MXNet.)"""

@@ -32,6 +32,7 @@ from ..ndarray.ndarray import _new
 from ..random import generator as _generator
 from . import _ckernels as ck
 from . import _math as M
+from . import _rng_kernels as _rng
 from . import fused
 from .optimizer import _MultiTensor, _ck_clip, _f32, _f32s, _groups, _zeros_like, register
 
@@ -534,8 +535,11 @@ class DCASGD(_MultiTensor):
 class SGLD(_MultiTensor):
     """Stochastic gradient Langevin dynamics: ``w += -lr/2*(g + wd*w) + N(0, sqrt(lr))``.
 
-    The noise comes from neogluon's seeded generator (``mx.random.seed``), so runs repeat,
-    but its values differ from MXNet's.
+    ``g`` is ``clip(rescale_grad * grad, clip_gradient)``, as in MXNet 1.9.1. The noise comes
+    from neogluon's seeded generator (``mx.random.seed``), so runs repeat, but its values
+    differ from MXNet's. On CPU (float32, float64) the noise is drawn inside the compiled
+    update itself (Philox-4x32-10 and Box-Muller, keyed by one seed per call and indexed by
+    element position: the same numbers with any thread count); elsewhere torch draws it.
     """
 
     _clip_if_truthy = False
@@ -558,11 +562,13 @@ class SGLD(_MultiTensor):
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
-            noise = self._noise(w, math.sqrt(lr))
-            if ck.usable(w, g, noise):
-                ck.run(ck.K_SGLD, w, g, s0=noise, lr=lr, wd=wd,
-                       params=[self.rescale_grad, _ck_clip(self._clip())])
+            if _rng.usable(w, g):
+                # one fresh key per call: each step and each (lr, wd) group gets its own noise
+                seed = _rng.draw_seed(_generator(w[0].device))
+                _rng.sgld_update(w, g, lr, wd, self.rescale_grad, _ck_clip(self._clip()),
+                                 math.sqrt(lr), seed)
                 continue
+            noise = self._noise(w, math.sqrt(lr))
             gg = M.scaled_grads(g, self.rescale_grad, self._clip())
             if wd:
                 _foreach_add_(gg, w, alpha=wd)

@@ -1,0 +1,295 @@
+"""SGLD: the fused CPU kernel with in-kernel noise (neogluon/optimizer/_rng_kernels.py).
+
+* the deterministic part of the update against MXNet 1.9.1 with its noise taken out
+  (tools/gen_sgld_fixtures.py), on the kernel path and on the torch path;
+* the generator: Philox-4x32-10 against Random123's published known-answer vectors, and the
+  normals against a float64 Box-Muller written here from the same Philox words;
+* the noise is a standard normal (moments, Kolmogorov-Smirnov), independent between
+  neighbouring elements and between steps, the same with any thread count and in the
+  portable build, and repeats under ``mx.random.seed``.
+"""
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+import neogluon as mx
+from neogluon.optimizer import _ckernels, _rng_kernels as rk
+from neogluon.optimizer import sgd as sgd_mod
+
+HERE = os.path.join(os.path.dirname(__file__), "fixtures", "sgld")
+with open(os.path.join(HERE, "sgld.json")) as f:
+    SCENARIOS = json.load(f)
+DATA = dict(np.load(os.path.join(HERE, "sgld.npz")))
+
+needs_kernel = pytest.mark.skipif(rk.library() is None, reason="no C compiler")
+
+
+class FakeParam:
+    def __init__(self, lr_mult, wd_mult):
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+
+
+# ----------------------------------------------------------------------------- reference
+M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
+MASK = np.uint64(0xFFFFFFFF)
+
+
+def philox_np(ctr, key):
+    """Philox-4x32-10 (Salmon et al. 2011) on uint64 numpy arrays holding 32-bit words."""
+    c0, c1, c2, c3 = (np.asarray(c, dtype=np.uint64) for c in ctr)
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    for _ in range(10):
+        p0 = np.uint64(M0) * c0
+        p1 = np.uint64(M1) * c2
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & MASK,
+                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & MASK)
+        k0 = (k0 + np.uint64(W0)) & MASK
+        k1 = (k1 + np.uint64(W1)) & MASK
+    return c0, c1, c2, c3
+
+
+def normals_reference(seed, n):
+    """The kernel's layout (see _rng_kernels) with a float64 Box-Muller."""
+    e = np.arange(n, dtype=np.uint64)
+    blk, o = e // np.uint64(64), e % np.uint64(64)
+    j, k = o % np.uint64(16), o // np.uint64(16)
+    ctr = blk * np.uint64(16) + j
+    zero = np.zeros(n, dtype=np.uint64)
+    x = philox_np((ctr & MASK, ctr >> np.uint64(32), zero, zero),
+                  (seed & 0xFFFFFFFF, seed >> 32))
+    a = np.where(k < 2, x[0], x[2]).astype(np.float64)
+    b = np.where(k < 2, x[1], x[3]).astype(np.float64)
+    # the uniforms as the kernel quantises them to float32; the rest in float64
+    u = (np.floor(a / 2).astype(np.float32) * np.float32(2.0 ** -31) +
+         np.float32(2.0 ** -32)).astype(np.float64)
+    r = np.sqrt(-2 * np.log(u))
+    q = np.floor(b / 2 ** 30)
+    f = (b - q * 2 ** 30).astype(np.float32) * np.float32(2.0 ** -30)
+    theta = np.pi / 2 * (q + f.astype(np.float64))
+    return np.where(k % np.uint64(2) == 0, r * np.cos(theta), r * np.sin(theta))
+
+
+@needs_kernel
+@pytest.mark.parametrize("ctr, key, want", [
+    # Random123 tests/kat_vectors, "philox4x32 10" lines
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))])
+def test_philox_known_answers(ctr, key, want):
+    assert rk.philox4x32_10(ctr, key) == want
+    got = philox_np([[c] for c in ctr], key)
+    assert tuple(int(w[0]) for w in got) == want
+
+
+@needs_kernel
+@pytest.mark.parametrize("seed", [0, 0x0123456789ABCDEF, 2 ** 64 - 1])
+def test_normals_match_float64_box_muller(seed):
+    n = 20000
+    got = rk.normal_fill(seed, 0, n).double().numpy()
+    want = normals_reference(seed, n)
+    # float32 arithmetic: about 1e-7 relative, larger only where a float32 radius is rounded
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+    # any start position gives the same numbers as the whole range
+    np.testing.assert_array_equal(rk.normal_fill(seed, 1234, 5000).numpy(),
+                                  got[1234:6234].astype(np.float32))
+
+
+@needs_kernel
+def test_portable_build_gives_the_same_bits():
+    lib = rk.library(native=False)
+    assert lib is not None and lib.ng_simd_width() == 0
+    for seed in (3, 2 ** 40 + 5):
+        assert torch.equal(rk.normal_fill(seed, 17, 70000, native=False),
+                           rk.normal_fill(seed, 17, 70000))
+
+
+# ----------------------------------------------------------------------------- the noise
+SIZES = [1000003, 3, 64 * 1000 + 7, 129, 250000]  # odd sizes: blocks straddle tensors
+
+
+def pure_noise(seed, dtype="float32", threads=None, lr=1.0, n_steps=1):
+    """SGLD with w = 0, g = 0, lr = 1: the weights after a step are the noise itself."""
+    old = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        mx.random.seed(seed)
+        upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=lr))
+        ws = [mx.nd.zeros((n,), dtype=dtype) for n in SIZES]
+        gs = [mx.nd.zeros((n,), dtype=dtype) for n in SIZES]
+        out = []
+        for _ in range(n_steps):
+            for w in ws:
+                w[:] = 0
+            upd(list(range(len(ws))), gs, ws)
+            out.append(np.concatenate([w.asnumpy() for w in ws]))
+        return out
+    finally:
+        torch.set_num_threads(old)
+
+
+@needs_kernel
+def test_noise_is_standard_normal():
+    z = pure_noise(11)[0].astype(np.float64)
+    n = z.size
+    assert n > 1_300_000
+    assert abs(z.mean()) < 5 / math.sqrt(n)
+    assert abs(z.var() - 1) < 5 * math.sqrt(2 / n)
+    assert abs(stats.skew(z)) < 5 * math.sqrt(6 / n)
+    assert abs(stats.kurtosis(z)) < 5 * math.sqrt(24 / n)
+    # seeded, so this is a fixed outcome; a wrong transform fails it by orders of magnitude
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    # tails: P(|z| > 4) = 6.33e-5
+    assert abs((np.abs(z) > 4).mean() - 6.334e-5) < 5 * math.sqrt(6.334e-5 / n)
+    # lr scales the standard deviation to sqrt(lr)
+    z2 = pure_noise(11, lr=0.04)[0].astype(np.float64)
+    np.testing.assert_allclose(z2, z * np.float32(0.2), rtol=1e-6, atol=1e-7)
+
+
+@needs_kernel
+def test_noise_is_independent_between_elements_and_steps():
+    a, b = pure_noise(12, n_steps=2)
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    lim = 5 / math.sqrt(a.size)
+    # lag 16: the two outputs of one Box-Muller pair; 32, 64: other words of one Philox block
+    for lag in (1, 2, 15, 16, 17, 32, 48, 64, 1000):
+        assert abs(np.corrcoef(a[:-lag], a[lag:])[0, 1]) < lim, lag
+        assert abs(np.corrcoef(a[:-lag] ** 2, a[lag:] ** 2)[0, 1]) < lim, lag
+    assert abs(np.corrcoef(a, b)[0, 1]) < lim
+    assert abs(np.corrcoef(a ** 2, b ** 2)[0, 1]) < lim
+
+
+@needs_kernel
+def test_same_noise_with_any_thread_count():
+    ref = pure_noise(13, threads=1)[0]
+    for th in (2, 3, 7):
+        np.testing.assert_array_equal(pure_noise(13, threads=th)[0], ref)
+
+
+@needs_kernel
+def test_seed_repeats_and_steps_differ():
+    a1, a2 = pure_noise(21, n_steps=2)
+    b1, b2 = pure_noise(21, n_steps=2)
+    np.testing.assert_array_equal(a1, b1)
+    np.testing.assert_array_equal(a2, b2)
+    assert not np.array_equal(a1, a2)
+    assert (a1 == a2).mean() < 1e-4
+    assert not np.array_equal(a1, pure_noise(22)[0])
+
+
+@needs_kernel
+def test_float64_widens_the_float32_draws():
+    z32 = pure_noise(31)[0]
+    z64 = pure_noise(31, dtype="float64")[0]
+    assert z64.dtype == np.float64
+    np.testing.assert_array_equal(z64, z32.astype(np.float64))
+
+
+@needs_kernel
+def test_one_kernel_call_per_list(monkeypatch):
+    calls = []
+    real = rk.sgld_update
+    monkeypatch.setattr(rk, "sgld_update", lambda ws, *a: (calls.append(len(ws)),
+                                                           real(ws, *a))[1])
+    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", aggregate_num=64))
+    ws = [mx.nd.ones((5, 3)) for _ in range(40)]
+    gs = [mx.nd.ones((5, 3)) * 0.1 for _ in range(40)]
+    upd(list(range(40)), gs, ws)
+    assert calls == [40]
+
+
+# ----------------------------------------------------------------------------- vs MXNet
+def run_against_mxnet(meta, mode, monkeypatch):
+    """Each step starts from MXNet's weights; ours minus our recorded noise must equal
+    MXNet's update minus its noise."""
+    key, dt = meta["key"], meta["dtype"]
+    n = len(meta["shapes"])
+    kw = dict(meta["kwargs"])
+    if meta["sched"]:
+        kw["lr_scheduler"] = getattr(mx.lr_scheduler, meta["sched"]["kind"])(
+            **meta["sched"]["kwargs"])
+    params = {i: FakeParam(*m) for i, m in enumerate(meta["mults"])}
+    opt = mx.optimizer.create("sgld", param_dict=params, **kw)
+    upd = mx.optimizer.get_updater(opt)
+    ws = [mx.nd.zeros(tuple(s), dtype=dt) for s in meta["shapes"]]
+    noises = {}  # id(weight tensor) -> the noise added this step
+
+    def rec_kernel(w, g, lr, wd, rescale, clip, std, seed):
+        z = rk.normal_fill(seed, 0, sum(t.numel() for t in w)).numpy().astype(dt)
+        off = 0
+        for t in w:
+            noises[t.data_ptr()] = (np.array(std, dt) * z[off:off + t.numel()]).reshape(
+                t.shape)
+            off += t.numel()
+        return real_kernel(w, g, lr, wd, rescale, clip, std, seed)
+
+    def rec_torch(self, w, std):
+        out = real_noise(self, w, std)
+        for t, z in zip(w, out):
+            noises[t.data_ptr()] = z.numpy().copy()
+        return out
+
+    real_kernel, real_noise = rk.sgld_update, sgd_mod.SGLD._noise
+    monkeypatch.setattr(rk, "sgld_update", rec_kernel)
+    monkeypatch.setattr(sgd_mod.SGLD, "_noise", rec_torch)
+    old = _ckernels.set_enabled(mode == "kernels")
+    tol = dict(rtol=1e-5, atol=1e-6) if dt == "float32" else dict(rtol=1e-12, atol=1e-13)
+    try:
+        for step in range(meta["steps"]):
+            for i in range(n):
+                ws[i][:] = mx.nd.array(DATA[f"{key}/w{step}_{i}"], dtype=dt)
+            gs = [mx.nd.array(DATA[f"{key}/g{step}_{i}"], dtype=dt) for i in range(n)]
+            noises.clear()
+            upd(list(range(n)), gs, ws)
+            for i in range(n):
+                np.testing.assert_array_equal(gs[i].asnumpy(), DATA[f"{key}/g{step}_{i}"])
+                z = noises[ws[i]._t.data_ptr()]
+                np.testing.assert_allclose(ws[i].asnumpy() - z, DATA[f"{key}/det{step}_{i}"],
+                                           **tol, err_msg=f"{key} step {step} weight {i}")
+    finally:
+        _ckernels.set_enabled(old)
+    assert opt.num_update == meta["num_update"]
+
+
+@pytest.mark.filterwarnings("ignore:learning rate from")
+@pytest.mark.parametrize("meta", SCENARIOS, ids=[m["key"] for m in SCENARIOS])
+@pytest.mark.parametrize("mode", ["kernels", "torch"])
+def test_matches_mxnet_without_noise(meta, mode, monkeypatch):
+    if mode == "kernels" and rk.library() is None:
+        pytest.skip("no C compiler")
+    run_against_mxnet(meta, mode, monkeypatch)
+
+
+def test_torch_path_for_float16_and_when_kernels_are_off():
+    """float16 (no multi-precision) and a disabled kernel library use torch's generator;
+    the kernel is never asked for lists it cannot take."""
+    assert not rk.usable([torch.zeros(3, dtype=torch.float16)], [torch.zeros(3,
+                                                                         dtype=torch.float16)])
+    assert not rk.usable([torch.zeros(3)], [torch.zeros(3, dtype=torch.float64)])
+    assert not rk.usable([torch.zeros(4, 4).t()], [torch.zeros(4, 4)])
+    with pytest.warns(UserWarning):
+        upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=0.01))
+        w = mx.nd.ones((400, 500), dtype="float16")
+        upd(0, mx.nd.ones((400, 500), dtype="float16"), w)
+    a = w.asnumpy().astype(np.float64)
+    # 1 - lr/2 * 1 + N(0, 0.1)
+    assert a.mean() == pytest.approx(1 - 0.005, abs=2e-3)
+    assert a.std() == pytest.approx(0.1, rel=0.02)
+    old = _ckernels.set_enabled(False)
+    try:
+        assert not rk.usable([torch.zeros(3)], [torch.zeros(3)])
+        mx.random.seed(5)
+        w = mx.nd.zeros((1000, 100))
+        mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=1.0))(
+            0, mx.nd.zeros((1000, 100)), w)
+        z = w.asnumpy().ravel().astype(np.float64)
+        assert stats.kstest(z, "norm").pvalue > 1e-3
+    finally:
+        _ckernels.set_enabled(old)
