@@ -175,49 +175,57 @@ SOURCE = r'''
 #define PW0 0x9E3779B9u
 #define PW1 0xBB67AE85u
 
-/* x[k][j] = word k of Philox-4x32-10(counter = first + j, key). */
-static inline void philox_lanes(uint64_t first, uint32_t k0, uint32_t k1, uint32_t x[4][NL]) {
+/* x[b][k][j] = word k of Philox-4x32-10(counter = 16 * (blk + b) + j, key), b < nb; x must
+   have room for nb rounded up to even. */
+static inline void philox_blocks(uint64_t blk, int nb, uint32_t k0, uint32_t k1,
+                                 uint32_t x[][4][NL]) {
 #ifdef __AVX512F__
-  /* Two groups of 8 instances, one per 64-bit lane. Only the low 32 bits of a lane matter:
+  /* Two blocks (four groups of 8 instances, one per 64-bit lane) at a time, for enough
+     independent work to hide the multiplies' latency. Only the low 32 bits of a lane matter:
      vpmuludq reads only those, so the high halves can hold garbage and no blends are needed. */
   const __m512i m0 = _mm512_set1_epi64(PM0), m1 = _mm512_set1_epi64(PM1);
-  const __m512i n0 = _mm512_add_epi64(_mm512_set1_epi64((long long)first),
-                                      _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
-  const __m512i n1 = _mm512_add_epi64(n0, _mm512_set1_epi64(8));
-  __m512i a0 = n0, b0 = _mm512_srli_epi64(n0, 32), c0 = _mm512_setzero_si512(), d0 = c0;
-  __m512i a1 = n1, b1 = _mm512_srli_epi64(n1, 32), c1 = c0, d1 = c0;
-  for (int r = 0; r < 10; ++r) {
-    const __m512i K0 = _mm512_set1_epi64(k0), K1 = _mm512_set1_epi64(k1);
-    __m512i p0 = _mm512_mul_epu32(a0, m0), q0 = _mm512_mul_epu32(c0, m1);
-    __m512i p1 = _mm512_mul_epu32(a1, m0), q1 = _mm512_mul_epu32(c1, m1);
-    a0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(q0, 32), b0, K0, 0x96);
-    c0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), d0, K1, 0x96);
-    b0 = q0; d0 = p0;
-    a1 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(q1, 32), b1, K0, 0x96);
-    c1 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), d1, K1, 0x96);
-    b1 = q1; d1 = p1;
-    k0 += PW0; k1 += PW1;
-  }
-  _mm256_storeu_si256((__m256i *)x[0], _mm512_cvtepi64_epi32(a0));
-  _mm256_storeu_si256((__m256i *)(x[0] + 8), _mm512_cvtepi64_epi32(a1));
-  _mm256_storeu_si256((__m256i *)x[1], _mm512_cvtepi64_epi32(b0));
-  _mm256_storeu_si256((__m256i *)(x[1] + 8), _mm512_cvtepi64_epi32(b1));
-  _mm256_storeu_si256((__m256i *)x[2], _mm512_cvtepi64_epi32(c0));
-  _mm256_storeu_si256((__m256i *)(x[2] + 8), _mm512_cvtepi64_epi32(c1));
-  _mm256_storeu_si256((__m256i *)x[3], _mm512_cvtepi64_epi32(d0));
-  _mm256_storeu_si256((__m256i *)(x[3] + 8), _mm512_cvtepi64_epi32(d1));
-#else
-  for (int j = 0; j < NL; ++j) {
-    uint64_t n = first + (uint64_t)j;
-    uint32_t c0 = (uint32_t)n, c1 = (uint32_t)(n >> 32), c2 = 0, c3 = 0, K0 = k0, K1 = k1;
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  for (int b = 0; b < nb; b += 2) {
+    __m512i A[4], B[4], C[4], D[4];
+    for (int q = 0; q < 4; ++q) {
+      __m512i n = _mm512_add_epi64(
+          _mm512_set1_epi64((long long)((blk + (uint64_t)b) * NL + 8 * (uint64_t)q)), lane);
+      A[q] = n; B[q] = _mm512_srli_epi64(n, 32);
+      C[q] = _mm512_setzero_si512(); D[q] = C[q];
+    }
+    uint32_t K0 = k0, K1 = k1;
     for (int r = 0; r < 10; ++r) {
-      uint64_t p0 = (uint64_t)PM0 * c0, p1 = (uint64_t)PM1 * c2;
-      c0 = (uint32_t)(p1 >> 32) ^ c1 ^ K0; c1 = (uint32_t)p1;
-      c2 = (uint32_t)(p0 >> 32) ^ c3 ^ K1; c3 = (uint32_t)p0;
+      const __m512i V0 = _mm512_set1_epi64(K0), V1 = _mm512_set1_epi64(K1);
+      for (int q = 0; q < 4; ++q) {
+        __m512i p = _mm512_mul_epu32(A[q], m0), t = _mm512_mul_epu32(C[q], m1);
+        A[q] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(t, 32), B[q], V0, 0x96);
+        C[q] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p, 32), D[q], V1, 0x96);
+        B[q] = t; D[q] = p;
+      }
       K0 += PW0; K1 += PW1;
     }
-    x[0][j] = c0; x[1][j] = c1; x[2][j] = c2; x[3][j] = c3;
+    for (int q = 0; q < 4; ++q) {
+      uint32_t(*y)[NL] = x[b + q / 2];
+      int o = 8 * (q % 2);
+      _mm256_storeu_si256((__m256i *)(y[0] + o), _mm512_cvtepi64_epi32(A[q]));
+      _mm256_storeu_si256((__m256i *)(y[1] + o), _mm512_cvtepi64_epi32(B[q]));
+      _mm256_storeu_si256((__m256i *)(y[2] + o), _mm512_cvtepi64_epi32(C[q]));
+      _mm256_storeu_si256((__m256i *)(y[3] + o), _mm512_cvtepi64_epi32(D[q]));
+    }
   }
+#else
+  for (int b = 0; b < nb; ++b)
+    for (int j = 0; j < NL; ++j) {
+      uint64_t n = (blk + (uint64_t)b) * NL + (uint64_t)j;
+      uint32_t c0 = (uint32_t)n, c1 = (uint32_t)(n >> 32), c2 = 0, c3 = 0, K0 = k0, K1 = k1;
+      for (int r = 0; r < 10; ++r) {
+        uint64_t p0 = (uint64_t)PM0 * c0, p1 = (uint64_t)PM1 * c2;
+        c0 = (uint32_t)(p1 >> 32) ^ c1 ^ K0; c1 = (uint32_t)p1;
+        c2 = (uint32_t)(p0 >> 32) ^ c3 ^ K1; c3 = (uint32_t)p0;
+        K0 += PW0; K1 += PW1;
+      }
+      x[b][0][j] = c0; x[b][1][j] = c1; x[b][2][j] = c2; x[b][3][j] = c3;
+    }
 #endif
 }
 
@@ -263,8 +271,8 @@ static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
 
 /* z[0 .. 64*nb) = the normals of blocks blk .. blk+nb (nb <= NB) */
 static void normals_batch(uint64_t blk, int nb, uint32_t k0, uint32_t k1, float *z) {
-  uint32_t x[NB][4][NL];
-  for (int b = 0; b < nb; ++b) philox_lanes((blk + (uint64_t)b) * NL, k0, k1, x[b]);
+  uint32_t x[NB + 1][4][NL];
+  philox_blocks(blk, nb, k0, k1, x);
   for (int b = 0; b < nb; ++b) {
     float *zb = z + BLK * b;
     for (int j = 0; j < NL; ++j) {
