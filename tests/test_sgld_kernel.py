@@ -69,9 +69,13 @@ def normals_reference(seed, n):
     u = (np.floor(a / 2).astype(np.float32) * np.float32(2.0 ** -31) +
          np.float32(2.0 ** -32)).astype(np.float64)
     r = np.sqrt(-2 * np.log(u))
-    q = np.floor(b / 2 ** 30)
-    f = (b - q * 2 ** 30).astype(np.float32) * np.float32(2.0 ** -30)
-    theta = np.pi / 2 * (q + f.astype(np.float64))
+    # octant from the top three bits; the rest reflected in odd octants, then made float32
+    o = np.floor(b / 2 ** 29)
+    fb = b - o * 2 ** 29
+    odd = o % 2 == 1
+    fb = np.where(odd, 2 ** 29 - fb, fb)
+    f = (fb.astype(np.float32) * np.float32(2.0 ** -29)).astype(np.float64)
+    theta = np.pi / 4 * np.where(odd, o + 1 - f, o + f)
     return np.where(k % np.uint64(2) == 0, r * np.cos(theta), r * np.sin(theta))
 
 

@@ -229,13 +229,21 @@ static inline void philox_blocks(uint64_t blk, int nb, uint32_t k0, uint32_t k1,
 #endif
 }
 
-/* ln(u) for u in (0, 1]: u = m * 2^e with m in [sqrt(1/2), sqrt(2)), and
-   ln(m) = 2 atanh(s) = 2 (s + s^3/3 + ... + s^9/9), s = (m-1)/(m+1), |s| <= 0.172, where the
-   first omitted term is below 2e-9 relative. */
-static inline float ln_unit(float u) {
+/* Box-Muller: two independent N(0, 1) from two 32-bit words, in float32 IEEE operations only
+   (no libm vector calls, no fast-math: every build gives the same bits).
+   Radius: r = sqrt(-2 ln u), u = (floor(a/2) + 1/2) 2^-31 in (0, 1), so the tails reach
+   6.66 sigma. With v = u 2^31 = m 2^e, m in [sqrt(1/2), sqrt(2)):
+   -2 ln u = -2 ln2 (e - 31) - 4 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, and the series
+   4 (s + s^3/3 + ... + s^9/9) leaves out less than 2e-9 relative (m - 1 is exact, so small
+   radii keep their relative accuracy).
+   Angle: theta = (pi/4) (o + f) with the octant o the top three bits of b; f, from the other
+   29 bits, is reflected to 1 - f (exactly, in integers) in odd octants, so sin and cos are
+   only needed on [0, pi/4], where Taylor series to x^11 and x^10 leave out < 2e-9. */
+static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
+  float v = (float)(int32_t)(a >> 1) + 0.5f;
   int32_t bits;
-  memcpy(&bits, &u, 4);
-  int32_t e = ((bits >> 23) & 0xff) - 127;
+  memcpy(&bits, &v, 4);
+  int32_t e = ((bits >> 23) & 0xff) - 127 - 31;
   int32_t mb = (bits & 0x7fffff) | 0x3f800000;
   float m;
   memcpy(&m, &mb, 4);
@@ -243,30 +251,23 @@ static inline float ln_unit(float u) {
   m = big ? m * 0.5f : m;
   e += big;
   float s = (m - 1.0f) / (m + 1.0f), z = s * s;
-  float p = 1.0f + z * (1.0f / 3 + z * (1.0f / 5 + z * (1.0f / 7 + z * (1.0f / 9))));
-  return (float)e * 0.693147180559945309f + 2.0f * s * p;
-}
+  float p = -4.0f + z * (-4.0f / 3 + z * (-4.0f / 5 + z * (-4.0f / 7 + z * (-4.0f / 9))));
+  float r = sqrtf((float)e * -1.38629436112f + s * p);
 
-/* Box-Muller: two independent N(0, 1) from two 32-bit words. The radius uses a uniform in
-   (0, 1) with 2^-32 resolution at 0 (tails to 6.66 sigma); the angle takes its quadrant from
-   the top two bits and the rest from the next 30, so the reduction is exact. sin and cos of
-   (pi/2) f, f in [0, 1], are Taylor polynomials whose first omitted terms are below 1e-9. */
-static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
-  float u = (float)(int32_t)(a >> 1) * 0x1p-31f + 0x1p-32f;
-  float r = sqrtf(-2.0f * ln_unit(u));
-  uint32_t q = b >> 30;
-  float f = (float)(int32_t)(b & 0x3fffffffu) * 0x1p-30f, f2 = f * f;
-  /* coefficients (pi/2)^k / k! with alternating signs */
-  float sn = f * (1.5707963268f + f2 * (-0.6459640975f + f2 * (0.0796926262f +
-             f2 * (-0.0046817541f + f2 * (0.0001604411f + f2 * (-0.0000035988f +
-             f2 * 0.0000000569f))))));
-  float cs = 1.0f + f2 * (-1.2337005501f + f2 * (0.2536695079f + f2 * (-0.0208634807f +
-             f2 * (0.0009192602f + f2 * (-0.0000252020f + f2 * 0.0000004710f)))));
-  float c = (q & 1) ? sn : cs, s = (q & 1) ? cs : sn;
-  c = (q == 1 || q == 2) ? -c : c;
-  s = (q >= 2) ? -s : s;
+  uint32_t o = b >> 29, fb = b & 0x1fffffffu;
+  fb = (o & 1) ? 0x20000000u - fb : fb;
+  float f = (float)(int32_t)fb * 0x1p-29f, f2 = f * f;
+  /* (pi/4)^k / k! with alternating signs */
+  float sn = f * (0.785398163397f + f2 * (-0.0807455121883f + f2 * (0.00249039457019f +
+             f2 * (-0.0000365762041822f + f2 * (3.13361689038e-7f + f2 * -1.75724767344e-9f)))));
+  float cs = 1.0f + f2 * (-0.308425137534f + f2 * (0.0158543442438f + f2 *
+             (-0.000325991886927f + f2 * (3.59086044859e-6f + f2 * -2.46113695049e-8f))));
+  int swap = ((o + 1) & 2) != 0;          /* octants 1, 2, 5, 6 */
+  float c = swap ? sn : cs, t = swap ? cs : sn;
+  c = ((o + 2) & 4) ? -c : c;             /* octants 2..5 */
+  t = (o & 4) ? -t : t;                   /* octants 4..7 */
   *z0 = r * c;
-  *z1 = r * s;
+  *z1 = r * t;
 }
 
 /* z[0 .. 64*nb) = the normals of blocks blk .. blk+nb (nb <= NB) */
