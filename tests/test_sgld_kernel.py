@@ -26,7 +26,8 @@ with open(os.path.join(HERE, "sgld.json")) as f:
     SCENARIOS = json.load(f)
 DATA = dict(np.load(os.path.join(HERE, "sgld.npz")))
 
-needs_kernel = pytest.mark.skipif(rk.library() is None, reason="no C compiler")
+needs_kernel = pytest.mark.skipif(not _ckernels._enabled or rk.library() is None,
+                                  reason="no C compiler, or NEOGLUON_OPTIMIZER_KERNELS=0")
 
 
 class FakeParam:
