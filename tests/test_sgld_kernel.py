@@ -298,3 +298,17 @@ def test_torch_path_for_float16_and_when_kernels_are_off():
         assert stats.kstest(z, "norm").pvalue > 1e-3
     finally:
         _ckernels.set_enabled(old)
+
+
+@needs_kernel
+def test_empty_and_tiny_tensors_in_a_list():
+    """Zero-size tensors and tensors smaller than one 64-value block, between larger ones."""
+    mx.random.seed(41)
+    sizes = [0, 5, 64, 0, 65, 1]
+    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=1.0))
+    ws = [mx.nd.zeros((n,)) for n in sizes]
+    upd(list(range(len(sizes))), [mx.nd.zeros((n,)) for n in sizes], ws)
+    got = np.concatenate([w.asnumpy() for w in ws])
+    mx.random.seed(41)
+    seed = rk.draw_seed(mx.random.generator(torch.device("cpu")))
+    np.testing.assert_array_equal(got, rk.normal_fill(seed, 0, sum(sizes)).numpy())
