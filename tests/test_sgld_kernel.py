@@ -312,3 +312,20 @@ def test_empty_and_tiny_tensors_in_a_list():
     mx.random.seed(41)
     seed = rk.draw_seed(mx.random.generator(torch.device("cpu")))
     np.testing.assert_array_equal(got, rk.normal_fill(seed, 0, sum(sizes)).numpy())
+
+
+@needs_kernel
+def test_float16_multi_precision_uses_the_kernel_on_float32_masters(monkeypatch):
+    seen = []
+    real = rk.sgld_update
+    monkeypatch.setattr(rk, "sgld_update", lambda ws, *a: (seen.append(ws[0].dtype),
+                                                           real(ws, *a))[1])
+    mx.random.seed(1)
+    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=0.01,
+                                                       multi_precision=True))
+    w = mx.nd.ones((300, 400), dtype="float16")
+    upd(0, mx.nd.ones((300, 400), dtype="float16"), w)
+    assert seen == [torch.float32] and w.dtype == np.float16
+    a = w.asnumpy().astype(np.float64)
+    assert a.mean() == pytest.approx(1 - 0.005, abs=2e-3)
+    assert a.std() == pytest.approx(0.1, rel=0.02)
