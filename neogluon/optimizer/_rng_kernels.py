@@ -9,8 +9,8 @@ the update itself. Here every weight's noise is computed where it is used:
   the element's position in the call's tensor list, so a value never depends on the number
   of threads or on how the range is split between them;
 * the standard normals come from the Box-Muller transform computed in float32 with its own
-  vectorisable logarithm, square root, sine and cosine (no fast-math: IEEE operations only,
-  so the AVX-512 build and the portable build give the same bits).
+  vectorisable logarithm, square root, sine and cosine (IEEE operations only, no fast-math;
+  fused multiply-adds where the build targets a CPU with FMA).
 
 Layout: element ``e`` of a call lies in block ``b = e // 64``; with ``o = e % 64``, lane
 ``j = o % 16`` and word ``k = o // 16``, it takes Philox counter ``(16*b + j)`` (a 64-bit
@@ -230,7 +230,7 @@ static inline void philox_blocks(uint64_t blk, int nb, uint32_t k0, uint32_t k1,
 }
 
 /* Box-Muller: two independent N(0, 1) from two 32-bit words, in float32 IEEE operations only
-   (no libm vector calls, no fast-math: every build gives the same bits).
+   (no libm vector calls, no fast-math).
    Radius: r = sqrt(-2 ln u), u = (floor(a/2) + 1/2) 2^-31 in (0, 1), so the tails reach
    6.66 sigma. With v = u 2^31 = m 2^e, m in [sqrt(1/2), sqrt(2)):
    -2 ln u = -2 ln2 (e - 31) - 4 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, and the series
@@ -239,6 +239,14 @@ static inline void philox_blocks(uint64_t blk, int nb, uint32_t k0, uint32_t k1,
    Angle: theta = (pi/4) (o + f) with the octant o the top three bits of b; f, from the other
    29 bits, is reflected to 1 - f (exactly, in integers) in odd octants, so sin and cos are
    only needed on [0, pi/4], where Taylor series to x^11 and x^10 leave out < 2e-9. */
+#ifdef __FMA__
+/* fused where the hardware has it (a portable build on such a machine differs in the last
+   bit of some values; every build is the same from run to run and across thread counts) */
+#define MADD(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define MADD(a, b, c) ((a) * (b) + (c))
+#endif
+
 static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
   float v = (float)(int32_t)(a >> 1) + 0.5f;
   int32_t bits;
@@ -251,17 +259,21 @@ static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
   m = big ? m * 0.5f : m;
   e += big;
   float s = (m - 1.0f) / (m + 1.0f), z = s * s;
-  float p = -4.0f + z * (-4.0f / 3 + z * (-4.0f / 5 + z * (-4.0f / 7 + z * (-4.0f / 9))));
-  float r = sqrtf((float)e * -1.38629436112f + s * p);
+  float p = MADD(z, MADD(z, MADD(z, MADD(z, -4.0f / 9, -4.0f / 7), -4.0f / 5), -4.0f / 3),
+                 -4.0f);
+  float r = sqrtf(MADD((float)e, -1.38629436112f, s * p));
 
   uint32_t o = b >> 29, fb = b & 0x1fffffffu;
   fb = (o & 1) ? 0x20000000u - fb : fb;
   float f = (float)(int32_t)fb * 0x1p-29f, f2 = f * f;
   /* (pi/4)^k / k! with alternating signs */
-  float sn = f * (0.785398163397f + f2 * (-0.0807455121883f + f2 * (0.00249039457019f +
-             f2 * (-0.0000365762041822f + f2 * (3.13361689038e-7f + f2 * -1.75724767344e-9f)))));
-  float cs = 1.0f + f2 * (-0.308425137534f + f2 * (0.0158543442438f + f2 *
-             (-0.000325991886927f + f2 * (3.59086044859e-6f + f2 * -2.46113695049e-8f))));
+  float sn = MADD(f2, MADD(f2, MADD(f2, MADD(f2, -1.75724767344e-9f, 3.13361689038e-7f),
+                                    -0.0000365762041822f), 0.00249039457019f),
+                  -0.0807455121883f);
+  sn = f * MADD(f2, sn, 0.785398163397f);
+  float cs = MADD(f2, MADD(f2, MADD(f2, -2.46113695049e-8f, 3.59086044859e-6f),
+                           -0.000325991886927f), 0.0158543442438f);
+  cs = MADD(f2, MADD(f2, cs, -0.308425137534f), 1.0f);
   int swap = ((o + 1) & 2) != 0;          /* octants 1, 2, 5, 6 */
   float c = swap ? sn : cs, t = swap ? cs : sn;
   c = ((o + 2) & 4) ? -c : c;             /* octants 2..5 */
