@@ -319,6 +319,128 @@ class Block:
         warnings.warn("load_params is deprecated. Please use load_parameters.")
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
+    def save(self, prefix):
+        """Save the model's structure and parameters: ``<prefix>-model.json`` and
+        ``<prefix>-model.params``, as MXNet 1.9.1's ``Block.save`` does.
+
+        The JSON holds one entry per block, keyed by its lower-cased class name and its
+        position in a depth-first walk (``hybridsequential0``, ``dense1``...), with the block's
+        name (``orig_name``), the names its parent gives its children (``children``) and, for
+        HybridBlocks, ``hybridized``. neogluon stores no cached graph: ``hybridized`` is always
+        ``false`` (a hybridized block captures its graph again on its first call after
+        :meth:`load`). The parameters are written by :meth:`save_parameters`.
+
+        Parameters
+        ----------
+        prefix : str
+            Path prefix of the two files.
+        """
+        model = {}
+
+        def describe(blk, index, structure):
+            entry = {"orig_name": blk.name}
+            structure[type(blk).__name__.lower() + str(index[0])] = entry
+            if isinstance(blk, HybridBlock):
+                entry["hybridized"] = False
+            children = {}
+            entry["children"] = children
+            for ch_name, child in blk._children.items():
+                index[0] += 1
+                children[child.name] = ch_name
+                describe(child, index, entry)
+
+        describe(self, [0], model)
+        json_file, params_file = prefix + "-model.json", prefix + "-model.params"
+        folder = os.path.dirname(os.path.abspath(json_file))
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(json_file) + ".",
+                                   dir=folder)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(model, f)
+            self.save_parameters(params_file)
+            os.replace(tmp, json_file)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+
+    def load(self, prefix):
+        """Load a model saved by :meth:`save` (by neogluon or by MXNet 1.9.1).
+
+        The block must have been built the same way as the saved one (same classes, created
+        in the same order): blocks get back their saved names, their parameters are re-keyed
+        under those names, children get back their saved names, and the parameters are loaded
+        from ``<prefix>-model.params``. A cached graph stored by MXNet for a hybridized block
+        is ignored; that block is left hybridized and captures its graph again on its first
+        call. If anything fails (missing file, a block the file does not describe, parameters
+        that do not match) the block is left as it was.
+
+        Parameters
+        ----------
+        prefix : str
+            Path prefix of ``<prefix>-model.json`` and ``<prefix>-model.params``.
+        """
+        json_file = prefix + "-model.json"
+        with open(json_file) as f:
+            try:
+                model = json.load(f)
+            except ValueError as err:
+                raise ValueError(f"'{json_file}' is not a valid model file: {err}") from None
+        saved = []  # (block, name, params, children, active) to restore on failure
+
+        def restore(blk, index, structure, path):
+            key = type(blk).__name__.lower() + str(index[0])
+            entry = structure.get(key) if isinstance(structure, dict) else None
+            if not isinstance(entry, dict) or not isinstance(entry.get("orig_name"), str) \
+                    or not isinstance(entry.get("children"), dict):
+                found = [k for k, v in structure.items() if isinstance(v, dict)] \
+                    if isinstance(structure, dict) else []
+                raise ValueError(
+                    f"Block.load: '{json_file}' does not match this model: block {path} "
+                    f"('{blk.name}', {type(blk).__name__}) should be saved as '{key}', but "
+                    f"the file has {found} there. The model must be built as the saved one.")
+            saved.append((blk, blk._name, OrderedDict(blk.params._params),
+                          OrderedDict(blk._children),
+                          getattr(blk, "_active", None)))
+            blk._name = entry["orig_name"]
+            if isinstance(blk, HybridBlock) and entry.get("hybridized"):
+                blk._active = True
+                blk._clear_cached_op()
+            plen = len(blk.params._prefix)
+            for p in list(blk.params.keys()):
+                param = blk.params._params.pop(p)
+                blk.params._params[blk.name + "_" + p[plen:]] = param
+            for ch_name, child in blk._children.items():
+                index[0] += 1
+                restore(child, index, entry, f"{path}.{ch_name}")
+            children = entry["children"]
+            order = list(blk._children.items())
+            for ch_name, child in order:
+                if child.name not in children:
+                    raise ValueError(
+                        f"Block.load: '{json_file}' does not match this model: block {path} "
+                        f"has a child '{child.name}' ({type(child).__name__}) that the file "
+                        f"does not list (it lists {sorted(children)})")
+            blk._children.clear()
+            for ch_name, child in order:
+                blk._children[children[child.name]] = child
+
+        try:
+            restore(self, [0], model, type(self).__name__)
+            self.load_parameters(prefix + "-model.params")
+        except BaseException:
+            for blk, name, params, children, active in reversed(saved):
+                blk._name = name
+                blk.params._params.clear()
+                blk.params._params.update(params)
+                blk._children.clear()
+                blk._children.update(children)
+                if active is not None and blk._active != active:
+                    blk._active = active
+                    blk._clear_cached_op()
+            raise
+        _bump()
+
     def register_child(self, block, name=None):
         """Register ``block`` as a child (attributes that are Blocks are registered already)."""
         if name is None:
@@ -939,6 +1061,7 @@ class HybridBlock(Block):
         self._flags = []
         self._capture_failed = None
         self._graph_version = None
+        self._bad_static = False
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -966,10 +1089,14 @@ class HybridBlock(Block):
         ----------
         active : bool, default True
         static_alloc, static_shape : bool
-            Accepted for compatibility; replay already reuses the captured graph.
+            Accepted for compatibility; replay already reuses the captured graph. As in
+            MXNet 1.9.1, ``static_shape=True`` without ``static_alloc=True`` makes the first
+            call raise MXNetError.
         """
         self._active = active
         self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape)]
+        # MXNet's CachedOp refuses this pair when the block is first called, not here.
+        self._bad_static = bool(static_shape) and not static_alloc
         self._clear_cached_op()
         _bump()
         if active and (self._forward_hooks or self._forward_pre_hooks):
@@ -1066,6 +1193,10 @@ class HybridBlock(Block):
                 autograd.is_training())
 
     def _call_cached(self, x, args):
+        if self._bad_static:
+            raise MXNetError("Check failed: config_.static_alloc: static_alloc must be True "
+                             f"when static_shape is True (block {self.name}: hybridize with "
+                             "static_alloc=True, static_shape=True)")
         allargs = (x,) + args
         flat, fmt = _flatten_in(allargs)
         ctx = x._ctx if isinstance(x, NDArray) else _first_ctx(flat)

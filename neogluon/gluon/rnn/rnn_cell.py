@@ -6,8 +6,8 @@ from ...ndarray.ndarray import NDArray
 from ..block import Block, HybridBlock, _indent
 
 __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
-           "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ResidualCell",
-           "BidirectionalCell"]
+           "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ModifierCell",
+           "ZoneoutCell", "ResidualCell", "BidirectionalCell"]
 
 
 def _as_list(x):
@@ -123,7 +123,7 @@ class RecurrentCell(Block):
         self.reset()
         inputs, axis, batch_size = _format_sequence(length, inputs, layout, False)
         if begin_state is None:
-            begin_state = self.begin_state(batch_size, ctx=inputs[0].context,
+            begin_state = self.begin_state(batch_size=batch_size, ctx=inputs[0].context,
                                            dtype=inputs[0].dtype)
         states = begin_state
         outputs = []
@@ -478,6 +478,76 @@ class _ModifierCell(HybridRecurrentCell):
         begin = self.base_cell.begin_state(func=func, **kwargs)
         self.base_cell._modified = True
         return begin
+
+
+ModifierCell = _ModifierCell
+
+
+class _StatefulModifierCell(_ModifierCell):
+    """A modifier whose step depends on Python-side state kept between steps (the previous
+    output, masks drawn at the first step): a captured graph would freeze that state, so these
+    cells always run imperatively and only their base cell is hybridized."""
+
+    def hybridize(self, active=True, **kwargs):
+        self.base_cell.hybridize(active, **kwargs)
+
+
+class ZoneoutCell(_StatefulModifierCell):
+    """Zoneout (Krueger et al., 2016) on a base cell: in training, each element of the output
+    and of the states keeps its previous value with probability ``zoneout_outputs`` /
+    ``zoneout_states`` instead of taking the new one. In predict mode the base cell's values
+    pass through unchanged.
+
+    Parameters
+    ----------
+    base_cell : RecurrentCell
+        A cell that can be stepped (not a :class:`BidirectionalCell`).
+    zoneout_outputs : float, default 0.
+        Probability of keeping the previous output (the first step's "previous" is zeros).
+    zoneout_states : float, default 0.
+        Probability of keeping each element of the previous states.
+    """
+
+    def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
+        if isinstance(base_cell, BidirectionalCell):
+            raise AssertionError("BidirectionalCell doesn't support zoneout since it doesn't "
+                                 "support step. Please add ZoneoutCell to the cells underneath "
+                                 "instead.")
+        super().__init__(base_cell)
+        self.zoneout_outputs = zoneout_outputs
+        self.zoneout_states = zoneout_states
+        self._prev_output = None
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(p_out={self.zoneout_outputs}, "
+                f"p_state={self.zoneout_states}, {self.base_cell})")
+
+    def _alias(self):
+        return "zoneout"
+
+    def reset(self):
+        super().reset()
+        self._prev_output = None
+
+    def hybrid_forward(self, F, inputs, states):
+        p_out, p_state = self.zoneout_outputs, self.zoneout_states
+        next_output, next_states = self.base_cell(inputs, states)
+
+        def keep_new(p, like):
+            # Dropout of ones: nonzero (take the new value) with probability 1 - p in
+            # training, all ones (always the new value) in predict mode.
+            return F.Dropout(F.ones_like(like), p=p)
+
+        prev_output = self._prev_output
+        if prev_output is None:
+            prev_output = F.zeros_like(next_output)
+        output = (F.where(keep_new(p_out, next_output), next_output, prev_output)
+                  if p_out != 0. else next_output)
+        new_states = ([F.where(keep_new(p_state, new), new, old)
+                       for new, old in zip(next_states, states)]
+                      if p_state != 0. else next_states)
+        self._prev_output = output
+        return output, new_states
 
 
 class ResidualCell(_ModifierCell):

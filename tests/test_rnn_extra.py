@@ -1,0 +1,435 @@
+"""gluon.rnn.ZoneoutCell, gluon.contrib.rnn (VariationalDropoutCell, LSTMPCell), the fused
+layers' LSTM state clipping and use_sequence_length, Block.save/load and the hybridize static
+flags, against MXNet 1.9.1 fixtures (tools/gen_rnn_extra_fixtures.py)."""
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon import autograd, gluon, nd
+from neogluon.gluon import nn, rnn
+from neogluon.gluon.contrib import rnn as crnn
+
+from gluon_fixture_utils import det, reset_names
+
+FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "rnn_extra")
+with open(os.path.join(FIX, "rnn_extra.json")) as _f:
+    META = json.load(_f)
+ARR = np.load(os.path.join(FIX, "rnn_extra.npz"))
+SHAPE = (3, 4, 4)
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def zoneout_seq():
+    seq = rnn.HybridSequentialRNNCell()
+    with seq.name_scope():
+        seq.add(rnn.LSTMCell(5))
+        seq.add(rnn.GRUCell(3))
+    return rnn.ZoneoutCell(seq, 0.2, 0.2)
+
+
+def set_det(block, base):
+    for j, (name, p) in enumerate(block.collect_params().items()):
+        v = det(p.shape, base + j)
+        if name.endswith("running_var"):
+            v = np.abs(v) + 0.5
+        p.set_data(nd.array(v))
+
+
+def loss_of(out, states):
+    loss = (out * nd.array(det(out.shape, 9))).sum()
+    for k, st in enumerate(states):
+        loss = loss + (st * (k + 2)).sum()
+    return loss
+
+
+def check_grads(name, x, out, states, params):
+    np.testing.assert_allclose(out.asnumpy(), ARR[f"{name}|y"], **TOL)
+    for k, st in enumerate(states):
+        np.testing.assert_allclose(st.asnumpy(), ARR[f"{name}|state{k}"], **TOL)
+    np.testing.assert_allclose(x.grad.asnumpy(), ARR[f"{name}|dx"], **TOL)
+    for k, p in params:
+        np.testing.assert_allclose(p.grad().asnumpy(), ARR[f"{name}|grad|{k}"], **TOL)
+
+
+CELL_NAMES = ["zo_pred", "zo_p0", "zo_seq", "vd_pred", "vd_p0", "vd_nostate", "lstmp",
+              "lstmp_in"]
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("name", CELL_NAMES)
+def test_cell_matches_mxnet(name, hybridize):
+    meta = META[name]
+    idx = CELL_NAMES.index(name)
+    reset_names()
+    cell = eval(meta["expr"])
+    cell.initialize()
+    x = nd.array(det(SHAPE, 100 + idx))
+    with autograd.predict_mode():
+        cell.unroll(SHAPE[1], x, layout="NTC", merge_outputs=True)
+    assert cell.name == meta["name"] and cell.prefix == meta["prefix"]
+    assert repr(cell) == meta["repr"]
+    params = list(cell.collect_params().items())
+    assert [[k, list(p.shape)] for k, p in params] == meta["params"]
+    set_det(cell, 200 + 20 * idx)
+    if hybridize:
+        cell.hybridize()
+    x.attach_grad()
+    with autograd.record(train_mode=meta["train"]):
+        out, states = cell.unroll(SHAPE[1], x, layout="NTC", merge_outputs=True)
+        loss = loss_of(out, states)
+    loss.backward()
+    assert len(states) == meta["nstates"]
+    check_grads(name, x, out, states, params)
+
+
+@pytest.mark.parametrize("name", ["vd_in1", "vd_st1", "vd_out1"])
+def test_vardrop_rate_one_is_a_zero_mask(name):
+    # MXNet's own Dropout(p=1) yields NaN; the fixture steps the documented maths (zero
+    # masks) on MXNet's LSTMCell.
+    d_in, d_st, d_out = META[name]["flags"]
+    idx = 50 + ["vd_in1", "vd_st1", "vd_out1"].index(name)
+    reset_names()
+    cell = crnn.VariationalDropoutCell(rnn.LSTMCell(5), d_in, d_st, d_out)
+    cell.initialize()
+    x = nd.array(det(SHAPE, 100 + idx))
+    with autograd.predict_mode():
+        cell.unroll(SHAPE[1], x, merge_outputs=True)
+    params = list(cell.collect_params().items())
+    assert [[k, list(p.shape)] for k, p in params] == META[name]["params"]
+    set_det(cell, 200 + 20 * idx)
+    x.attach_grad()
+    with autograd.record():
+        out, states = cell.unroll(SHAPE[1], x, merge_outputs=True)
+        loss = loss_of(out, states)
+    loss.backward()
+    check_grads(name, x, out, states, params)
+
+
+def test_zoneout_rate_one_keeps_previous_values():
+    # Documented maths: with probability 1 every step keeps the previous output (zeros at
+    # the first step) and the previous states. (MXNet 1.9.1 instead zones out nothing here:
+    # its Dropout(ones, p=1) is NaN, which where() reads as true.)
+    assert META["zoneout_p1_mxnet_equals_no_zoneout"]
+    cell = rnn.ZoneoutCell(rnn.LSTMCell(5), 1.0, 1.0)
+    cell.initialize()
+    x = nd.array(det(SHAPE, 3))
+    begin = [nd.array(det((3, 5), 4)), nd.array(det((3, 5), 5))]
+    with autograd.record():
+        out, states = cell.unroll(SHAPE[1], x, begin_state=begin, merge_outputs=True)
+    assert np.array_equal(out.asnumpy(), np.zeros((3, 4, 5), np.float32))
+    for s, b in zip(states, begin):
+        assert np.array_equal(s.asnumpy(), b.asnumpy())
+
+
+def test_zoneout_statistics_and_reset():
+    mx.random.seed(3)
+    cell = rnn.ZoneoutCell(rnn.RNNCell(200, activation="tanh"),
+                           zoneout_outputs=0.3, zoneout_states=0.6)
+    cell.initialize(mx.init.Uniform(0.1))
+    x = nd.array(np.abs(det((50, 6, 8), 1)) + 0.1)
+    with autograd.train_mode():
+        outs, _ = cell.unroll(6, x, merge_outputs=False)
+    assert cell._prev_output is outs[-1]
+    # Step by hand to see the kept elements: the output keeps its previous value with
+    # probability 0.3, the state with probability 0.6 (tanh of inputs that change every
+    # step: an unchanged element means "kept").
+    cell.reset()
+    assert cell._prev_output is None
+    states = cell.begin_state(batch_size=50)
+    prev_out = nd.zeros((50, 200))
+    kept_out, kept_state = [], []
+    with autograd.train_mode():
+        for t in range(6):
+            out, new_states = cell(x[:, t], states)
+            if t > 0:
+                kept_out.append((out == prev_out).asnumpy().mean())
+                kept_state.append((new_states[0] == states[0]).asnumpy().mean())
+            prev_out, states = out, new_states
+    assert abs(np.mean(kept_out) - 0.3) < 0.02
+    assert abs(np.mean(kept_state) - 0.6) < 0.02
+    # Predict mode: no zoneout at all, same as the base cell.
+    with autograd.predict_mode():
+        a, _ = cell.unroll(6, x, merge_outputs=True)
+        cell.base_cell._modified = False
+        b, _ = cell.base_cell.unroll(6, x, merge_outputs=True)
+        cell.base_cell._modified = True
+    assert np.array_equal(a.asnumpy(), b.asnumpy())
+
+
+class _Identity(rnn.HybridRecurrentCell):
+    """Output = input, one pass-through state: makes the dropout masks visible."""
+
+    def __init__(self, size):
+        super().__init__()
+        self._size = size
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._size), "__layout__": "NC"}]
+
+    def hybrid_forward(self, F, inputs, states):
+        return inputs + states[0], states
+
+
+@pytest.mark.parametrize("drop_states", [0.0, 0.5])
+def test_vardrop_mask_constant_across_time_and_redrawn(drop_states):
+    mx.random.seed(5)
+    n, t, c = 40, 5, 30
+    x = nd.ones((n, t, c))
+    for which in ("inputs", "outputs"):
+        kw = {"drop_" + which: 0.5, "drop_states": drop_states}
+        cell = crnn.VariationalDropoutCell(_Identity(c), **kw)
+        begin = [nd.zeros((n, c))]
+        with autograd.train_mode():
+            y1, _ = cell.unroll(t, x, begin_state=begin, merge_outputs=True)
+            y2, _ = cell.unroll(t, x, begin_state=begin, merge_outputs=True)
+        y1, y2 = y1.asnumpy(), y2.asnumpy()
+        for k in range(1, t):
+            assert np.array_equal(y1[:, k], y1[:, 0])
+        assert set(np.unique(y1)) == {0.0, 2.0}
+        assert abs((y1[:, 0] == 0).mean() - 0.5) < 0.05
+        # unroll resets: a new sequence draws a new mask.
+        assert not np.array_equal(y1, y2)
+    # State mask: h is multiplied by the same mask at every step (the identity cell passes
+    # the masked state on, so step k sees mask ** (k + 1): same zeros, same scale 2 ** k).
+    cell = crnn.VariationalDropoutCell(_Identity(c), drop_states=0.5)
+    begin = [nd.ones((n, c))]
+    with autograd.train_mode():
+        outs, _ = cell.unroll(t, nd.zeros((n, t, c)), begin_state=begin, merge_outputs=True)
+    mask = cell.drop_states_mask.asnumpy()
+    for k in range(t):
+        assert np.array_equal(outs.asnumpy()[:, k], mask ** (k + 1))
+    cell.reset()
+    assert cell.drop_states_mask is None
+
+
+ERR_CASES = {
+    "zoneout_bidirectional": lambda: rnn.ZoneoutCell(
+        rnn.BidirectionalCell(rnn.LSTMCell(3), rnn.LSTMCell(3)), 0.5, 0.5),
+    "vardrop_bidirectional_states": lambda: crnn.VariationalDropoutCell(
+        rnn.BidirectionalCell(rnn.LSTMCell(3), rnn.LSTMCell(3)), drop_states=0.5),
+    "vardrop_bidirectional_inputs_ok": lambda: crnn.VariationalDropoutCell(
+        rnn.BidirectionalCell(rnn.LSTMCell(3), rnn.LSTMCell(3)), drop_inputs=0.5),
+}
+
+
+@pytest.mark.parametrize("key", sorted(ERR_CASES))
+def test_cell_errors_match_mxnet(key):
+    expected = META["errors"][key]
+    reset_names()
+    if expected is None:
+        ERR_CASES[key]()
+        return
+    with pytest.raises(getattr(__builtins__, expected[0], None) or Exception) as info:
+        ERR_CASES[key]()
+    assert type(info.value).__name__ == expected[0]
+    assert str(info.value) == expected[1]
+
+
+def test_modifier_misuse_errors_match_mxnet():
+    reset_names()
+    base = rnn.LSTMCell(3)
+    rnn.ZoneoutCell(base, 0.5)
+    with pytest.raises(AssertionError) as info:
+        rnn.ZoneoutCell(base, 0.5)
+    assert str(info.value) == META["errors"]["modified_twice"][1]
+    with pytest.raises(AssertionError) as info:
+        base.begin_state(2)
+    assert str(info.value) == META["errors"]["base_begin_state"][1]
+
+
+def test_zoneout_on_plain_sequential_cell_is_refused():
+    # MXNet 1.9.1 fails here with AttributeError ('_bidirectional', a bug); a non-hybrid
+    # cell cannot be the child of a modifier (a HybridBlock) in either library.
+    assert META["errors"]["zoneout_sequential"][0] == "AttributeError"
+    with pytest.raises(ValueError, match="HybridBlock"):
+        rnn.ZoneoutCell(rnn.SequentialRNNCell(), 0.5, 0.5)
+
+
+def test_contrib_rnn_importable_like_mxnet():
+    import neogluon.gluon.contrib.rnn as m
+    assert gluon.contrib.rnn is m
+    assert m.LSTMPCell is crnn.LSTMPCell and "VariationalDropoutCell" in m.__all__
+
+
+# ------------------------------------------------------------------ hybridize static flags
+def test_static_shape_without_static_alloc_raises_on_call():
+    net = nn.Dense(3)
+    net.initialize()
+    net.hybridize(static_shape=True, static_alloc=False)  # accepted, as in MXNet
+    with pytest.raises(mx.base.MXNetError) as info:
+        net(nd.ones((2, 4)))
+    assert META["errors"]["static_shape_without_alloc"][1].replace("MXNetError: ", "") \
+        in str(info.value)
+    assert net.name in str(info.value)
+    for kw in ({"static_alloc": True, "static_shape": True}, {"static_alloc": True}, {}):
+        assert META["errors"]["static_both"] is None
+        net.hybridize(**kw)
+        assert net(nd.ones((2, 4))).shape == (2, 3)
+    # A parent's flags reach its children; the parent's first call raises.
+    seq = nn.HybridSequential()
+    seq.add(nn.Dense(2))
+    seq.initialize()
+    seq.hybridize(static_shape=True)
+    with pytest.raises(mx.base.MXNetError):
+        seq(nd.ones((1, 2)))
+
+
+# ------------------------------------------------------------------ Block.save / load
+def save_net():
+    net = nn.HybridSequential()
+    with net.name_scope():
+        net.add(nn.Dense(4, in_units=3, activation="relu"))
+        inner = nn.HybridSequential()
+        with inner.name_scope():
+            inner.add(nn.Dense(5, in_units=4))
+            inner.add(nn.BatchNorm(in_channels=5))
+        net.add(inner)
+        net.add(nn.Dense(2, in_units=5))
+    return net
+
+
+def _shifted_net():
+    reset_names()
+    save_net()  # the generator's saved net took the first name
+    nn.Dense(1)
+    save_net()
+    net = save_net()
+    net.initialize()
+    return net
+
+
+def test_load_mxnet_saved_model(tmp_path):
+    meta = META["save_load"]
+    net = _shifted_net()
+    assert [net.name, list(net.collect_params().keys())] == meta["before"]
+    net.load(os.path.join(FIX, "mx_plain"))
+    assert net.name == meta["after_name"]
+    assert list(net.collect_params().keys()) == meta["after_params"]
+    assert [p.name for p in net.collect_params().values()] == meta["after_param_names"]
+    assert list(net._children.keys()) == meta["after_children"]
+    assert [c.name for c in net._children.values()] == meta["after_child_names"]
+    assert net.prefix == meta["after_prefix"]
+    np.testing.assert_allclose(net(nd.array(ARR["save|x"])).asnumpy(), ARR["save|y"], **TOL)
+
+
+def test_load_mxnet_hybridized_save_ignores_graph(tmp_path):
+    # MXNet stored its cached graph (symbol JSON); neogluon ignores it, loads the parameters
+    # and leaves the block hybridized (it captures its own graph on the first call).
+    meta = META["save_load"]
+    assert meta["hyb_has_symbol"] and meta["hyb_top_hybridized"]
+    shutil.copy(os.path.join(FIX, "mx_hyb-model.json"), tmp_path / "h-model.json")
+    shutil.copy(os.path.join(FIX, "mx_plain-model.params"), tmp_path / "h-model.params")
+    reset_names()
+    net = save_net()
+    net.initialize()
+    net.load(str(tmp_path / "h"))
+    assert net._active == meta["hyb_loaded_active"]
+    np.testing.assert_allclose(net(nd.array(ARR["save|x"])).asnumpy(), ARR["save|y"], **TOL)
+    np.testing.assert_allclose(net(nd.array(ARR["save|x"])).asnumpy(), ARR["save|y"], **TOL)
+
+
+def test_save_round_trip_and_mxnet_format(tmp_path):
+    reset_names()
+    net = save_net()
+    net.initialize()
+    set_det(net, 400)
+    x = nd.array(ARR["save|x"])
+    y = net(x)
+    np.testing.assert_allclose(y.asnumpy(), ARR["save|y"], **TOL)
+    net.hybridize()
+    net(x)
+    prefix = str(tmp_path / "m")
+    net.save(prefix)
+    with open(prefix + "-model.json") as f:
+        ours = json.load(f)
+    with open(os.path.join(FIX, "mx_plain-model.json")) as f:
+        theirs = json.load(f)
+    assert ours == theirs  # a hybridized block is saved as an unhybridized one
+    assert sorted(os.listdir(tmp_path)) == ["m-model.json", "m-model.params"]
+    other = _shifted_net()
+    other.load(prefix)
+    np.testing.assert_allclose(other(x).asnumpy(), y.asnumpy(), rtol=0, atol=0)
+    assert list(other.collect_params().keys()) == META["save_load"]["after_params"]
+
+
+def _state_of(net):
+    return (net.name, list(net.collect_params().keys()), list(net._children.keys()),
+            [c.name for c in net._children.values()],
+            [p.data().asnumpy().copy() for p in net.collect_params().values()])
+
+
+def _same_state(a, b):
+    assert a[:4] == b[:4]
+    for u, v in zip(a[4], b[4]):
+        assert np.array_equal(u, v)
+
+
+def test_failed_load_leaves_block_unchanged(tmp_path):
+    reset_names()
+    src = save_net()
+    src.initialize()
+    prefix = str(tmp_path / "m")
+    src.save(prefix)
+    net = _shifted_net()
+    before = _state_of(net)
+    # Missing json file.
+    with pytest.raises(FileNotFoundError, match="missing-model.json"):
+        net.load(str(tmp_path / "missing"))
+    _same_state(before, _state_of(net))
+    # Missing params file: the structure was valid, the renames are undone.
+    shutil.copy(prefix + "-model.json", tmp_path / "np-model.json")
+    with pytest.raises(Exception, match="np-model.params"):
+        net.load(str(tmp_path / "np"))
+    _same_state(before, _state_of(net))
+    # A model built differently: the culprit block is named.
+    reset_names()
+    wrong = nn.HybridSequential()
+    with wrong.name_scope():
+        wrong.add(nn.Dense(4, in_units=3, activation="relu"))
+        wrong.add(nn.Dense(2, in_units=4))
+    wrong.initialize()
+    before = _state_of(wrong)
+    with pytest.raises(ValueError, match=r"HybridSequential\.1.*'dense3'"):
+        wrong.load(prefix)
+    _same_state(before, _state_of(wrong))
+    # Parameters of the wrong shape.
+    reset_names()
+    bad = nn.HybridSequential()
+    with bad.name_scope():
+        bad.add(nn.Dense(4, in_units=3, activation="relu"))
+        inner = nn.HybridSequential()
+        with inner.name_scope():
+            inner.add(nn.Dense(6, in_units=4))
+            inner.add(nn.BatchNorm(in_channels=6))
+        bad.add(inner)
+        bad.add(nn.Dense(2, in_units=6))
+    bad.initialize()
+    before = _state_of(bad)
+    with pytest.raises(Exception, match="1.0.weight|shape"):
+        bad.load(prefix)
+    _same_state(before, _state_of(bad))
+    # Not JSON.
+    (tmp_path / "bad-model.json").write_text("{nope")
+    with pytest.raises(ValueError, match="bad-model.json"):
+        net.load(str(tmp_path / "bad"))
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    reset_names()
+    net = save_net()
+    net.initialize()
+    prefix = str(tmp_path / "m")
+    net.save(prefix)
+    old = {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)}
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(type(net), "save_parameters", boom)
+    net.collect_params()[list(net.collect_params().keys())[0]].set_data(nd.ones((4, 3)))
+    with pytest.raises(OSError, match="disk full"):
+        net.save(prefix)
+    assert {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)} == old
