@@ -90,7 +90,11 @@ def test_random_resized_crop_follows_python_random():
 def test_flips_and_colour():
     from neogluon.gluon.data.vision import _image
     close(_image.flip(_xf(), 1), A["flip_lr"])
-    close(_image.flip(_xf(), 0), A["flip_tb"])
+    # MXNet never writes the middle row of an odd-height flip (the fixture's row 4 is the
+    # reused buffer of flip_lr): compare the other rows; neogluon keeps the source's row.
+    tb = _image.flip(_xf(), 0).asnumpy()
+    np.testing.assert_array_equal(np.delete(tb, 4, 0), np.delete(A["flip_tb"], 4, 0))
+    np.testing.assert_array_equal(tb[4], A["imgf"][4])
     for name, fn in (("brightness", _image.adjust_brightness),
                      ("contrast", _image.adjust_contrast),
                      ("saturation", _image.adjust_saturation)):
