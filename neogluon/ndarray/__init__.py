@@ -7,9 +7,10 @@ from .nn_ops import *  # noqa: F401,F403
 from . import random
 from . import contrib
 from . import sparse
+from . import image
 from .io import save, load, load_frombuffer, save_tobuffer
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",
            "to_torch", "from_numpy", "from_dlpack", "waitall", "random", "save", "load",
-           "contrib", "sparse"]
+           "contrib", "sparse", "image"]
