@@ -433,3 +433,94 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         net.save(prefix)
     assert {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)} == old
+
+
+# ------------------------------------------------------------------ fused layers
+def _layer_case(lay, name, idx, inputs, states0, extra=()):
+    lay.initialize()
+    lay(inputs, states0, *extra)
+    set_det(lay, 200 + 20 * idx)
+    params = list(lay.collect_params().items())
+    assert [[k, list(p.shape)] for k, p in params] == META[name]["params"]
+    return params
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("name,idx", [("clip_lstm", 60), ("clip_lstm1", 61)])
+def test_lstm_state_clip_matches_mxnet_maths(name, idx, hybridize):
+    # MXNet's CPU operator ignores the clip (recorded by the generator); the fixture steps
+    # cuDNN's semantics (c clipped before h) with MXNet operators.
+    meta = META[name]
+    assert meta["cpu_operator_ignores_clip"]
+    reset_names()
+    lay = rnn.LSTM(meta["hidden"], num_layers=meta["layers"], bidirectional=meta["bidir"],
+                   state_clip_min=meta["lo"], state_clip_max=meta["hi"])
+    x = nd.array(ARR[f"{name}|x"])
+    states0 = [nd.array(ARR[f"{name}|h0"]), nd.array(ARR[f"{name}|c0"])]
+    params = _layer_case(lay, name, idx, x, states0)
+    if hybridize:
+        lay.hybridize()
+    x.attach_grad()
+    with autograd.record():
+        out, states = lay(x, states0)
+        loss = loss_of(out, states)
+    loss.backward()
+    assert np.abs(states[1].asnumpy()).max() <= max(abs(meta["lo"]), abs(meta["hi"])) + 1e-7
+    check_grads(name, x, out, states, [(k, p) for k, p in lay._reg_params.items()])
+
+
+def test_lstm_state_clip_nan():
+    lay = rnn.LSTM(3, input_size=2, state_clip_min=-1.0, state_clip_max=1.0,
+                   state_clip_nan=True)
+    lay.initialize()
+    x = nd.array(np.full((3, 1, 2), np.nan, np.float32))
+    out, (h, c) = lay(x, lay.begin_state(1))
+    assert np.array_equal(c.asnumpy(), np.full((1, 1, 3), -1.0, np.float32))
+    lay2 = rnn.LSTM(3, input_size=2, state_clip_min=-1.0, state_clip_max=1.0)
+    lay2.initialize()
+    _, (_, c2) = lay2(x, lay2.begin_state(1))
+    assert np.isnan(c2.asnumpy()).all()
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("name", ["seq_lstm", "seq_gru_ntc", "seq_rnn"])
+def test_use_sequence_length_matches_per_sequence_runs(name, hybridize):
+    meta = META[name]
+    assert meta["cpu_operator_ignores_lengths"]
+    idx = 70 + ["seq_lstm", "seq_gru_ntc", "seq_rnn"].index(name)
+    reset_names()
+    lay = eval(meta["expr"])
+    x = nd.array(ARR[f"{name}|x"])
+    states0 = [nd.array(ARR[f"{name}|s0_{k}"]) for k in range(2 if "lstm" in name else 1)]
+    lengths = nd.array(meta["lengths"])
+    params = _layer_case(lay, name, idx, x, states0, (lengths,))
+    if hybridize:
+        lay.hybridize()
+    x.attach_grad()
+    with autograd.record():
+        out, states = lay(x, states0, lengths)
+        loss = loss_of(out, states)
+    loss.backward()
+    check_grads(name, x, out, states, params)
+
+
+def test_use_sequence_length_errors():
+    lay = rnn.LSTM(4, input_size=3, use_sequence_length=True)
+    lay.initialize()
+    # MXNet fails in the operator (4 inputs instead of 5); neogluon says what is missing.
+    assert META["errors"]["seqlen_missing"][0] == "MXNetError"
+    with pytest.raises(mx.base.MXNetError, match="sequence_length"):
+        lay(nd.ones((5, 2, 3)), lay.begin_state(2))
+    with pytest.raises(mx.base.MXNetError, match=r"in \[1, 5\]"):
+        lay(nd.ones((5, 2, 3)), lay.begin_state(2), nd.array([0, 5]))
+    with pytest.raises(mx.base.MXNetError, match=r"shape \(2,\)"):
+        lay(nd.ones((5, 2, 3)), lay.begin_state(2), nd.array([1, 2, 3]))
+    # Full lengths give the fused kernel's numbers.
+    ref = rnn.LSTM(4, input_size=3)
+    ref.initialize()
+    for (_, p), (_, q) in zip(lay.collect_params().items(), ref.collect_params().items()):
+        q.set_data(p.data())
+    x = nd.array(det((5, 2, 3), 1))
+    a = lay(x, lay.begin_state(2), nd.array([5, 5]))[0]
+    b = ref(x, ref.begin_state(2))[0]
+    np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)

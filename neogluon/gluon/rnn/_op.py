@@ -17,29 +17,141 @@ _FNS = {"lstm": torch._VF.lstm, "gru": torch._VF.gru, "rnn_tanh": torch._VF.rnn_
         "rnn_relu": torch._VF.rnn_relu}
 
 
-def _gluon_rnn(data, *arrays, mode, num_layers, bidirectional, p=0.0, num_states=1):
+def _cell_step(mode, g, h, c, wh, bh, wr, clip):
+    """One step of one direction given ``g = W_ih x + b_ih``; returns ``(h, c)``."""
+    if mode == "gru":
+        hh = torch.nn.functional.linear(h, wh, bh)
+        xr, xz, xn = g.chunk(3, 1)
+        hr, hz, hn = hh.chunk(3, 1)
+        r = torch.sigmoid(xr + hr)
+        z = torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        return (1 - z) * n + z * h, None
+    g = g + torch.nn.functional.linear(h, wh, bh)
+    if mode == "rnn_tanh":
+        return torch.tanh(g), None
+    if mode == "rnn_relu":
+        return torch.relu(g), None
+    i, f, gg, o = g.chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
+    if clip is not None:
+        lo, hi, nan = clip
+        if nan:
+            # Keep a NaN from spreading through the sequence: it becomes the lower bound.
+            c = torch.where(torch.isnan(c), torch.full_like(c, lo if lo is not None else hi),
+                            c)
+        c = torch.clamp(c, lo, hi)
+    h = torch.sigmoid(o) * torch.tanh(c)
+    if wr is not None:
+        h = torch.nn.functional.linear(h, wr)
+    return h, c
+
+
+def _reverse_index(lengths, T):
+    """Per-sequence time reversal within each valid length (padding stays in place); the
+    map is its own inverse."""
+    t = torch.arange(T, device=lengths.device).unsqueeze(1)
+    return torch.where(t < lengths, lengths - 1 - t, t)
+
+
+def _loop_rnn(x, states, weights, mode, num_layers, bidirectional, p, train, clip, lengths):
+    """Step-by-step RNN for what the fused kernels cannot do: LSTM state clipping and
+    per-sequence lengths. Outputs past a sequence's length are 0 and its states stop at its
+    last valid step (cuDNN's semantics)."""
+    T, N = x.shape[0], x.shape[1]
+    ndir = 2 if bidirectional else 1
+    per = len(weights) // (num_layers * ndir)
+    h0 = states[0]
+    c0 = states[1] if mode == "lstm" else None
+    if lengths is not None:
+        valid = (torch.arange(T, device=x.device).unsqueeze(1) < lengths).unsqueeze(2)
+        rev = _reverse_index(lengths, T)
+    hs, cs = [], []
+    inp = x
+    for layer in range(num_layers):
+        outs_dir = []
+        for d in range(ndir):
+            k = layer * ndir + d
+            wi, wh, bi, bh = weights[k * per:k * per + 4]
+            wr = weights[k * per + 4] if per == 5 else None
+            seq = inp
+            if d == 1:
+                seq = inp.flip(0) if lengths is None else torch.gather(
+                    inp, 0, rev.unsqueeze(2).expand(inp.shape))
+            xw = torch.nn.functional.linear(seq, wi, bi)
+            h = h0[k]
+            c = c0[k] if c0 is not None else None
+            outs = []
+            for t in range(T):
+                hn, cn = _cell_step(mode, xw[t], h, c, wh, bh, wr, clip)
+                if lengths is None:
+                    h, c = hn, cn
+                    outs.append(hn)
+                else:
+                    m = valid[t]
+                    h = torch.where(m, hn, h)
+                    if c is not None:
+                        c = torch.where(m, cn, c)
+                    outs.append(torch.where(m, hn, torch.zeros_like(hn)))
+            o = torch.stack(outs, 0)
+            if d == 1:
+                o = o.flip(0) if lengths is None else torch.gather(
+                    o, 0, rev.unsqueeze(2).expand(o.shape))
+            outs_dir.append(o)
+            hs.append(h)
+            cs.append(c)
+        inp = torch.cat(outs_dir, 2) if ndir == 2 else outs_dir[0]
+        if p > 0 and train and layer < num_layers - 1:
+            inp = torch.nn.functional.dropout(inp, p, True)
+    res = [inp, torch.stack(hs, 0)]
+    if mode == "lstm":
+        res.append(torch.stack(cs, 0))
+    return res
+
+
+def _gluon_rnn(data, *arrays, mode, num_layers, bidirectional, p=0.0, num_states=1,
+               state_clip_min=None, state_clip_max=None, state_clip_nan=False,
+               use_sequence_length=False):
     """Run a multi-layer (bi)directional RNN on ``data`` of layout TNC.
 
     ``arrays`` holds the ``num_states`` initial states (``(layers * dirs, N, H)``), then per
     layer and direction ``i2h_weight, h2h_weight, i2h_bias, h2h_bias`` (and ``h2r_weight`` with
-    a projection). Returns ``[output, state...]``.
+    a projection), then, with ``use_sequence_length``, the ``(N,)`` sequence lengths.
+    Returns ``[output, state...]``.
     """
     if mode not in _FNS:
         raise MXNetError(f"RNN: unknown mode {mode!r}; expected one of {sorted(_FNS)}")
     ts = [a._t for a in arrays]
+    lengths = None
+    if use_sequence_length:
+        seq_len = arrays[-1]
+        ts = ts[:-1]
     states, weights = ts[:num_states], ts[num_states:]
     x = data._t
     if x.dim() != 3:
         raise MXNetError(f"RNN: data must be 3-D (TNC), got shape {data.shape}")
+    if use_sequence_length:
+        if seq_len.shape != (x.shape[1],):
+            raise MXNetError(f"RNN: sequence_length must have shape ({x.shape[1]},) (one length "
+                             f"per sequence), got {seq_len.shape}")
+        lengths = seq_len._t.detach().to(device=x.device, dtype=torch.int64)
+        if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > x.shape[0]):
+            raise MXNetError(f"RNN: sequence_length values must be in [1, {x.shape[0]}] (the "
+                             f"time axis), got {seq_len.asnumpy().tolist()}")
+    clip = None
+    if mode == "lstm" and (state_clip_min is not None or state_clip_max is not None):
+        clip = (state_clip_min, state_clip_max, bool(state_clip_nan))
     train = bool(_state.training)
-    fn = _FNS[mode]
     try:
-        if mode == "lstm":
-            out, h, c = _run(fn, x, (states[0], states[1]), weights, True, num_layers,
+        if clip is not None or lengths is not None:
+            res = _run(_loop_rnn, x, states, weights, mode, num_layers, bidirectional,
+                       float(p), train, clip, lengths)
+        elif mode == "lstm":
+            out, h, c = _run(_FNS[mode], x, (states[0], states[1]), weights, True, num_layers,
                              float(p), train, bidirectional, False)
             res = [out, h, c]
         else:
-            out, h = _run(fn, x, states[0], weights, True, num_layers, float(p), train,
+            out, h = _run(_FNS[mode], x, states[0], weights, True, num_layers, float(p), train,
                           bidirectional, False)
             res = [out, h]
     except RuntimeError as err:

@@ -21,11 +21,9 @@ class _RNNLayer(HybridBlock):
         super().__init__(**kwargs)
         if layout not in ("TNC", "NTC"):
             raise AssertionError(f"Invalid layout {layout}; must be one of ['TNC' or 'NTC']")
-        if lstm_state_clip_min is not None or lstm_state_clip_max is not None:
-            raise MXNetError("LSTM state clipping (state_clip_min/max) is not supported by "
-                             "neogluon")
-        if use_sequence_length:
-            raise MXNetError("use_sequence_length is not supported by neogluon's RNN layers")
+        self._lstm_state_clip_min = lstm_state_clip_min
+        self._lstm_state_clip_max = lstm_state_clip_max
+        self._lstm_state_clip_nan = lstm_state_clip_nan
         self._hidden_size = hidden_size
         self._projection_size = projection_size if projection_size else None
         self._num_layers = num_layers
@@ -35,7 +33,7 @@ class _RNNLayer(HybridBlock):
         self._dir = 2 if bidirectional else 1
         self._input_size = input_size
         self._dtype = dtype
-        self._use_sequence_length = False
+        self._use_sequence_length = use_sequence_length
         self.skip_states = None
         self._gates = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[mode]
         ng, ni, nh = self._gates, input_size, hidden_size
@@ -113,6 +111,11 @@ class _RNNLayer(HybridBlock):
             states = self.begin_state(batch_size, ctx=inputs.context, dtype=inputs.dtype)
         if isinstance(states, NDArray):
             states = [states]
+        if self._use_sequence_length:
+            if sequence_length is None:
+                raise MXNetError(f"{self.name}: the layer was made with use_sequence_length="
+                                 "True; call it as layer(inputs, states, sequence_length)")
+            return super().__call__(inputs, states, sequence_length, **kwargs)
         return super().__call__(inputs, states, **kwargs)
 
     def infer_shape(self, inputs, *args):
@@ -121,7 +124,7 @@ class _RNNLayer(HybridBlock):
             p = getattr(self, f"{j}0_i2h_weight")
             p.shape = (p.shape[0], ni)
 
-    def hybrid_forward(self, F, inputs, states, **kwargs):
+    def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
         batch_size = inputs.shape[self._layout.find("N")]
         for state, info in zip(states, self.state_info(batch_size)):
             if state.shape != info["shape"]:
@@ -134,9 +137,18 @@ class _RNNLayer(HybridBlock):
             names.append("h2r_weight")
         weights = [kwargs[f"{d}{l}_{g}"] for l in range(self._num_layers)
                    for d in ["l", "r"][:self._dir] for g in names]
+        extra = {}
+        lo, hi = self._lstm_state_clip_min, self._lstm_state_clip_max
+        if lo is not None or hi is not None:
+            extra = dict(state_clip_min=None if lo is None else float(lo),
+                         state_clip_max=None if hi is None else float(hi),
+                         state_clip_nan=bool(self._lstm_state_clip_nan))
+        if self._use_sequence_length:
+            weights.append(sequence_length)
+            extra["use_sequence_length"] = True
         res = F._gluon_rnn(inputs, *states, *weights, mode=self._mode,
                            num_layers=self._num_layers, bidirectional=self._dir == 2,
-                           p=self._dropout, num_states=len(states))
+                           p=self._dropout, num_states=len(states), **extra)
         outputs, new_states = res[0], list(res[1:])
         if self._layout == "NTC":
             outputs = F.swapaxes(outputs, 0, 1)
@@ -158,9 +170,14 @@ class RNN(_RNNLayer):
     bidirectional : bool, default False
     input_size : int, default 0
         0 infers it on the first forward.
+    use_sequence_length : bool, default False
+        Call the layer as ``layer(inputs, states, sequence_length)`` with ``(N,)`` lengths:
+        each sequence runs up to its length (the backward direction starts at its last valid
+        step), outputs past it are 0 and the returned states are those of its last valid
+        step. (MXNet 1.9.1 honours this only with cuDNN; its CPU operator ignores the lengths.)
 
     Calling it as ``layer(inputs)`` returns the output; ``layer(inputs, states)`` returns
-    ``(output, new_states)``.
+    ``(output, new_states)``. (Also for :class:`LSTM` and :class:`GRU`.)
     """
 
     def __init__(self, hidden_size, num_layers=1, activation="relu", layout="TNC", dropout=0,
@@ -180,7 +197,16 @@ class RNN(_RNNLayer):
 class LSTM(_RNNLayer):
     """Multi-layer long short-term memory layer (gates i, f, g, o), optionally projected.
 
-    Parameters as :class:`RNN`, plus ``projection_size`` and ``h2r_weight_initializer``.
+    Parameters as :class:`RNN`, plus ``projection_size``, ``h2r_weight_initializer`` and:
+
+    state_clip_min, state_clip_max : float, optional
+        Clip the cell state ``c`` to this range at every step, before ``h`` is computed
+        (cuDNN's LSTM clipping; one bound alone clips on that side). MXNet 1.9.1's CPU
+        operator ignores them; neogluon clips on every device.
+    state_clip_nan : bool, default False
+        With clipping, a NaN cell state becomes ``state_clip_min`` (or ``state_clip_max``
+        when only that is given) instead of spreading.
+
     The states are ``[h, c]``.
     """
 
