@@ -12,8 +12,9 @@ from neogluon import nd
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "image")
 with open(os.path.join(FIX, "image.json")) as _f:
     META = json.load(_f)
-A = dict(np.load(os.path.join(FIX, "image_ops.npz")))
-A.update(np.load(os.path.join(FIX, "image_mx.npz")))
+A = {}
+for _part in ("image_ops", "image_resize", "image_sweep", "image_mx"):
+    A.update(np.load(os.path.join(FIX, _part + ".npz")))
 CASES = META["cases"]
 
 
@@ -99,13 +100,15 @@ def test_resize_matches_opencv(i):
     c = CASES["resize"][i]
     size = c["size"] if isinstance(c["size"], int) else tuple(c["size"])
     got = nd.image.resize(arr(c["src"]), size, c["keep"], c["interp"])
-    want = A[f"resize{i}"]
-    if want.dtype == np.uint8 or c["interp"] in (0, 2, 4):
-        # OpenCV's fixed-point uint8 arithmetic, nearest, bicubic and Lanczos: bit for bit
-        same(got, want)
-    else:
-        # float bilinear/area: OpenCV's SIMD sums in another order (at most 1 ulp apart)
-        close(got, want, rtol=3e-7, atol=1e-5)
+    # OpenCV's arithmetic, fixed point for uint8 and float summation order: bit for bit
+    same(got, A[f"resize{i}"])
+
+
+@pytest.mark.parametrize("k", range(len(CASES["sweep"])))
+def test_imresize_sweep_bit_for_bit(k):
+    c = CASES["sweep"][k]
+    same(mx.image.imresize(arr(f"sweep_in{k}"), c["w"], c["h"], interp=c["interp"]),
+         A[f"sweep_out{k}"])
 
 
 def test_resize_defaults_and_keep_ratio_shapes():
@@ -296,14 +299,11 @@ def test_decode_without_pillow_says_so(monkeypatch):
 
 def test_imresize_and_resize_short():
     for i, c in enumerate(CASES["imresize"]):
-        got = mx.image.imresize(arr(c["src"]), c["w"], c["h"], interp=c["interp"])
-        if A[f"imresize{i}"].dtype == np.uint8 or c["interp"] in (0, 2, 4):
-            same(got, A[f"imresize{i}"])
-        else:
-            close(got, A[f"imresize{i}"], rtol=3e-7, atol=1e-5)
+        same(mx.image.imresize(arr(c["src"]), c["w"], c["h"], interp=c["interp"]),
+             A[f"imresize{i}"])
     same(mx.image.imresize(arr("img8"), 5, 11), A["imresize_default"])
     same(mx.image.resize_short(arr("img8"), 4), A["resize_short_8"])
-    close(mx.image.resize_short(arr("imgf"), 12, interp=1), A["resize_short_f"], rtol=3e-7)
+    same(mx.image.resize_short(arr("imgf"), 12, interp=1), A["resize_short_f"])
     same(mx.image.resize_short(arr("img8"), 5, interp=9), A["resize_short_auto"])
 
 
@@ -320,8 +320,8 @@ def test_imresize_errors():
 def test_crops():
     same(mx.image.fixed_crop(arr("img8"), 1, 2, 5, 4), A["fixed_crop"])
     same(mx.image.fixed_crop(arr("img8"), 1, 2, 5, 4, size=(7, 6)), A["fixed_crop_size"])
-    close(mx.image.fixed_crop(arr("imgf"), 0, 1, 6, 5, (3, 2), interp=3),
-          A["fixed_crop_size_interp"], rtol=3e-7)
+    same(mx.image.fixed_crop(arr("imgf"), 0, 1, 6, 5, (3, 2), interp=3),
+         A["fixed_crop_size_interp"])
     for size in ((4, 3), (12, 10), (9, 7)):
         key = f"center_crop_{size[0]}x{size[1]}"
         out, rect = mx.image.center_crop(arr("img8"), size)
@@ -334,7 +334,7 @@ def test_crops():
         assert list(rect) == rect_want
     random.seed(4)
     out, rect = mx.image.random_crop(arr("imgf"), (12, 3), interp=1)
-    close(out, A["random_crop_up"], rtol=3e-7)
+    same(out, A["random_crop_up"])
     assert list(rect) == CASES["random_crop_up"]
     for s, area, ratio, rect_want in CASES["random_size_crop"]:
         random.seed(s)

@@ -4,8 +4,8 @@ Run with the MXNet 1.9.1 interpreter from the repository root::
 
     /tmp/mxref/bin/python tools/gen_image_fixtures.py
 
-Writes ``tests/fixtures/image/``: ``image_ops.npz`` and ``image_mx.npz`` (inputs and
-MXNet's outputs), ``image.json``
+Writes ``tests/fixtures/image/``: ``image_ops.npz``, ``image_resize.npz``, ``image_sweep.npz`` and
+``image_mx.npz`` (inputs and MXNet's outputs), ``image.json``
 (the cases, and which calls MXNet rejects) and the encoded test images (``*.png``, ``*.jpg``).
 The encoded images are made with Pillow; the MXNet interpreter has none, so that step runs in
 the interpreter named by ``NEOGLUON_PYTHON`` (default: the project's ``.venv``) when Pillow is
@@ -117,7 +117,7 @@ def main():
     resize_cases = []
     for src in ("img8", "imgf", "img8_1"):
         for interp in (0, 1, 2, 3, 4):
-            for size in ((4, 3), (13, 11), (6, 9), (12, 5)):
+            for size in ((4, 3), (11, 10), (6, 9), (12, 5)):
                 resize_cases.append(dict(src=src, size=list(size), keep=False, interp=interp))
     resize_cases += [dict(src="img8", size=5, keep=False, interp=1),
                      dict(src="img8", size=5, keep=True, interp=1),
@@ -132,6 +132,28 @@ def main():
         size = c["size"] if isinstance(c["size"], int) else tuple(c["size"])
         put(f"resize{i}", nd.image.resize(A(c["src"]), size, c["keep"], c["interp"]))
     meta["cases"]["resize"] = resize_cases
+    # A random sweep: 1-4 channels, uint8/float32/float64, exact 2x and 3x reductions
+    # (OpenCV's block-mean path) among arbitrary sizes.
+    sweep = []
+    srng = np.random.RandomState(7)
+    for k in range(48):
+        h, w = (int(v) for v in srng.randint(1, 10, size=2))
+        c = int(srng.randint(1, 5))
+        dt = ("uint8", "float32", "float64")[k % 3]
+        nw, nh = (int(v) for v in srng.randint(1, 16, size=2))
+        if k % 5 == 0:
+            h, w = 2 * (h // 2 + 1), 2 * (w // 2 + 1)
+            nw, nh = w // 2, h // 2
+        if k % 9 == 0:
+            h, w = 3 * (h // 3 + 1), 3 * (w // 3 + 1)
+            nw, nh = w // 3, h // 3
+        x = srng.randint(0, 256, size=(h, w, c)) if dt == "uint8" else srng.rand(h, w, c) * 255
+        x = x.astype(dt)
+        interp = k % 5
+        put(f"sweep_in{k}", x)
+        put(f"sweep_out{k}", mx.image.imresize(nd.array(x, dtype=dt), nw, nh, interp=interp))
+        sweep.append(dict(w=nw, h=nh, interp=interp))
+    meta["cases"]["sweep"] = sweep
 
     put("crop_img8", nd.image.crop(A("img8"), 1, 2, 5, 3))
     put("crop_batchf", nd.image.crop(A("batchf"), 2, 1, 3, 4))
@@ -264,7 +286,12 @@ def main():
 
     # Two files (operators, then mx.image), each well under 100 KB.
     os.makedirs(OUT, exist_ok=True)
-    for part, names in (("image_ops", [k for k in arrays if k in mx_start]),
+    sweep_names = [k for k in arrays if k.startswith("sweep_")]
+    resize_names = [k for k in arrays if k.startswith("resize") and k[6:].isdigit()]
+    for part, names in (("image_ops", [k for k in mx_start
+                                       if k not in sweep_names and k not in resize_names]),
+                        ("image_resize", resize_names),
+                        ("image_sweep", sweep_names),
                         ("image_mx", [k for k in arrays if k not in mx_start])):
         tmp = os.path.join(OUT, part + ".tmp.npz")
         np.savez_compressed(tmp, **{k: arrays[k] for k in names})

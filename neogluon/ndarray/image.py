@@ -345,6 +345,38 @@ def _vertical_u8(hsum, idx, qcoef, interp):
     return flat.reshape(n, h, w, c).clamp(0, 255).to(torch.uint8)
 
 
+def _area_fast_float(blocks, isx, isy):
+    """Block means of (n, h, isy, w, isx, c) float blocks summed in OpenCV's order: the
+    block's pixels row by row, four at a time (``sum += ((a + b) + c) + d``), then the
+    rest, times ``1 / area`` rounded to float32. For float32 2x2 blocks OpenCV's
+    SIMD kernel adds ``(a + b) + (c + d)`` instead: on every pixel with 4 channels, on
+    the leading multiple of 4 of each row's values with 1 channel."""
+    n, h, _, w, _, c = blocks.shape
+    px = [blocks[:, :, sy, :, sx, :] for sy in range(isy) for sx in range(isx)]
+    area = len(px)
+    acc = None
+    k = 0
+    while k + 4 <= area:
+        group = ((px[k] + px[k + 1]) + px[k + 2]) + px[k + 3]
+        acc = group if acc is None else acc + group
+        k += 4
+    for p in px[k:]:
+        acc = p if acc is None else acc + p
+    dt = blocks.dtype
+    # OpenCV's scale is a float (1.f / area) whatever the image's depth
+    scale = torch.tensor(float(_f32(1.0) / _f32(area)), dtype=dt)
+    r = acc * scale.to(blocks.device)
+    if dt == torch.float32 and isx == 2 and isy == 2 and c in (1, 4):
+        simd = ((px[0] + px[1]) + (px[2] + px[3])) * scale.to(blocks.device)
+        if c == 4:
+            return simd
+        nvec = (w * c) // 4 * 4
+        r = r.reshape(n, h, w * c).clone()
+        r[:, :, :nvec] = simd.reshape(n, h, w * c)[:, :, :nvec]
+        r = r.reshape(n, h, w, c)
+    return r
+
+
 def _cv_resize(t, w, h, interp):
     """``cv::resize`` of an NHWC tensor to width ``w`` and height ``h``."""
     n, ih, iw, c = t.shape
@@ -369,8 +401,7 @@ def _cv_resize(t, w, h, interp):
                     return ((s + 2) >> 2).to(dtype)
                 r = s.to(torch.float32) * torch.tensor(_f32(1.0 / (isx * isy)))
                 return _saturate(r, dtype)
-            r = blocks.to(wdt).sum((2, 4)) * (1.0 / (isx * isy))
-            return _saturate(r, dtype)
+            return _saturate(_area_fast_float(blocks.to(wdt), isx, isy), dtype)
         x = _weighted(t.to(wdt), 2, *_area_taps(iw, w))
         return _saturate(_weighted(x, 1, *_area_taps(ih, h)), dtype)
     area_mode = interp == 3
