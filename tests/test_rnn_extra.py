@@ -56,7 +56,11 @@ def check_grads(name, x, out, states, params):
 
 
 CELL_NAMES = ["zo_pred", "zo_p0", "zo_seq", "vd_pred", "vd_p0", "vd_nostate", "lstmp",
-              "lstmp_in"]
+              "lstmp_in", "conv1d_rnn", "conv2d_lstm", "conv3d_gru", "conv2d_gru_dil"]
+CELL_SHAPES = {
+    "conv1d_rnn": (2, 3, 2, 7), "conv2d_lstm": (2, 3, 2, 5, 4),
+    "conv3d_gru": (2, 2, 2, 3, 4, 3), "conv2d_gru_dil": (2, 3, 3, 6, 6),
+}
 
 
 @pytest.mark.parametrize("hybridize", [False, True])
@@ -67,9 +71,10 @@ def test_cell_matches_mxnet(name, hybridize):
     reset_names()
     cell = eval(meta["expr"])
     cell.initialize()
-    x = nd.array(det(SHAPE, 100 + idx))
+    shape = CELL_SHAPES.get(name, SHAPE)
+    x = nd.array(det(shape, 100 + idx))
     with autograd.predict_mode():
-        cell.unroll(SHAPE[1], x, layout="NTC", merge_outputs=True)
+        cell.unroll(shape[1], x, layout="NTC", merge_outputs=True)
     assert cell.name == meta["name"] and cell.prefix == meta["prefix"]
     assert repr(cell) == meta["repr"]
     params = list(cell.collect_params().items())
@@ -79,7 +84,7 @@ def test_cell_matches_mxnet(name, hybridize):
         cell.hybridize()
     x.attach_grad()
     with autograd.record(train_mode=meta["train"]):
-        out, states = cell.unroll(SHAPE[1], x, layout="NTC", merge_outputs=True)
+        out, states = cell.unroll(shape[1], x, layout="NTC", merge_outputs=True)
         loss = loss_of(out, states)
     loss.backward()
     assert len(states) == meta["nstates"]
@@ -253,6 +258,35 @@ def test_contrib_rnn_importable_like_mxnet():
     import neogluon.gluon.contrib.rnn as m
     assert gluon.contrib.rnn is m
     assert m.LSTMPCell is crnn.LSTMPCell and "VariationalDropoutCell" in m.__all__
+    assert "Conv3DGRUCell" in m.__all__ and callable(m.rnn_cell.dynamic_unroll)
+
+
+@pytest.mark.parametrize("name,layout,valid,idx", [("dyn_tnc_valid", "TNC", True, 80),
+                                                   ("dyn_ntc", "NTC", False, 81)])
+def test_dynamic_unroll_matches_mxnet(name, layout, valid, idx):
+    reset_names()
+    cell = rnn.GRUCell(4) if valid else rnn.LSTMCell(4)
+    cell.initialize()
+    shape = tuple(META[name]["shape"])
+    x = nd.array(det(shape, 100 + idx))
+    begin = [nd.array(det(i["shape"], 40 + k)) for k, i in enumerate(cell.state_info(3))]
+    vl = nd.array([2, 5, 3]) if valid else None
+    crnn.rnn_cell.dynamic_unroll(cell, x, begin, layout=layout, valid_length=vl)
+    set_det(cell, 200 + 20 * idx)
+    x.attach_grad()
+    with autograd.record():
+        out, states = crnn.rnn_cell.dynamic_unroll(cell, x, begin, layout=layout,
+                                                   valid_length=vl)
+        loss = loss_of(out, states)
+    loss.backward()
+    check_grads(name, x, out, states, list(cell.collect_params().items()))
+
+
+def test_conv_cell_argument_errors():
+    with pytest.raises(AssertionError, match="odd"):
+        crnn.Conv2DRNNCell((2, 5, 5), 3, 3, 2)
+    with pytest.raises(AssertionError, match="length 2"):
+        crnn.Conv2DLSTMCell((2, 5, 5), 3, (3, 3, 3), 3)
 
 
 # ------------------------------------------------------------------ hybridize static flags

@@ -65,6 +65,15 @@ CELLS = {
     "vd_nostate": ("crnn.VariationalDropoutCell(rnn.RNNCell(4), 0.3, 0., 0.5)", False),
     "lstmp": ("crnn.LSTMPCell(6, 4)", True),
     "lstmp_in": ("crnn.LSTMPCell(5, 3, input_size=4, prefix='proj_')", True),
+    "conv1d_rnn": ("crnn.Conv1DRNNCell((2, 7), 3, 3, 3, activation='relu')", True),
+    "conv2d_lstm": ("crnn.Conv2DLSTMCell((2, 5, 4), 3, (3, 2), 3, i2h_pad=(1, 0))", True),
+    "conv3d_gru": ("crnn.Conv3DGRUCell((2, 3, 4, 3), 2, 1, 3, h2h_dilate=(1, 2, 1))", True),
+    "conv2d_gru_dil": ("crnn.Conv2DGRUCell((3, 6, 6), 2, 3, 5, i2h_dilate=2, "
+                       "prefix='cg_')", True),
+}
+CELL_SHAPES = {
+    "conv1d_rnn": (2, 3, 2, 7), "conv2d_lstm": (2, 3, 2, 5, 4),
+    "conv3d_gru": (2, 2, 2, 3, 4, 3), "conv2d_gru_dil": (2, 3, 3, 6, 6),
 }
 SHAPE = (3, 4, 4)  # N, T, C (layout NTC)
 
@@ -81,13 +90,14 @@ def cell_case(name, expr, train, idx):
     reset_names()
     cell = eval(expr)
     cell.initialize()
-    x = nd.array(det(SHAPE, 100 + idx))
+    shape = CELL_SHAPES.get(name, SHAPE)
+    x = nd.array(det(shape, 100 + idx))
     with autograd.predict_mode():
-        cell.unroll(SHAPE[1], x, layout="NTC", merge_outputs=True)
+        cell.unroll(shape[1], x, layout="NTC", merge_outputs=True)
     set_det(cell, 200 + 20 * idx)
     x.attach_grad()
     with autograd.record(train_mode=train):
-        out, states = cell.unroll(SHAPE[1], x, layout="NTC", merge_outputs=True)
+        out, states = cell.unroll(shape[1], x, layout="NTC", merge_outputs=True)
         loss = loss_of(out, states)
     loss.backward()
     META[name] = {
@@ -197,6 +207,31 @@ def errors():
     lay.initialize()
     catch("seqlen_missing", lambda: lay(nd.ones((5, 2, 3)), lay.begin_state(2)))
     META["errors"] = res
+
+
+def dynamic_case(name, layout, valid, idx):
+    reset_names()
+    cell = rnn.GRUCell(4) if valid else rnn.LSTMCell(4)
+    cell.initialize()
+    shape = (5, 3, 2) if layout == "TNC" else (3, 5, 2)
+    x = nd.array(det(shape, 100 + idx))
+    begin = [nd.array(det(i["shape"], 40 + k)) for k, i in enumerate(cell.state_info(3))]
+    vl = nd.array([2, 5, 3]) if valid else None
+    crnn.rnn_cell.dynamic_unroll(cell, x, begin, layout=layout, valid_length=vl)
+    set_det(cell, 200 + 20 * idx)
+    x.attach_grad()
+    with autograd.record():
+        out, states = crnn.rnn_cell.dynamic_unroll(cell, x, begin, layout=layout,
+                                                   valid_length=vl)
+        loss = loss_of(out, states)
+    loss.backward()
+    META[name] = {"layout": layout, "valid": valid, "shape": list(shape)}
+    ARR[f"{name}|y"] = out.asnumpy()
+    for k, st in enumerate(states):
+        ARR[f"{name}|state{k}"] = st.asnumpy()
+    ARR[f"{name}|dx"] = x.grad.asnumpy()
+    for k, p in cell.collect_params().items():
+        ARR[f"{name}|grad|{k}"] = p.grad().asnumpy()
 
 
 # ------------------------------------------------------------------ fused layers
@@ -404,6 +439,8 @@ def main():
                                          ("vd_out1", (0, 0, 1))]):
         vardrop_one(name, flags, 50 + idx)
     zoneout_p1_mxnet()
+    dynamic_case("dyn_tnc_valid", "TNC", True, 80)
+    dynamic_case("dyn_ntc", "NTC", False, 81)
     errors()
     clip_case("clip_lstm", 4, 2, True, (4, 2, 3), -0.2, 0.3, 60)
     clip_case("clip_lstm1", 3, 1, False, (5, 2, 2), -0.5, 0.1, 61)

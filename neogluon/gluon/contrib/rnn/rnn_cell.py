@@ -180,3 +180,54 @@ class LSTMPCell(HybridRecurrentCell):
         next_r = F.FullyConnected(hidden, h2r_weight, num_hidden=self._projection_size,
                                   no_bias=True)
         return next_r, [next_r, next_c]
+
+
+def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout="TNC",
+                   valid_length=None):
+    """Run ``cell`` over the time axis of ``inputs`` (MXNet runs it with ``contrib.foreach``).
+
+    Parameters
+    ----------
+    cell : RecurrentCell
+    inputs : NDArray
+        ``(T, N, ...)`` for layout 'TNC', ``(N, T, ...)`` for 'NTC'.
+    begin_state : list of NDArray
+    drop_inputs, drop_outputs : float, default 0
+        Dropout on the inputs / outputs, with one mask shared by all time steps.
+    layout : {'TNC', 'NTC'}, default 'TNC'
+    valid_length : NDArray, optional
+        ``(N,)`` lengths: a sequence's states stop changing after its length and its outputs
+        past it are 0.
+
+    Returns
+    -------
+    outputs : NDArray
+        In the layout of ``inputs``.
+    states : list of NDArray
+    """
+    inputs, axis, _ = _format_sequence(0, inputs, layout, True)
+    if axis != 0:
+        inputs = _nd.swapaxes(inputs, 0, axis)
+    if drop_inputs:
+        # One mask for every step: broadcast along time (axis 0 here).
+        inputs = _nd.Dropout(inputs, p=drop_inputs, axes=(0,))
+    states = list(begin_state) if isinstance(begin_state, (list, tuple)) else [begin_state]
+    outputs = []
+    for t in range(inputs.shape[0]):
+        out, new_states = cell(inputs[t], states)
+        if valid_length is not None:
+            alive = valid_length > t
+            new_states = [_nd.where(_nd.broadcast_to(
+                alive.reshape((-1,) + (1,) * (s.ndim - 1)), shape=s.shape), n, s)
+                for n, s in zip(new_states, states)]
+        outputs.append(out)
+        states = list(new_states)
+    outputs = _nd.stack(*outputs, axis=0)
+    if drop_outputs:
+        outputs = _nd.Dropout(outputs, p=drop_outputs, axes=(0,))
+    if valid_length is not None:
+        outputs = _nd.SequenceMask(outputs, sequence_length=valid_length,
+                                   use_sequence_length=True, axis=0)
+    if axis != 0:
+        outputs = _nd.swapaxes(outputs, 0, axis)
+    return outputs, states
