@@ -558,3 +558,57 @@ def test_use_sequence_length_errors():
     a = lay(x, lay.begin_state(2), nd.array([5, 5]))[0]
     b = ref(x, ref.begin_state(2))[0]
     np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: rnn.LSTM(4, num_layers=2, bidirectional=True, projection_size=3,
+                          input_size=3, **kw),
+    lambda **kw: rnn.GRU(4, num_layers=2, bidirectional=True, input_size=3, **kw),
+    lambda **kw: rnn.RNN(4, activation="relu", input_size=3, **kw),
+], ids=["lstm_proj", "gru_bi", "rnn_relu"])
+def test_step_loop_agrees_with_fused_kernel(make):
+    # With full lengths (and bounds that never bite) the step loop must give the fused
+    # kernel's numbers, which test_gluon_rnn checks against MXNet.
+    ref = make()
+    ref.initialize(mx.init.Uniform(0.5))
+    x = nd.array(det((5, 2, 3), 2))
+    states = ref.begin_state(2)
+    states = [nd.array(det(s.shape, 10 + k)) for k, s in enumerate(states)]
+    variants = [make(use_sequence_length=True)]
+    if isinstance(ref, rnn.LSTM):
+        variants.append(make(state_clip_min=-1e6, state_clip_max=1e6))
+    for lay in variants:
+        lay.initialize()
+        extra = (nd.array([5, 5]),) if lay._use_sequence_length else ()
+        lay(x, states, *extra)
+        for (_, p), (_, q) in zip(ref.collect_params().items(), lay.collect_params().items()):
+            q.set_data(p.data())
+        grads = []
+        for blk, ex in ((ref, ()), (lay, extra)):
+            xx = x.copy()
+            xx.attach_grad()
+            with autograd.record():
+                out, st = blk(xx, states, *ex)
+                loss = loss_of(out, st)
+            loss.backward()
+            grads.append((out.asnumpy(), [s.asnumpy() for s in st], xx.grad.asnumpy(),
+                          [p.grad().asnumpy() for p in blk.collect_params().values()]))
+        (o1, s1, d1, g1), (o2, s2, d2, g2) = grads
+        np.testing.assert_allclose(o2, o1, rtol=1e-5, atol=1e-6)
+        for a, b in zip(s2 + [d2] + g2, s1 + [d1] + g1):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_dynamic_unroll_dropout_mask_shared_across_time():
+    # neogluon shares the input mask across time steps in both layouts. (MXNet 1.9.1 with
+    # layout 'NTC' drops along the wrong axis after its transpose: one mask per step, shared
+    # by the whole batch.)
+    mx.random.seed(2)
+    cell = _Identity(6)
+    with autograd.train_mode():
+        out, _ = crnn.rnn_cell.dynamic_unroll(cell, nd.ones((8, 5, 6)), [nd.zeros((8, 6))],
+                                              drop_inputs=0.5, layout="NTC")
+    y = out.asnumpy()
+    for t in range(1, 5):
+        assert np.array_equal(y[:, t], y[:, 0])
+    assert not all(np.array_equal(y[i], y[0]) for i in range(8))

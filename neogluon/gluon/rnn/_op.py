@@ -6,12 +6,18 @@ kernels, whose gate orders (LSTM: i, f, g, o; GRU: r, z, n) are MXNet's.
 """
 from __future__ import annotations
 
+import warnings
+
 import torch
 
 from ... import ndarray as _nd
 from ...autograd import _state
 from ...base import MXNetError
 from ...ndarray.ndarray import _new, _run
+
+# torch says once that its oneDNN path does not do projections and falls back; the
+# fallback is the intended path, so the notice only confuses Gluon users.
+warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
 _FNS = {"lstm": torch._VF.lstm, "gru": torch._VF.gru, "rnn_tanh": torch._VF.rnn_tanh,
         "rnn_relu": torch._VF.rnn_relu}
