@@ -69,7 +69,9 @@ class NDArray:
     reachable, without a copy, through :func:`neogluon.nd.to_torch`.
     """
 
-    __slots__ = ("_t", "_ctx", "_ag", "__weakref__")
+    # _home: set (True) only on arrays made on cpu_pinned/cpu_shared by a creation function, a
+    # copy or a view; left unset everywhere else (see ``context``).
+    __slots__ = ("_t", "_ctx", "_ag", "_home", "__weakref__")
     __array_priority__ = 1000.0
 
     # ------------------------------------------------------------------ construction
@@ -77,11 +79,15 @@ class NDArray:
         if isinstance(data, torch.Tensor):
             t = data
         else:
-            t = torch.as_tensor(np.asarray(data), dtype=to_torch_dtype(dtype))
+            # A copy: the array never writes into the caller's numpy data, and a read-only
+            # source (np.broadcast_to, a memmap opened 'r') raises no torch warning.
+            t = torch.tensor(np.asarray(data), dtype=to_torch_dtype(dtype))
         ctx = ctx or (context_of_device(t.device) if t.device.type == "cuda" else current_context())
         self._t = t if t.device == ctx.torch_device else t.to(ctx.torch_device)
         self._ctx = ctx
         self._ag = None
+        if ctx.device_typeid > 2:
+            self._home = True
 
     # ------------------------------------------------------------------ properties
     @property
@@ -102,7 +108,16 @@ class NDArray:
 
     @property
     def context(self):
-        return self._ctx
+        """The Context of this array.
+
+        As in MXNet, only arrays created on ``cpu_pinned(i)``/``cpu_shared(i)`` (and copies,
+        reshapes and contiguous slices of them) report that context; what operators compute
+        from them lives in ordinary memory and reports ``cpu(i)``.
+        """
+        ctx = self._ctx
+        if ctx.device_typeid > 2 and not getattr(self, "_home", False):
+            return _plain_cpu(ctx.device_id)
+        return ctx
 
     ctx = context
 
@@ -150,7 +165,7 @@ class NDArray:
 
     def detach(self):
         """A new array with the same data, cut from the recorded graph."""
-        return _new(self._t.detach(), self._ctx)
+        return _keep_home(self, _new(self._t.detach(), self._ctx))
 
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Compute the gradients of this array with respect to attached variables."""
@@ -182,11 +197,11 @@ class NDArray:
         td = to_torch_dtype(dtype)
         if td is self._t.dtype and not copy:
             return self
-        return _new(_run(self._t.to, td, copy=True), self._ctx)
+        return _keep_home(self, _new(_run(self._t.to, td, copy=True), self._ctx))
 
     def copy(self):
         """A deep copy on the same context."""
-        return _new(_run(torch.clone, self._t), self._ctx)
+        return _keep_home(self, _new(_run(torch.clone, self._t), self._ctx))
 
     def copyto(self, other):
         """Copy into another array (in place) or onto a Context (a new array)."""
@@ -203,14 +218,14 @@ class NDArray:
             return other
         if isinstance(other, Context):
             t = self._t.detach().to(other.torch_device, copy=True)
-            return _new(t, other)
+            return _new_on(t, other)
         raise TypeError(f"copyto does not support type {type(other).__name__}")
 
     def as_in_context(self, context):
         """This array on ``context`` (itself if it is there already)."""
-        if context == self._ctx:
+        if context == self.context:
             return self
-        return _new(_run(self._t.to, context.torch_device, copy=True), context)
+        return _new_on(_run(self._t.to, context.torch_device, copy=True), context)
 
     as_in_ctx = as_in_context
 
@@ -275,7 +290,7 @@ class NDArray:
 
     def __repr__(self):
         body = str(self.asnumpy())
-        return f"\n{body}\n<{type(self).__name__} {_shape_str(self.shape)} @{self._ctx}>"
+        return f"\n{body}\n<{type(self).__name__} {_shape_str(self.shape)} @{self.context}>"
 
     __str__ = __repr__
 
@@ -297,7 +312,7 @@ class NDArray:
         if isinstance(other, NDArray):  # sparse arrays and subclasses
             return other.tostype("default")._t
         if isinstance(other, np.ndarray):
-            return torch.as_tensor(other, dtype=self._t.dtype, device=self._t.device)
+            return _np_tensor(other, self._t.dtype, self._t.device)
         if isinstance(other, numbers.Number):
             v = other.item() if hasattr(other, "item") else other
             if isinstance(v, float) and not self._t.is_floating_point():
@@ -598,6 +613,8 @@ class NDArray:
                 a._t = r.reshape(1) if r.dim() == 0 else r
                 a._ctx = self._ctx
                 a._ag = None
+                if self._ctx.device_typeid > 2:
+                    _keep_home(self, a)  # a contiguous view: MXNet keeps the context
                 return a
         k, post = _convert_key(key, t.device, t.dim())
         try:
@@ -617,7 +634,10 @@ class NDArray:
                              f"{err}") from None
         if r.dim() == 0:
             r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
-        return _new(r, self._ctx)
+        a = _new(r, self._ctx)
+        if self._ctx.device_typeid > 2 and r._is_view() and r.is_contiguous():
+            _keep_home(self, a)  # MXNet keeps the context for contiguous views only
+        return a
 
     def __setitem__(self, key, value):
         t = self._t
@@ -633,7 +653,7 @@ class NDArray:
         elif isinstance(value, (int, float, bool, np.generic)):
             v = value
         else:
-            v = torch.as_tensor(np.asarray(value), dtype=t.dtype, device=t.device)
+            v = _np_tensor(np.asarray(value), t.dtype, t.device)
         if t.requires_grad and _state.recording:
             raise MXNetError("In-place assignment to a variable with an attached gradient is "
                              "not supported while recording")
@@ -665,7 +685,7 @@ class NDArray:
         if kwargs:
             raise TypeError(f"reshape got unexpected arguments {sorted(kwargs)}")
         target = infer_reshape(self.shape, tuple(shape), reverse)
-        return _new(_run(self._t.reshape, target), self._ctx)
+        return _keep_home(self, _new(_run(self._t.reshape, target), self._ctx))
 
     def reshape_like(self, other):
         """This array reshaped to ``other``'s shape."""
@@ -675,7 +695,11 @@ class NDArray:
         """Collapse every axis but the first."""
         t = self._t
         n = t.shape[0] if t.dim() else 1
-        return _new(_run(t.reshape, n, -1), self._ctx)
+        rest = 1
+        for d in t.shape[1:]:
+            rest *= d
+        # The width is spelt out: reshape(0, -1) of a zero-size batch is ambiguous to torch.
+        return _new(_run(t.reshape, n, rest), self._ctx)
 
     def expand_dims(self, axis):
         """Insert an axis of size 1 at ``axis``."""
@@ -700,13 +724,51 @@ class NDArray:
         return to_dlpack_for_write(self)
 
 
+_PLAIN_CPU = {}
+
+
+def _plain_cpu(device_id):
+    c = _PLAIN_CPU.get(device_id)
+    if c is None:
+        c = _PLAIN_CPU[device_id] = Context("cpu", device_id)
+    return c
+
+
+def _new_on(t, ctx):
+    """Wrap a tensor that a creation function (not an operator) made on ``ctx``.
+
+    On ``cpu_pinned``/``cpu_shared`` the array is marked to report that context.
+    """
+    a = _new(t, ctx)
+    if ctx.device_typeid > 2:
+        a._home = True
+    return a
+
+
+def _keep_home(src, dst):
+    """``dst``, a copy or view of ``src`` made without an operator, reports ``src``'s
+    context (MXNet keeps ``cpu_shared``/``cpu_pinned`` there)."""
+    if src._ctx.device_typeid > 2 and getattr(src, "_home", False):
+        dst._home = True
+    return dst
+
+
+def _np_tensor(a, dtype, device):
+    """A tensor with the values of numpy array ``a`` (it may share ``a``'s memory, so only for
+    reading). torch cannot wrap read-only memory (np.broadcast_to results, memmaps opened
+    'r') and warns when asked to; such an array is copied first."""
+    if not a.flags["WRITEABLE"]:
+        a = np.array(a, copy=True)
+    return torch.as_tensor(a, dtype=dtype, device=device)
+
+
 def _int_div(a, b):
     return torch.div(a, b, rounding_mode="trunc")
 
 
 def _rebuild(data, dtype, dev_type, dev_id):
     ctx = Context(dev_type, dev_id)
-    return _new(torch.as_tensor(data).to(getattr(torch, dtype)).to(ctx.torch_device), ctx)
+    return _new_on(torch.as_tensor(data).to(getattr(torch, dtype)).to(ctx.torch_device), ctx)
 
 
 def _shape_error(fn, a, b, err):
@@ -801,25 +863,12 @@ def infer_reshape(src, target, reverse=False):
     """
     src = list(src)
     tgt = list(target)
+    shape_in = tuple(src)
     if reverse:
+        # MXNet reverses both lists and reads them left to right, so with ``reverse`` a -4
+        # comes after its two values: (0, 3, 4, -4) splits the last axis into (3, 4).
         src = src[::-1]
-        # -4 takes the two values after it, so reversing must keep each triple in order.
-        rev, i = [], len(tgt) - 1
-        out_groups = []
-        i = 0
-        while i < len(tgt):
-            if tgt[i] == -4:
-                out_groups.append(tgt[i:i + 3])
-                i += 3
-            else:
-                out_groups.append([tgt[i]])
-                i += 1
-        for g in out_groups[::-1]:
-            if g[0] == -4:
-                rev.extend([-4, g[2], g[1]])
-            else:
-                rev.extend(g)
-        tgt = rev
+        tgt = tgt[::-1]
     out = []
     si = 0
     i = 0
@@ -846,6 +895,11 @@ def infer_reshape(src, target, reverse=False):
                 out.append(src[si] * src[si + 1])
                 si += 2
             elif code == -4:
+                if i + 2 >= len(tgt):
+                    raise MXNetValueError(f"reshape: -4 in target shape {tuple(target)} needs "
+                                          "the two dimensions it splits into"
+                                          + (" before it (reverse=True)" if reverse else
+                                             " after it") + f", input shape {shape_in}")
                 d = src[si]
                 a, b = tgt[i + 1], tgt[i + 2]
                 if a == -1:
@@ -873,8 +927,9 @@ def infer_reshape(src, target, reverse=False):
             if j != infer_at:
                 known *= d
         if known == 0 or total % known:
+            # (known == 0: MXNet 1.9.1 dies dividing by zero; any size would do, so refuse)
             raise MXNetValueError(f"reshape: cannot infer -1 in {tuple(target)} for input shape "
-                             f"{tuple(src)}")
+                             f"{tuple(src[::-1]) if reverse else tuple(src)}")
         out[infer_at] = total // known
     prod = 1
     for d in out:
@@ -895,7 +950,9 @@ def _ctx_dtype(ctx, dtype):
 def array(source_array, ctx=None, dtype=None):
     """Create an array from a list, a numpy array, an NDArray or a tensor.
 
-    The default dtype is float32, except that an NDArray or numpy array keeps its dtype.
+    The default dtype is float32, except that an NDArray keeps its dtype. The data is always
+    copied (a read-only numpy array included), onto ``ctx`` or else the current context,
+    whatever context an NDArray source is on, as in MXNet.
     """
     if isinstance(source_array, NDArray) and source_array.stype != "default" or \
             getattr(source_array, "format", None) == "csr" and \
@@ -904,12 +961,12 @@ def array(source_array, ctx=None, dtype=None):
         return sparse.array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
         dt = source_array._t.dtype if dtype is None else to_torch_dtype(dtype)
-        ctx = ctx or source_array._ctx
-        return _new(source_array._t.detach().to(ctx.torch_device, dt, copy=True), ctx)
+        ctx = ctx or current_context()  # as MXNet: not the source's context
+        return _new_on(source_array._t.detach().to(ctx.torch_device, dt, copy=True), ctx)
     ctx = ctx if ctx is not None else current_context()
     if isinstance(source_array, torch.Tensor):
         dt = source_array.dtype if dtype is None else to_torch_dtype(dtype)
-        return _new(source_array.detach().to(ctx.torch_device, dt, copy=True), ctx)
+        return _new_on(source_array.detach().to(ctx.torch_device, dt, copy=True), ctx)
     if isinstance(source_array, np.ndarray):
         # As in MXNet 1.x, a numpy array becomes float32 unless a dtype is given.
         dt = to_torch_dtype(dtype)
@@ -928,7 +985,7 @@ def array(source_array, ctx=None, dtype=None):
         # (ascontiguousarray would turn a 0-d array into 1-d; torch warns on read-only data)
         np_arr = np.array(np_arr, order="C", copy=True)
     t = torch.from_numpy(np_arr).to(ctx.torch_device, dt, copy=True)
-    return _new(t, ctx)
+    return _new_on(t, ctx)
 
 
 def _shape(shape):
@@ -947,7 +1004,7 @@ def empty(shape, ctx=None, dtype=None):
         float32 by default.
     """
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _new(torch.empty(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+    return _new_on(torch.empty(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
 
 
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
@@ -967,7 +1024,7 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
         from . import sparse
         return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _new(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+    return _new_on(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
@@ -982,7 +1039,7 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
         float32 by default.
     """
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _new(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+    return _new_on(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
@@ -998,7 +1055,7 @@ def full(shape, val, ctx=None, dtype=None, out=None):
         Write into this array instead.
     """
     ctx, dt = _ctx_dtype(ctx, dtype)
-    r = _new(torch.full(_shape(shape), val, dtype=dt, device=ctx.torch_device), ctx)
+    r = _new_on(torch.full(_shape(shape), val, dtype=dt, device=ctx.torch_device), ctx)
     if out is not None:
         out[:] = r
         return out
@@ -1013,7 +1070,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
     if repeat != 1:
         t = t.repeat_interleave(repeat)
-    return _new(t, ctx)
+    return _new_on(t, ctx)
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
@@ -1027,7 +1084,7 @@ def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
     else:
         step = (stop - start) / num if num else 0.0
         t = start + step * torch.arange(num, dtype=torch.float64, device=ctx.torch_device)
-    return _new(t.to(dt), ctx)
+    return _new_on(t.to(dt), ctx)
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
@@ -1037,7 +1094,7 @@ def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
     t = torch.zeros((n, m), dtype=dt, device=ctx.torch_device)
     if -n < k < m:
         t.diagonal(k).fill_(1)
-    return _new(t, ctx)
+    return _new_on(t, ctx)
 
 
 def from_torch(tensor: torch.Tensor, ctx=None) -> NDArray:
@@ -1048,7 +1105,7 @@ def from_torch(tensor: torch.Tensor, ctx=None) -> NDArray:
         ctx = context_of_device(tensor.device)
     elif ctx.torch_device != tensor.device:
         raise MXNetError(f"tensor on {tensor.device} cannot be wrapped as an array on {ctx}")
-    return _new(tensor, ctx)
+    return _new_on(tensor, ctx)
 
 
 def to_torch(arr: NDArray) -> torch.Tensor:
@@ -1069,7 +1126,7 @@ def from_numpy(ndarray, zero_copy=True, ctx=None):
     ctx = ctx or Context("cpu", 0)
     if ctx.torch_device.type != "cpu":
         t = t.to(ctx.torch_device)
-    return _new(t, ctx)
+    return _new_on(t, ctx)
 
 
 def from_dlpack(dlpack):

@@ -64,7 +64,10 @@ def FullyConnected(data, weight, bias=None, num_hidden=None, no_bias=False, flat
     x = data._t
     w = weight._t
     if flatten and x.dim() != 2:
-        x = x.reshape(x.shape[0], -1)
+        rest = 1
+        for d in x.shape[1:]:
+            rest *= d
+        x = x.reshape(x.shape[0] if x.dim() else 1, rest)  # (0, -1) is ambiguous to torch
     if x.shape[-1] != w.shape[-1] or w.dim() != 2:
         raise MXNetError(f"FullyConnected: input has {x.shape[-1]} features (data shape "
                          f"{data.shape}) but weight has shape {weight.shape}")

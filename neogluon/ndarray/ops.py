@@ -424,13 +424,43 @@ def take(a, indices, axis=0, mode="clip", out=None, name=None):
 
 @_export()
 def pick(data, index, axis=-1, keepdims=False, mode="clip", out=None, name=None):
-    """Pick one element per row along ``axis`` at ``index``."""
+    """Pick one element per position along ``axis`` at ``index``.
+
+    Parameters
+    ----------
+    data : NDArray
+    index : NDArray
+        Shape ``data.shape`` without ``axis``, or with ``axis`` kept as size 1. Values are
+        truncated to integers.
+    axis : int
+        The axis to pick along (negative counts from the end; None is not supported).
+    keepdims : bool
+        Keep ``axis`` as size 1 in the output.
+    mode : {'clip', 'wrap'}
+        Out-of-range indices are clipped into ``[0, n - 1]`` or wrapped modulo ``n``.
+    """
     t = _t(data)
-    axis = axis % t.dim()
-    idx = _t(index, "index").long()
+    nd_ = t.dim()
+    if axis is None:
+        raise MXNetError("pick: axis=None is not supported; give the axis to pick along "
+                         f"(data shape {data.shape})")
+    if not -nd_ <= axis < nd_:
+        raise MXNetError(f"pick: axis {axis} is out of range for data of shape {data.shape}")
+    if mode not in ("clip", "wrap"):
+        raise MXNetError(f"pick: mode must be 'clip' or 'wrap', got {mode!r}")
+    axis = axis % nd_
+    idx = _t(index, "index").detach()
+    kept = tuple(t.shape[:axis]) + (1,) + tuple(t.shape[axis + 1:])
+    dropped = kept[:axis] + kept[axis + 1:]
+    # MXNet takes the index with the picked axis dropped or kept as size 1, nothing else
+    # (a vector's index is (1,)): anything else would pick from the wrong rows.
+    if tuple(idx.shape) not in (kept, dropped or kept):
+        raise MXNetError(f"pick: index of shape {index.shape} does not fit data of shape "
+                         f"{data.shape} with axis={axis}; expected {dropped or kept} or {kept}")
+    idx = idx.long().reshape(kept)
     n = t.shape[axis]
     idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
-    r = _run(torch.gather, t, axis, idx.unsqueeze(axis))
+    r = _run(torch.gather, t, axis, idx)
     if not keepdims:
         r = r.squeeze(axis)
         if r.dim() == 0:
@@ -657,8 +687,17 @@ def log_softmax(data, axis=-1, temperature=None, dtype=None, out=None, name=None
 
 
 @_export(fluent=False)
-def softmin(data, axis=-1, out=None, name=None):
-    return _assign_out(_new(_run(torch.softmax, -_t(data), axis), data._ctx), out)
+def softmin(data, axis=-1, temperature=None, dtype=None, use_length=False, out=None, name=None):
+    """Softmax of ``-data / temperature`` along ``axis``, in ``dtype`` (the data's by
+    default)."""
+    t = _t(data)
+    _float_only(t, "softmin")
+    if temperature:
+        t = t / temperature
+    r = _run(torch.softmax, -t, axis)
+    if dtype is not None:
+        r = r.to(to_torch_dtype(dtype))
+    return _assign_out(_new(r, data._ctx), out)
 
 
 @_export(fluent=False)
@@ -939,6 +978,139 @@ def unravel_index(data, shape, out=None, name=None):
         rows.append(t % s)
         t = torch.div(t, s, rounding_mode="floor")
     return _assign_out(_new(torch.stack(rows[::-1]).to(data._t.dtype), data._ctx), out)
+
+
+# ---------------------------------------------------------------- small MXNet operators
+@_export(fluent=False)
+def cumsum(a, axis=None, dtype=None, out=None, name=None):
+    """Cumulative sum along ``axis`` (of the flattened array when None).
+
+    The result keeps ``a``'s dtype unless ``dtype`` is given (an int32 array sums in int32,
+    as in MXNet). A negative ``axis`` counts from the end (MXNet 1.9.1 rejects it).
+    """
+    t = _t(a)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    elif not -t.dim() <= axis < t.dim():
+        raise MXNetError(f"cumsum: axis {axis} is out of range for an array of shape "
+                         f"{a.shape}")
+    td = t.dtype if dtype is None else to_torch_dtype(dtype)
+    r = _run(torch.cumsum, t, axis, dtype=td)
+    return _assign_out(_new(r, a._ctx), out)
+
+
+@_export(fluent=False)
+def crop(data, begin, end, step=None, out=None, name=None):
+    """MXNet's alias of ``slice``: per-axis ``begin``/``end``/``step`` (None keeps the
+    axis)."""
+    return globals()["slice"](data, begin, end, step=step, out=out)
+
+
+@_export(fluent=False)
+def amp_cast(data, dtype, out=None, name=None):
+    """Cast floating-point ``data`` to ``dtype`` (AMP's cast); other dtypes pass unchanged,
+    as in MXNet."""
+    t = _t(data)
+    if not t.is_floating_point():
+        return _assign_out(_new(_run(torch.clone, t), data._ctx), out)
+    return _assign_out(_new(_run(t.to, to_torch_dtype(dtype), copy=True), data._ctx), out)
+
+
+@_export(fluent=False)
+def amp_multicast(*data, num_outputs=None, cast_narrow=False, out=None, name=None):
+    """Cast every floating-point input to the widest floating type among them (the
+    narrowest with ``cast_narrow``), as AMP does before a multi-input operator; other dtypes
+    pass unchanged. Returns a list."""
+    if len(data) == 1 and isinstance(data[0], (list, tuple)):
+        data = tuple(data[0])
+    ts = [_t(a) for a in data]
+    if num_outputs is not None and num_outputs != len(ts):
+        raise MXNetError(f"amp_multicast: num_outputs={num_outputs} but {len(ts)} inputs")
+    floats = [t.dtype for t in ts if t.is_floating_point()]
+    res = []
+    if floats:
+        import builtins  # this module's min/max are the reductions
+        pick_fn = builtins.min if cast_narrow else builtins.max
+        target = pick_fn(floats, key=lambda d: torch.finfo(d).bits)
+    for a, t in zip(data, ts):
+        if t.is_floating_point() and t.dtype is not target:
+            t = _run(t.to, target)
+        else:
+            t = _run(torch.clone, t)
+        res.append(_new(t, a._ctx))
+    return res
+
+
+@_export(fluent=False)
+def khatri_rao(*args, out=None, name=None):
+    """Column-wise Kronecker product of matrices with equal column counts: inputs of shapes
+    ``(m_i, n)`` give ``(prod(m_i), n)``."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    ts = [_t(a, "khatri_rao input") for a in args]
+    if not ts:
+        raise MXNetError("khatri_rao needs at least one matrix")
+    n = ts[0].shape[-1] if ts[0].dim() == 2 else None
+    for a, t in zip(args, ts):
+        if t.dim() != 2 or t.shape[1] != n:
+            raise MXNetError(f"khatri_rao: every input must be a matrix with the same number "
+                             f"of columns, got shapes {[x.shape for x in args]}")
+
+    def fn():
+        r = ts[0]
+        for t in ts[1:]:
+            r = (r.unsqueeze(1) * t.unsqueeze(0)).reshape(-1, n)
+        return r
+    return _assign_out(_new(_run(fn), args[0]._ctx), out)
+
+
+@_export(fluent=False)
+def histogram(a, bins=10, range=None):  # noqa: A002 - MXNet's name
+    """Histogram of the flattened ``a``: ``(counts, bin_edges)``.
+
+    Parameters
+    ----------
+    a : NDArray
+    bins : int or NDArray
+        The number of equal bins over ``range``, or an array of bin edges (the last bin
+        includes its right edge; values outside the edges are not counted).
+    range : (float, float), optional
+        The span of the equal bins. Without it MXNet hands the work to numpy (min to max of
+        the data) and returns float32 counts and edges; with it, int64 counts and edges in
+        ``a``'s dtype.
+    """
+    t = _t(a).detach().reshape(-1)
+    if isinstance(bins, NDArray):
+        edges = bins._t.detach().reshape(-1)
+        e = edges.to(torch.float64)
+        x = t.to(torch.float64)
+        idx = torch.searchsorted(e, x, right=True) - 1
+        idx = torch.where(x == e[-1], torch.full_like(idx, e.numel() - 2), idx)
+        ok = (idx >= 0) & (idx < e.numel() - 1)
+        counts = torch.bincount(idx[ok], minlength=e.numel() - 1)
+        return _new(counts.to(torch.int64), a._ctx), _new(edges.clone(), bins._ctx)
+    if not isinstance(bins, int):
+        raise ValueError("bins argument should be either an integer or an NDArray")
+    if range is None:
+        import warnings
+        import numpy as _np
+        warnings.warn("histogram: no range given, so numpy computes it (as MXNet does): "
+                      "float32 counts and edges from the data's min to max", stacklevel=2)
+        counts, edges = _np.histogram(a.asnumpy(), bins=bins)
+        dev = t.device
+        return (_new(torch.as_tensor(counts, dtype=torch.float32, device=dev), a._ctx),
+                _new(torch.as_tensor(edges, dtype=torch.float32, device=dev), a._ctx))
+    lo, hi = float(range[0]), float(range[1])
+    if not lo <= hi:
+        raise MXNetError(f"histogram: range {tuple(range)} must be increasing")
+    x = t.to(torch.float64)
+    width = (hi - lo) / bins if hi > lo else 1.0
+    idx = torch.floor((x - lo) / width).to(torch.int64)
+    idx = torch.where(x == hi, torch.full_like(idx, bins - 1), idx)
+    ok = (x >= lo) & (x <= hi)
+    counts = torch.bincount(idx[ok].clamp(0, bins - 1), minlength=bins)
+    edges = lo + width * torch.arange(bins + 1, dtype=torch.float64, device=t.device)
+    return _new(counts.to(torch.int64), a._ctx), _new(edges.to(t.dtype), a._ctx)
 
 
 for _alias, _target in {"Reshape": "reshape", "broadcast_plus": "broadcast_add",

@@ -7,7 +7,7 @@ import torch
 from ..base import MXNetError, to_torch_dtype
 from ..context import current_context
 from ..random import generator
-from .ndarray import NDArray, _new
+from .ndarray import NDArray, _new, _new_on
 
 __all__ = ["uniform", "normal", "randn", "randint", "shuffle", "exponential", "gamma",
            "poisson", "multinomial", "negative_binomial", "generalized_negative_binomial"]
@@ -23,7 +23,7 @@ def _out(t, ctx, out):
     if out is not None:
         out[:] = _new(t, ctx)
         return out
-    return _new(t, ctx)
+    return _new_on(t, ctx)
 
 
 def _param(p, shape):

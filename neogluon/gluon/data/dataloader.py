@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ...context import Context, cpu_pinned, current_context
-from ...ndarray.ndarray import NDArray, _new, array as _nd_array, stack as _nd_stack
+from ...ndarray.ndarray import NDArray, _new, _new_on, array as _nd_array, stack as _nd_stack
 from . import sampler as _sampler
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
@@ -86,7 +86,7 @@ def _gather_batch(spec, indices):
 
 def _to_shared_ctx(batch):
     if isinstance(batch, NDArray):
-        return _new(batch._t, _CPU_SHARED)
+        return _new_on(batch._t, _CPU_SHARED)
     if isinstance(batch, list):
         return [_to_shared_ctx(b) for b in batch]
     return batch
@@ -128,7 +128,7 @@ def _pack(obj):
 
 def _unpack(obj):
     if isinstance(obj, _Packed):
-        return _new(obj.t, _CPU_SHARED)
+        return _new_on(obj.t, _CPU_SHARED)
     if isinstance(obj, list):
         return [_unpack(o) for o in obj]
     if isinstance(obj, tuple):
@@ -165,7 +165,7 @@ def _pin(data, ctx):
             t = t.pin_memory()
         elif t.device.type != "cpu":
             t = t.to("cpu")
-        return _new(t, ctx)
+        return _new_on(t, ctx)
     if isinstance(data, (list, tuple)):
         return [_pin(d, ctx) for d in data]
     return data

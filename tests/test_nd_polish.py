@@ -1,0 +1,271 @@
+"""Small ``nd`` gaps checked against MXNet 1.9.1 (fixtures from tools/gen_nd_polish_fixtures.py):
+pick's index shapes, zero-size reshape/flatten, the nd namespace, a few operators, read-only
+numpy sources and the context of arrays computed from cpu_shared/cpu_pinned inputs."""
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon import autograd, nd
+from neogluon.base import MXNetError
+
+FX = os.path.join(os.path.dirname(__file__), "fixtures", "nd_polish", "nd_polish.json")
+with open(FX) as _f:
+    FIX = json.load(_f)
+
+
+def _arr(values, dtype):
+    return nd.array(np.array(values, dtype=dtype), dtype=dtype)
+
+
+def _check_out(r, exp, rtol=1e-6, atol=1e-6):
+    assert list(r.shape) == exp["shape"]
+    assert np.dtype(r.dtype).name == exp["dtype"]
+    np.testing.assert_allclose(r.asnumpy().astype(np.float64),
+                               np.array(exp["value"], dtype=np.float64), rtol=rtol, atol=atol)
+
+
+# ------------------------------------------------------------------------------------- pick
+@pytest.mark.parametrize("case", FIX["pick"]["cases"], ids=lambda c: c["name"])
+def test_pick_matches_mxnet(case):
+    data = _arr(case["data"], case["data_dtype"])
+    index = _arr(case["index"], case["index_dtype"])
+    res = case["result"]
+    if "error" in res:
+        with pytest.raises(MXNetError) as ei:
+            nd.pick(data, index, **case["kwargs"])
+        msg = str(ei.value)
+        assert "pick" in msg
+        if "Shape inconsistent" in res["message"]:
+            # the message names both shapes
+            assert str(data.shape) in msg and str(index.shape) in msg
+        return
+    _check_out(nd.pick(data, index, **case["kwargs"]), res)
+    # the fluent method is the same operator
+    _check_out(data.pick(index, **case["kwargs"]), res)
+
+
+def test_pick_gradient_with_kept_axis_index():
+    g = FIX["pick"]["grad"]
+    a = nd.array(np.arange(12, dtype="float32").reshape(3, 4))
+    a.attach_grad()
+    with autograd.record():
+        r = nd.pick(a, nd.array([[1], [2], [7]]), axis=1, mode="wrap")
+    r.backward(nd.array([1.0, 2.0, 3.0]))
+    _check_out(r, g["out"])
+    np.testing.assert_array_equal(a.grad.asnumpy(), np.array(g["grad"], dtype="float32"))
+
+
+def test_pick_never_returns_a_short_result():
+    x = nd.ones((3, 4))
+    with pytest.raises(MXNetError, match=r"\(2,\).*\(3, 4\)"):
+        nd.pick(x, nd.array([0, 1]), axis=1)
+
+
+# ------------------------------------------------------------------------------- zero-size
+@pytest.mark.parametrize("case", FIX["zero_size"]["reshape"],
+                         ids=lambda c: f"{c['shape']}->{c['code']}{'r' if c['reverse'] else ''}")
+def test_zero_size_reshape_matches_mxnet(case):
+    a = nd.array(np.zeros(case["shape"], dtype="float32"))
+    res = case["result"]
+    if isinstance(res, list):
+        r = a.reshape(tuple(case["code"]), reverse=case["reverse"])
+        assert list(r.shape) == res
+        assert list(nd.reshape(a, shape=tuple(case["code"]), reverse=case["reverse"]).shape) \
+            == res
+        return
+    # MXNet raises here, or dies with SIGFPE (a -1 next to a zero-size dimension is
+    # ambiguous); neogluon raises an error naming the shapes.
+    with pytest.raises(MXNetError) as ei:
+        a.reshape(tuple(case["code"]), reverse=case["reverse"])
+    assert str(tuple(case["shape"])) in str(ei.value)
+
+
+@pytest.mark.parametrize("case", [c for c in FIX["zero_size"]["flatten"] if c["np_shape"]],
+                         ids=lambda c: str(c["shape"]))
+def test_flatten_of_zero_size_arrays(case):
+    # MXNet 1.9.1 gives these shapes with np_shape semantics; in its legacy shape mode a
+    # zero-size dimension means "unknown" and Flatten fails shape inference instead.
+    a = nd.array(np.zeros(case["shape"], dtype="float32"))
+    exp = case["result"]
+    assert list(a.flatten().shape) == exp["method"]
+    assert list(nd.Flatten(a).shape) == exp["Flatten"]
+    assert list(nd.flatten(a).shape) == exp["flatten"]
+
+
+@pytest.mark.parametrize("case", [c for c in FIX["zero_size"]["dense"] if c["np_shape"]],
+                         ids=lambda c: f"{c['shape']}-flatten{c['flatten']}")
+def test_fully_connected_on_an_empty_batch(case):
+    shape = case["shape"]
+    k = int(np.prod(shape[1:])) if case["flatten"] else shape[-1]
+    r = nd.FullyConnected(nd.zeros(tuple(shape)), nd.ones((5, k)), nd.ones((5,)),
+                          num_hidden=5, flatten=case["flatten"])
+    assert list(r.shape) == case["result"]
+
+
+def test_dense_layer_on_an_empty_batch():
+    net = mx.gluon.nn.Dense(5, in_units=12)
+    net.initialize()
+    assert net(nd.zeros((0, 3, 4))).shape == (0, 5)
+
+
+# ------------------------------------------------------------------------------- namespace
+def test_namespace_aliases_match_mxnet():
+    # batch_flatten and softrelu are not in MXNet 1.9.1's mx.nd (batch_flatten is mx.npx's).
+    for name, present in FIX["namespace"]["hasattr"].items():
+        assert hasattr(nd, name) == present, name
+    for name in ("flatten", "pick", "softmin", "log_softmax"):
+        assert hasattr(nd.NDArray, name) == FIX["namespace"]["fluent"][name], name
+    assert nd.Flatten is nd.flatten
+
+
+def test_names_added_here_are_mxnet_names():
+    names = set(FIX["namespace"]["names"])
+    for name in ("cumsum", "crop", "amp_cast", "khatri_rao", "histogram"):
+        assert name in names and hasattr(nd, name)
+
+
+# ------------------------------------------------------------------------------- operators
+_OPS = [c for c in FIX["ops"] if c["name"] != "cumsum_axis_neg1"]
+
+
+@pytest.mark.parametrize("case", _OPS, ids=lambda c: c["name"])
+def test_operator_matches_mxnet(case):
+    ins = [_arr(a, d) for a, d in zip(case["inputs"], case["dtypes"])]
+    kw = dict(case["kwargs"])
+    if "range" in kw:
+        kw["range"] = tuple(kw["range"])
+    for k in ("begin", "end", "step"):
+        if k in kw:
+            kw[k] = tuple(kw[k])
+    fn = getattr(nd, case["op"])
+    res = case["result"]
+    if "error" in res:
+        with pytest.raises(MXNetError):
+            fn(*ins, **kw)
+        return
+    if case["op"] == "histogram" and "bins" in kw and "range" not in kw:
+        with pytest.warns(UserWarning, match="range"):
+            r = fn(*ins, **kw)
+    else:
+        r = fn(*ins, **kw)
+    if "outputs" in res:
+        assert len(r) == len(res["outputs"])
+        for o, e in zip(r, res["outputs"]):
+            _check_out(o, e, rtol=1e-5)
+    else:
+        _check_out(r, res, rtol=1e-5, atol=1e-6)
+
+
+def test_cumsum_negative_axis_counts_from_the_end():
+    # MXNet 1.9.1 rejects axis=-1 (its own bounds check is off); neogluon accepts it and
+    # gives MXNet's axis=1 result for a matrix.
+    c = next(c for c in FIX["ops"] if c["name"] == "cumsum_axis_neg1")
+    assert "error" in c["result"]
+    x = _arr(c["inputs"][0], c["dtypes"][0])
+    np.testing.assert_array_equal(nd.cumsum(x, axis=-1).asnumpy(),
+                                  nd.cumsum(x, axis=1).asnumpy())
+    np.testing.assert_allclose(nd.cumsum(x, axis=1).asnumpy(),
+                               np.cumsum(x.asnumpy(), axis=1), rtol=1e-6)
+
+
+# ------------------------------------------------------------------------- read-only numpy
+def _readonly_sources(tmp_path):
+    ro = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ro.flags.writeable = False
+    path = str(tmp_path / "m.dat")
+    m = np.memmap(path, dtype=np.float32, mode="w+", shape=(2, 3))
+    m[:] = np.arange(6).reshape(2, 3)
+    m.flush()
+    del m
+    mr = np.memmap(path, dtype=np.float32, mode="r", shape=(2, 3))
+    bc = np.broadcast_to(np.arange(3, dtype=np.float32), (2, 3))
+    return {"readonly": ro, "memmap_r": mr, "broadcast_to": bc}
+
+
+def test_readonly_numpy_sources_match_mxnet():
+    f = FIX["readonly"]
+    b = np.broadcast_to(np.arange(3.0), (2, 3))
+    ro = np.arange(4, dtype="int32")
+    ro.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _check_out(nd.array(b), f["broadcast_to"])
+        _check_out(nd.array(b, dtype="float64"), f["broadcast_to_f64"])
+        _check_out(nd.array(ro), f["readonly_int32"])
+        _check_out(nd.array(ro, dtype="int32"), f["readonly_int32_keep"])
+
+
+def test_readonly_sources_copy_without_warning_and_are_never_written(tmp_path):
+    srcs = _readonly_sources(tmp_path)
+    for name, src in srcs.items():
+        before = np.array(src, copy=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch's "non-writable" UserWarning would raise
+            made = [nd.array(src), nd.array(src, dtype="float64"), nd.NDArray(src),
+                    nd.from_numpy(src), nd.array(src, ctx=mx.cpu(1))]
+            a = nd.ones((2, 3))
+            a += src
+            a[:] = src
+            a[0] = src[0]
+            _ = [a // src, a == src, src - a, a + src]
+        for x in made:
+            x[:] = 99
+            x += 1
+        np.testing.assert_array_equal(np.asarray(src), before, err_msg=name)
+
+
+def test_writable_numpy_sources_are_copied_by_array():
+    n = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for x in (nd.array(n), nd.array(n, dtype="float32"), nd.NDArray(n)):
+        x[:] = -1
+    assert n.ravel().tolist() == list(range(6))
+
+
+# ------------------------------------------------------------------------------- contexts
+def _eval_ctx_expr(expr, s):
+    a = nd.ones((2, 3), ctx=s)
+    b = nd.ones((2, 3))
+    if expr == "Dense(4)(a)":
+        net = mx.gluon.nn.Dense(4)
+        net.initialize()
+        return net(a)
+    return eval(expr, {"nd": nd, "np": np, "a": a, "b": b, "s": s})  # noqa: S307 - fixed
+
+
+_CTX_CASES = [(cname, expr, want) for cname, table in FIX["contexts"].items()
+              for expr, want in table.items() if isinstance(want, str)]
+
+
+@pytest.mark.parametrize("cname,expr,want", _CTX_CASES,
+                         ids=[f"{c}:{e}" for c, e, _ in _CTX_CASES])
+def test_context_reported_like_mxnet(cname, expr, want):
+    dev, i = cname[:-1].split("(")
+    s = mx.Context(dev, int(i))
+    assert str(_eval_ctx_expr(expr, s).context) == want
+
+
+@pytest.mark.parametrize("cname", sorted(FIX["contexts"]))
+def test_gradient_context_like_mxnet(cname):
+    dev, i = cname[:-1].split("(")
+    a = nd.ones((2, 3), ctx=mx.Context(dev, int(i)))
+    a.attach_grad()
+    with autograd.record():
+        y = a * 2
+    want = FIX["contexts"][cname]["grad"]
+    assert str(y.context) == want["recorded"]
+    y.backward()
+    assert str(a.grad.context) == want["grad"]
+
+
+def test_op_outputs_on_shared_memory_move_like_cpu_arrays():
+    s = mx.Context("cpu_shared", 0)
+    a = nd.ones((2, 3), ctx=s)
+    r = nd.relu(a)
+    assert r.as_in_context(mx.cpu(0)) is r  # already on cpu(0)
+    back = r.as_in_context(s)
+    assert back is not r and back.context == s
+    assert "@cpu(0)" in repr(r) and "@cpu_shared(0)" in repr(a)
