@@ -4,10 +4,10 @@ Drawing 25 M Gaussian numbers with torch's generator and then adding them costs 
 the update itself. Here every weight's noise is computed where it is used:
 
 * the random bits come from Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy
-  as 1, 2, 3", SC 2011; the generator of cuRAND, JAX and torch's CUDA backend), keyed by a
-  64-bit seed drawn once per kernel call from neogluon's seeded CPU generator and indexed by
-  the element's position in the call's tensor list, so a value never depends on the number
-  of threads or on how the range is split between them;
+  as 1, 2, 3", SC 2011; torch's CUDA generator, TensorFlow's default, one of cuRAND's),
+  keyed by a 64-bit seed drawn once per kernel call from neogluon's seeded CPU generator and
+  indexed by the element's position in the call's tensor list, so a value never depends on
+  the number of threads or on how the range is split between them;
 * the standard normals come from the Box-Muller transform computed in float32 with its own
   vectorisable logarithm, square root, sine and cosine (IEEE operations only, no fast-math;
   fused multiply-adds where the build targets a CPU with FMA).
