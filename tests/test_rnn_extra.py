@@ -246,6 +246,12 @@ def test_modifier_misuse_errors_match_mxnet():
     assert str(info.value) == META["errors"]["base_begin_state"][1]
 
 
+def test_modifier_cell_repr_matches_mxnet():
+    reset_names()
+    assert repr(rnn.ResidualCell(rnn.LSTMCell(3))) == META["residual_repr"]
+    assert issubclass(rnn.ZoneoutCell, rnn.ModifierCell)
+
+
 def test_zoneout_on_plain_sequential_cell_is_refused():
     # MXNet 1.9.1 fails here with AttributeError ('_bidirectional', a bug); a non-hybrid
     # cell cannot be the child of a modifier (a HybridBlock) in either library.

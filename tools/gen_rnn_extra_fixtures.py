@@ -207,6 +207,8 @@ def errors():
     lay.initialize()
     catch("seqlen_missing", lambda: lay(nd.ones((5, 2, 3)), lay.begin_state(2)))
     META["errors"] = res
+    reset_names()
+    META["residual_repr"] = repr(rnn.ResidualCell(rnn.LSTMCell(3)))
 
 
 def dynamic_case(name, layout, valid, idx):

@@ -453,7 +453,16 @@ class DropoutCell(HybridRecurrentCell):
                               merge_outputs=merge_outputs, valid_length=valid_length)
 
 
-class _ModifierCell(HybridRecurrentCell):
+class ModifierCell(HybridRecurrentCell):
+    """Base class of cells that wrap a base cell and change what it computes (zoneout,
+    residual connection, dropout). The wrapper shares the base cell's parameters; once
+    wrapped, the base cell's ``begin_state`` must be reached through the wrapper.
+
+    Parameters
+    ----------
+    base_cell : RecurrentCell
+    """
+
     def __init__(self, base_cell):
         if base_cell._modified:
             raise AssertionError(f"Cell {base_cell.name} is already modified. One cell cannot "
@@ -479,11 +488,17 @@ class _ModifierCell(HybridRecurrentCell):
         self.base_cell._modified = True
         return begin
 
+    def hybrid_forward(self, F, inputs, states):
+        raise NotImplementedError
 
-ModifierCell = _ModifierCell
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_cell})"
 
 
-class _StatefulModifierCell(_ModifierCell):
+_ModifierCell = ModifierCell
+
+
+class _StatefulModifierCell(ModifierCell):
     """A modifier whose step depends on Python-side state kept between steps (the previous
     output, masks drawn at the first step): a captured graph would freeze that state, so these
     cells always run imperatively and only their base cell is hybridized."""
@@ -550,7 +565,7 @@ class ZoneoutCell(_StatefulModifierCell):
         return output, new_states
 
 
-class ResidualCell(_ModifierCell):
+class ResidualCell(ModifierCell):
     """Adds each step's input to the base cell's output."""
 
     def _alias(self):
