@@ -296,16 +296,18 @@ def _area_taps(n_in, n_out):
     return idx, coef
 
 
-def _weighted(x, dim, idx, coef):
-    """Sum of the taps' gathered slices times their coefficients along ``dim``, accumulated
-    in tap order (OpenCV's order, so float results match it bit for bit)."""
+def _weighted(x, dim, idx, coef, wdt=None):
+    """Sum of the taps' gathered slices (cast to ``wdt``) times their coefficients along
+    ``dim``, accumulated in tap order (OpenCV's order, so float results match it bit for
+    bit; integer sums are exact anyway)."""
+    wdt = wdt or x.dtype
     shape = [1] * x.dim()
     shape[dim] = -1
     idx_t = torch.as_tensor(idx, device=x.device)
-    coef_t = torch.as_tensor(coef, device=x.device).to(x.dtype)
+    coef_t = torch.as_tensor(coef, device=x.device).to(wdt)
     acc = None
     for k in range(idx.shape[1]):
-        term = x.index_select(dim, idx_t[:, k]) * coef_t[:, k].reshape(shape)
+        term = x.index_select(dim, idx_t[:, k]).to(wdt) * coef_t[:, k].reshape(shape)
         acc = term if acc is None else acc + term
     return acc
 
@@ -319,12 +321,14 @@ def _vertical_u8(hsum, idx, qcoef, interp):
     beta = [torch.as_tensor(qcoef[:, k], device=dev).reshape(1, -1, 1, 1)
             for k in range(idx.shape[1])]
     if interp in (1, 3):
+        beta = [b.to(torch.int32) for b in beta]
         # mulhi of (sum >> 4) and beta, then (a + b + 2) >> 2, for every element.
         r = ((((rows[0] >> 4) * beta[0]) >> 16) + (((rows[1] >> 4) * beta[1]) >> 16) + 2) >> 2
         return r.clamp(0, 255).to(torch.uint8)
-    exact = rows[0] * beta[0]
+    # (products of two 11-bit-scaled values can pass 2**31: int64 here)
+    exact = rows[0].to(torch.int64) * beta[0]
     for k in range(1, len(rows)):
-        exact = exact + rows[k] * beta[k]
+        exact = exact + rows[k].to(torch.int64) * beta[k]
     exact = (exact + (1 << 21)) >> 22
     if interp != 2:
         return exact.clamp(0, 255).to(torch.uint8)
@@ -377,6 +381,15 @@ def _area_fast_float(blocks, isx, isy):
     return r
 
 
+def _select_rows(t, yi):
+    """Only the source rows the vertical taps read (OpenCV never computes the others),
+    with the taps re-indexed into them: shrinking a large image gets cheap."""
+    rows = np.unique(yi)
+    if len(rows) == t.shape[1]:
+        return t, yi
+    return t.index_select(1, torch.as_tensor(rows, device=t.device)), np.searchsorted(rows, yi)
+
+
 def _cv_resize(t, w, h, interp):
     """``cv::resize`` of an NHWC tensor to width ``w`` and height ``h``."""
     n, ih, iw, c = t.shape
@@ -392,29 +405,32 @@ def _cv_resize(t, w, h, interp):
     u8 = dtype == torch.uint8
     wdt = torch.float64 if dtype == torch.float64 or not (u8 or dtype.is_floating_point) \
         else torch.float32
+    dev = t.device
     if interp == 3 and scale_x >= 1 and scale_y >= 1:
         if area_fast:
-            blocks = t.reshape(n, h, isy, w, isx, c)
             if u8:
-                s = blocks.to(torch.int32).sum((2, 4))
+                s = t.reshape(n, h, isy, w * isx * c).sum(2, dtype=torch.int32)
+                s = s.reshape(n, h, w, isx, c).sum(3, dtype=torch.int32)
                 if isx == 2 and isy == 2 and c in (1, 3, 4):
                     return ((s + 2) >> 2).to(dtype)
-                r = s.to(torch.float32) * torch.tensor(_f32(1.0 / (isx * isy)))
+                r = s.to(torch.float32) * torch.tensor(_f32(1.0 / (isx * isy)), device=dev)
                 return _saturate(r, dtype)
-            return _saturate(_area_fast_float(blocks.to(wdt), isx, isy), dtype)
-        x = _weighted(t.to(wdt), 2, *_area_taps(iw, w))
+            blocks = t.reshape(n, h, isy, w, isx, c).to(wdt)
+            return _saturate(_area_fast_float(blocks, isx, isy), dtype)
+        x = _weighted(t, 2, *_area_taps(iw, w), wdt)
         return _saturate(_weighted(x, 1, *_area_taps(ih, h)), dtype)
     area_mode = interp == 3
     xi, xc = _taps(iw, w, interp, area_mode, False)
     yi, yc = _taps(ih, h, interp, area_mode, True)
     if interp == 0:
-        return t.index_select(2, torch.as_tensor(xi[:, 0], device=t.device)).index_select(
-            1, torch.as_tensor(yi[:, 0], device=t.device))
+        rows = t.index_select(1, torch.as_tensor(yi[:, 0], device=dev))
+        return rows.index_select(2, torch.as_tensor(xi[:, 0], device=dev))
+    src, yi = _select_rows(t, yi)
     if u8:
         xq = np.rint(xc.astype(np.float64) * _COEF_SCALE).astype(np.int64)
         yq = np.rint(yc.astype(np.float64) * _COEF_SCALE).astype(np.int64)
-        return _vertical_u8(_weighted(t.to(torch.int64), 2, xi, xq), yi, yq, interp)
-    x = _weighted(t.to(wdt), 2, xi, xc)
+        return _vertical_u8(_weighted(src, 2, xi, xq, torch.int32), yi, yq, interp)
+    x = _weighted(src, 2, xi, xc, wdt)
     return _saturate(_weighted(x, 1, yi, yc), dtype)
 
 
