@@ -302,12 +302,14 @@ def clip_case(name, hidden, layers, bidir, shape, lo, hi, idx):
         ARR[f"{name}|grad|{k}"] = p.grad().asnumpy()
 
 
+# GRU and RNN get their input_size: MXNet 1.9.1 cannot infer it with use_sequence_length
+# ("Symbol.ComposeKeyword argument name state_cell not found" for one-state layers).
 SEQ = {
     "seq_lstm": ("rnn.LSTM(4, num_layers=2, bidirectional=True, {kw})", (5, 3, 3), [3, 5, 1],
                  "TNC"),
     "seq_gru_ntc": ("rnn.GRU(4, layout='NTC', input_size=3, {kw})", (2, 4, 3), [2, 4], "NTC"),
-    "seq_rnn": ("rnn.RNN(3, activation='tanh', bidirectional=True, input_size=2, {kw})", (4, 2, 2), [4, 2],
-                "TNC"),
+    "seq_rnn": ("rnn.RNN(3, activation='tanh', bidirectional=True, input_size=2, {kw})",
+                (4, 2, 2), [4, 2], "TNC"),
 }
 
 
