@@ -179,10 +179,6 @@ def imread(filename, flag=1, to_rgb=True, out=None):
     return _write_out(_nd_array(arr, dtype=np.uint8), out)
 
 
-# OpenCV's resize supports these depths (MXNet's imresize raises for the others).
-_CV_DTYPES = (torch.uint8, torch.float32, torch.float64, torch.float16)
-
-
 def _hwc(src, op):
     if not isinstance(src, NDArray):
         raise TypeError(f"{op}: src must be an NDArray, got {type(src).__name__}")
@@ -215,9 +211,6 @@ def imresize(src, w, h, interp=1, out=None):
         if int(v) < 1:
             raise MXNetError(f"imresize: value {v} for parameter {name} should be greater "
                              "equal to 1")
-    if t.dtype not in _CV_DTYPES:
-        raise MXNetError(f"imresize: dtype {np.dtype(src.dtype).name} is not supported "
-                         "(OpenCV resizes uint8, float16, float32 and float64 images)")
     r = _ndimg._resize_hwc(t, int(w), int(h), interp, "imresize")
     return _write_out(_new(r, src._ctx), out)
 

@@ -403,8 +403,7 @@ def _cv_resize(t, w, h, interp):
     if interp == 1 and area_fast and isx == 2 and isy == 2:
         interp = 3  # OpenCV: halving with INTER_LINEAR is INTER_AREA's block mean
     u8 = dtype == torch.uint8
-    wdt = torch.float64 if dtype == torch.float64 or not (u8 or dtype.is_floating_point) \
-        else torch.float32
+    wdt = torch.float64 if dtype == torch.float64 else torch.float32
     dev = t.device
     if interp == 3 and scale_x >= 1 and scale_y >= 1:
         if area_fast:
@@ -442,6 +441,11 @@ def _resize_hwc(t, w, h, interp, op="resize"):
     if w <= 0 or h <= 0:
         raise MXNetError(f"{op}: the output width and height must be greater than 0, got "
                          f"width={w}, height={h}")
+    if t.dtype not in (torch.uint8, torch.float32, torch.float64):
+        # MXNet hands these to OpenCV, whose resize has no kernel for them either.
+        raise MXNetError(f"{op}: images of dtype {str(t.dtype).replace('torch.', '')} cannot "
+                         "be resized (OpenCV, which MXNet uses, resizes uint8, float32 and "
+                         "float64 images); cast the image first")
     batched = t.dim() == 4
     src = t if batched else t.unsqueeze(0)
     if src.shape[1] == 0 or src.shape[2] == 0:
