@@ -29,7 +29,7 @@ import torch
 
 K_SGD, K_SGD_MOM, K_NAG, K_SIGNUM, K_SIGNSGD, K_ADAM, K_ADAMW = range(7)
 (K_ADAGRAD, K_ADADELTA, K_RMSPROP, K_RMSPROPALEX, K_FTRL, K_FTML, K_ADAMAX, K_NADAM,
- K_DCASGD, K_LAMB1, K_LAMB2, K_SGLD, K_SUMSQ) = range(7, 20)
+ K_DCASGD, K_LAMB1, K_LAMB2, _K_RESERVED, K_SUMSQ) = range(7, 20)  # 18: was SGLD
 
 # -fno-trapping-math lets comparisons vectorise; neither flag changes any result.
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
@@ -219,7 +219,7 @@ SOURCE = r'''
 enum {
   K_SGD = 0, K_SGD_MOM = 1, K_NAG = 2, K_SIGNUM = 3, K_SIGNSGD = 4, K_ADAM = 5, K_ADAMW = 6,
   K_ADAGRAD = 7, K_ADADELTA = 8, K_RMSPROP = 9, K_RMSPROPALEX = 10, K_FTRL = 11, K_FTML = 12,
-  K_ADAMAX = 13, K_NADAM = 14, K_DCASGD = 15, K_LAMB1 = 16, K_LAMB2 = 17, K_SGLD = 18,
+  K_ADAMAX = 13, K_NADAM = 14, K_DCASGD = 15, K_LAMB1 = 16, K_LAMB2 = 17, /* 18: was SGLD (now _rng_kernels.py) */
   K_SUMSQ = 19
 };
 
@@ -489,14 +489,6 @@ typedef struct {
       part[2 * k] += sw;                                                                       \
       part[2 * k + 1] += sg;                                                                   \
     } break;                                                                                   \
-    case K_SGLD: /* s0: the Gaussian noise */                                                 \
-      for (i = i0; i < i1; ++i) {                                                              \
-        T gi = g[i] * r;                                                                       \
-        if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        T wn = w[i] + (-lr / (T)2) * (gi + wd * w[i]);                                         \
-        w[i] = wn + s0[i];                                                                     \
-      }                                                                                        \
-      break;                                                                                   \
     case K_LAMB2:                                                                              \
       for (i = i0; i < i1; ++i) {                                                              \
         T u = (s0[i] / ka) / (SQRT(s1[i] / kb) + p4) + wd * w[i];                              \
