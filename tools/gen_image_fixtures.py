@@ -178,7 +178,11 @@ def main():
             put(f"hue_{src}_{a}", nd.image.random_hue(A(src), a, a))
         put(f"lighting_{src}", nd.image.adjust_lighting(A(src), alpha=(0.02, -0.05, 0.08)))
         put(f"lighting_big_{src}", nd.image.adjust_lighting(A(src), alpha=(2.0, -1.0, 0.5)))
-    # (float64 colour operators return garbage in MXNet 1.9.1: not recorded.)
+    put("brightness_imgd", nd.image.random_brightness(A("imgd"), 0.7, 0.7))
+    put("contrast_imgd", nd.image.random_contrast(A("imgd"), 1.3, 1.3))
+    put("saturation_imgd", nd.image.random_saturation(A("imgd"), 0.6, 0.6))
+    put("hue_imgd", nd.image.random_hue(A("imgd"), 1.2, 1.2))
+    put("lighting_imgd", nd.image.adjust_lighting(A("imgd"), alpha=(0.02, -0.05, 0.08)))
     # (random_color_jitter with all strengths 0 leaves its output unwritten: not recorded.)
     put("random_lighting_0", nd.image.random_lighting(A("imgf"), alpha_std=0.0))
 

@@ -628,6 +628,11 @@ def random_flip_top_bottom(data=None, out=None, name=None, **kwargs):
 _GRAY = (0.299, 0.587, 0.114)
 
 
+def _as_f32(t):
+    # MXNet's colour kernels compute in float32 whatever the image's dtype.
+    return t.to(torch.float32)
+
+
 def _rgb_image(x, op):
     t = _check(x, op, (3,))
     _channels(x, t, op)
@@ -636,21 +641,21 @@ def _rgb_image(x, op):
 
 def _adjust_brightness(x, alpha, op="random_brightness"):
     t = _check(x, op, (3,)).detach()
-    return _new(_clip_cast(_float(t) * alpha, t.dtype), x._ctx)
+    return _new(_clip_cast(_as_f32(t) * alpha, t.dtype), x._ctx)
 
 
 def _gray(t):
     if t.shape[-1] == 1:
-        return _float(t)
+        return _as_f32(t)
     coef = torch.tensor(_GRAY, dtype=torch.float32, device=t.device)
-    return (_float(t)[..., :3] * coef).sum(-1, keepdim=True)
+    return (_as_f32(t)[..., :3] * coef).sum(-1, keepdim=True)
 
 
 def _adjust_contrast(x, alpha, op="random_contrast"):
     """Blend with the mean gray level: ``x * alpha + mean_gray * (1 - alpha)``."""
     t = _rgb_image(x, op)
     gray_mean = _gray(t).mean()
-    return _new(_clip_cast(_float(t) * alpha + gray_mean * (1 - alpha), t.dtype), x._ctx)
+    return _new(_clip_cast(_as_f32(t) * alpha + gray_mean * (1 - alpha), t.dtype), x._ctx)
 
 
 def _adjust_saturation(x, alpha, op="random_saturation"):
@@ -663,8 +668,8 @@ def _adjust_saturation(x, alpha, op="random_saturation"):
     t = _rgb_image(x, op)
     if t.shape[-1] == 1:
         return _new(t.clone(), x._ctx)
-    gray = _float(t)[..., -1:] * _GRAY[2]
-    return _new(_clip_cast(_float(t) * alpha + gray * (1 - alpha), t.dtype), x._ctx)
+    gray = _as_f32(t)[..., -1:] * _GRAY[2]
+    return _new(_clip_cast(_as_f32(t) * alpha + gray * (1 - alpha), t.dtype), x._ctx)
 
 
 _EIGVAL = (55.46, 4.794, 1.148)
@@ -686,7 +691,7 @@ def _adjust_lighting(x, alpha, op="adjust_lighting"):
     eigval = np.array(_EIGVAL) * np.asarray(alpha, dtype=np.float64)
     rgb = np.dot(np.array(_EIGVEC), eigval)
     shift = torch.tensor(rgb, dtype=torch.float32, device=t.device)
-    return _new(_clip_cast(_float(t) + shift, t.dtype), x._ctx)
+    return _new(_clip_cast(_as_f32(t) + shift, t.dtype), x._ctx)
 
 
 def _hue_channel(m1, m2, h):
@@ -704,7 +709,7 @@ def _adjust_hue(x, alpha, op="random_hue"):
     if t.shape[-1] == 1:
         # A gray image has no hue. (MXNet 1.9.1 leaves this output unwritten: garbage.)
         return _new(t.clone(), x._ctx)
-    f = _float(t)[..., :3].to(torch.float32) / 255.0
+    f = _as_f32(t)[..., :3].to(torch.float32) / 255.0
     r, g, b = f.unbind(-1)
     maxc = torch.maximum(torch.maximum(r, g), b)
     minc = torch.minimum(torch.minimum(r, g), b)
