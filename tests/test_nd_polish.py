@@ -269,3 +269,19 @@ def test_op_outputs_on_shared_memory_move_like_cpu_arrays():
     back = r.as_in_context(s)
     assert back is not r and back.context == s
     assert "@cpu(0)" in repr(r) and "@cpu_shared(0)" in repr(a)
+
+
+# ------------------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("expr", sorted(FIX["bad_input"]))
+def test_bad_input_gives_mxnet_error_not_torch_error(expr):
+    x = nd.array(np.arange(6).reshape(2, 3))
+    want = FIX["bad_input"][expr]
+    if "error" not in want:
+        r = eval(expr, {"nd": nd, "np": np, "x": x})  # noqa: S307 - fixed expressions
+        _check_out(r[0] if isinstance(r, (list, tuple)) else r, want)
+        return
+    assert want["error"] == "MXNetError"
+    with pytest.raises(MXNetError) as ei:
+        eval(expr, {"nd": nd, "np": np, "x": x})  # noqa: S307
+    # the message says what is wrong with which input, in neogluon's words
+    assert "axis" in str(ei.value) or "shape" in str(ei.value) or "(" in str(ei.value)

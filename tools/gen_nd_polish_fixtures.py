@@ -311,6 +311,38 @@ def contexts(mx):
     return out
 
 
+# ---------------------------------------------------------------------------- bad input
+# Evaluated with x = nd.array(np.arange(6).reshape(2, 3)); each used to give a torch error
+# (or, for the reductions, silently wrapped the axis) in neogluon.
+BAD_INPUT = [
+    "nd.take(x, nd.array([0, 1]), axis=3)", "nd.repeat(x, 2, axis=5)", "nd.flip(x, axis=4)",
+    "nd.reverse(x, axis=3)", "nd.topk(x, axis=4)", "nd.sort(x, axis=3)",
+    "nd.argsort(x, axis=3)", "nd.split(x, 2, axis=5)",
+    "nd.slice_axis(x, axis=5, begin=0, end=1)", "nd.slice(x, begin=(0, 0, 0), end=(1, 1, 1))",
+    "nd.swapaxes(x, 0, 4)", "nd.expand_dims(x, axis=5)", "nd.squeeze(x, axis=5)",
+    "nd.sum(x, axis=4)", "nd.mean(x, axis=(0, 4))", "nd.max(x, axis=-5)",
+    "nd.argmax(x, axis=4)", "nd.norm(x, axis=4)", "nd.moments(x, axes=(5,))",
+    "nd.softmax(x, axis=4)", "nd.log_softmax(x, axis=4)", "nd.softmin(x, axis=4)",
+    "nd.diag(nd.ones((2, 3, 4)), axis1=0, axis2=5)", "nd.depth_to_space(x, 2)",
+    "nd.elemwise_add(x, nd.ones((2, 1)))", "nd.elemwise_mul(x, nd.ones((3,)))",
+    "nd.ravel_multi_index(nd.array([[0, 1], [2, 3]]), shape=(2,))",
+    "nd.zeros((2, -1))", "nd.ones((-1,))", "nd.eye(-1)", "nd.arange(0, 10, 0)",
+    "nd.sum(x, axis=-2)", "nd.mean(x, axis=(0, -1))", "nd.elemwise_add(x, x)",
+]
+
+
+def bad_input(mx):
+    nd = mx.nd
+    out = {}
+    for expr in BAD_INPUT:
+        def fn(expr=expr):
+            x = nd.array(np.arange(6).reshape(2, 3))
+            r = eval(expr, {"nd": nd, "np": np, "x": x})
+            return _out(r[0] if isinstance(r, (list, tuple)) else r)
+        out[expr] = _in_child(fn)
+    return out
+
+
 def main():
     import mxnet as mx
     os.makedirs(OUT, exist_ok=True)
@@ -321,6 +353,7 @@ def main():
         "ops": op_cases(mx),
         "readonly": readonly(mx),
         "contexts": contexts(mx),
+        "bad_input": bad_input(mx),
     }
     path = os.path.join(OUT, "nd_polish.json")
     tmp = path + ".tmp"

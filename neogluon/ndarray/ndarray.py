@@ -989,7 +989,10 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def _shape(shape):
-    return (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(d < 0 for d in shape):
+        raise MXNetError(f"shape {shape} has a negative dimension")
+    return shape
 
 
 def empty(shape, ctx=None, dtype=None):
@@ -1066,6 +1069,8 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
     if stop is None:
         start, stop = 0, start
+    if step == 0:
+        raise MXNetError(f"arange: step must not be 0 (start={start}, stop={stop})")
     ctx, dt = _ctx_dtype(ctx, dtype)
     t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
     if repeat != 1:
@@ -1091,6 +1096,8 @@ def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):
     """A 2-D array with ones on the ``k``-th diagonal (``M`` columns, ``N`` when 0)."""
     ctx, dt = _ctx_dtype(ctx, dtype)
     n, m = int(N), int(M) if M else int(N)
+    if n < 0 or m < 0:
+        raise MXNetError(f"eye: shape ({n}, {m}) has a negative dimension (N={N}, M={M})")
     t = torch.zeros((n, m), dtype=dt, device=ctx.torch_device)
     if -n < k < m:
         t.diagonal(k).fill_(1)

@@ -28,14 +28,24 @@ def _guard(fn):
     def op(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except RuntimeError as err:
+        except (RuntimeError, IndexError, ValueError) as err:
             if isinstance(err, MXNetError):
+                raise
+            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+            # Only torch's and Python's complaints about axes and ranks become MXNetError;
+            # IndexError for an out-of-range index value (as MXNet's) and the ValueErrors
+            # this module raises on purpose pass through.
+            if not isinstance(err, RuntimeError) and not msg.startswith(_INTERNAL_MSGS):
                 raise
             shapes = [a.shape for a in list(args) + list(kwargs.values())
                       if isinstance(a, NDArray)]
-            raise MXNetError(f"{name}: {str(err).splitlines()[0]} (input shapes "
-                             f"{shapes})") from None
+            raise MXNetError(f"{name}: {msg} (input shapes {shapes})") from None
     return op
+
+
+_INTERNAL_MSGS = ("Dimension out of range", "tuple index out of range",
+                  "not enough values to unpack", "too many values to unpack",
+                  "too many indices", "index (")
 
 
 def _export(fluent=True):
@@ -62,6 +72,11 @@ def _norm_axis(axis, ndim, exclude=False):
         axes = (axis % ndim if ndim else 0,)
     else:
         axes = tuple(a % ndim for a in axis)
+    # (an out-of-range axis would otherwise wrap around silently)
+    for a in ((axis,) if isinstance(axis, int) else (axis or ())):
+        if ndim and not -ndim <= a < ndim:
+            raise MXNetError(f"axis {a} is out of range for an array with {ndim} dimensions "
+                             f"(axis={axis})")
     if exclude:
         axes = tuple(i for i in range(ndim) if i not in axes)
     return axes
@@ -156,6 +171,20 @@ def _binary_fn(name, fn):
     return op
 
 
+def _same_shape_fn(name, fn):
+    base = _binary_fn(name, fn)
+
+    def op(lhs, rhs, out=None, name=None):
+        if isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and lhs.shape != rhs.shape:
+            raise MXNetError(f"{op.__name__}: the inputs must have the same shape (no "
+                             f"broadcasting), got {lhs.shape} and {rhs.shape}")
+        return base(lhs, rhs, out=out)
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}`` of two arrays of one shape and dtype (use "
+                  "``broadcast_*`` to broadcast).")
+    return op
+
+
 for _name, _fn in {
     "add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div,
     "power": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
@@ -164,10 +193,11 @@ for _name, _fn in {
     "broadcast_mul": torch.mul, "broadcast_div": torch.div, "broadcast_power": torch.pow,
     "broadcast_maximum": torch.maximum, "broadcast_minimum": torch.minimum,
     "broadcast_mod": torch.remainder, "broadcast_hypot": torch.hypot,
-    "elemwise_add": torch.add, "elemwise_sub": torch.sub, "elemwise_mul": torch.mul,
-    "elemwise_div": torch.div,
 }.items():
     _export(fluent=False)(_binary_fn(_name, _fn))
+for _name, _fn in {"elemwise_add": torch.add, "elemwise_sub": torch.sub,
+                   "elemwise_mul": torch.mul, "elemwise_div": torch.div}.items():
+    _export(fluent=False)(_same_shape_fn(_name, _fn))
 
 
 def _scalar_max(fn):
@@ -960,6 +990,9 @@ def multi_sum_sq(*data, num_arrays=1, out=None, name=None):
 def ravel_multi_index(data, shape, out=None, name=None):
     """Flat indices of the columns of ``data`` (one row per axis) in an array of ``shape``."""
     t = _t(data).detach()
+    if t.dim() == 0 or t.shape[0] != len(tuple(shape)):
+        raise MXNetError(f"ravel_multi_index: data of shape {data.shape} needs one row per "
+                         f"axis of shape={tuple(shape)}")
     strides = []
     acc = 1
     for s in reversed(tuple(shape)):
