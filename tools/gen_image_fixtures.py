@@ -265,28 +265,31 @@ def main():
     put("random_crop_up", out)
     meta["cases"]["random_crop_up"] = list(rect)
     meta["cases"]["random_size_crop"] = []
-    for s, area, ratio in ((1, 0.3, (0.75, 1.33)), (7, (0.2, 0.6), (0.5, 2.0)), (11, 0.9, (3.0, 4.0))):
+    for s, area, ratio in ((1, 0.3, (0.75, 1.33)), (7, (0.2, 0.6), (0.5, 2.0)),
+                           (11, 0.9, (3.0, 4.0))):
         random.seed(s)
         out, rect = mx.image.random_size_crop(A("img8"), (4, 4), area, ratio)
         put(f"random_size_crop{s}", out)
         meta["cases"]["random_size_crop"].append([s, area, list(ratio), list(rect)])
     put("color_normalize", mx.image.color_normalize(A("imgf").copy(), nd.array([100, 120, 140]),
                                                     nd.array([50, 60, 70])))
-    put("color_normalize_mean_only", mx.image.color_normalize(A("imgf").copy(), nd.array([10, 20, 30])))
+    put("color_normalize_mean_only",
+        mx.image.color_normalize(A("imgf").copy(), nd.array([10, 20, 30])))
     for t in range(5):
         put(f"border8_{t}", mx.image.copyMakeBorder(A("img8"), 1, 2, 3, 4, type=t))
         put(f"borderf_{t}", mx.image.copyMakeBorder(A("imgf"), 2, 0, 1, 3, type=t))
-        put(f"border_big_{t}", mx.image.copyMakeBorder(nd.array(arrays["img8"][:3, :2], dtype=np.uint8),
-                                                       4, 5, 6, 3, type=t))
+        small = nd.array(arrays["img8"][:3, :2], dtype=np.uint8)
+        put(f"border_big_{t}", mx.image.copyMakeBorder(small, 4, 5, 6, 3, type=t))
     put("border_value", mx.image.copyMakeBorder(A("img8"), 1, 1, 2, 2, type=0, value=77))
-    put("border_values", mx.image.copyMakeBorder(A("imgf"), 1, 1, 2, 2, type=0, values=(1.5, 2.5, 3.5)))
+    put("border_values",
+        mx.image.copyMakeBorder(A("imgf"), 1, 1, 2, 2, type=0, values=(1.5, 2.5, 3.5)))
     meta["cases"]["scale_down"] = [[list(a), list(b), list(mx.image.scale_down(a, b))]
                                    for a, b in (((640, 480), (720, 120)), ((10, 8), (4, 9)),
                                                 ((5, 5), (3, 3)), ((7, 3), (9, 9)))]
     put("imrotate", mx.image.imrotate(A("rot"), 30.0))
     put("imrotate_zoom_in", mx.image.imrotate(A("rot"), -45.0, zoom_in=True))
-    put("imrotate_batch", mx.image.imrotate(nd.stack(A("rot"), A("rot") * 2), nd.array([10.0, 80.0]),
-                                            zoom_out=True))
+    put("imrotate_batch", mx.image.imrotate(nd.stack(A("rot"), A("rot") * 2),
+                                            nd.array([10.0, 80.0]), zoom_out=True))
 
     # Two files (operators, then mx.image), each well under 100 KB.
     os.makedirs(OUT, exist_ok=True)

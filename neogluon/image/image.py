@@ -9,7 +9,6 @@ integer IDCT, so usually identical). Resizing is ``nd.image``'s reimplementation
 from __future__ import annotations
 
 import io
-import os
 import random
 import warnings
 
