@@ -26,6 +26,8 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "image")
 SOURCES = {
     "rgb.png": ("RGB", "PNG"), "gray.png": ("L", "PNG"), "rgba.png": ("RGBA", "PNG"),
     "palette.png": ("P", "PNG"), "rgb.jpg": ("RGB", "JPEG"), "gray.jpg": ("L", "JPEG"),
+    "gray16.png": ("I;16", "PNG"), "gray_alpha.png": ("LA", "PNG"), "rgb.bmp": ("RGB", "BMP"),
+    "progressive.jpg": ("RGB", "JPEG"), "cmyk.jpg": ("CMYK", "JPEG"),
 }
 
 
@@ -50,9 +52,17 @@ def encode_sources():
             img = Image.fromarray(np.concatenate([pic, alpha[..., None]], -1), "RGBA")
         elif mode == "P":
             img = img.quantize(colors=16)
+        elif mode == "I;16":
+            img = Image.fromarray(pic[..., 0].astype(np.uint16) * 257 + pic[..., 1])
+        elif mode == "LA":
+            img = Image.fromarray(np.stack([pic[..., 1], alpha], -1), "LA")
+        elif mode == "CMYK":
+            img = img.convert("CMYK")
         path = os.path.join(OUT, name)
         tmp = path + ".tmp"
-        img.save(tmp, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
+        opts = {"quality": 90, "progressive": name.startswith("progressive")} \
+            if fmt == "JPEG" else {}
+        img.save(tmp, format=fmt, **opts)
         os.replace(tmp, path)
 
 
