@@ -227,22 +227,9 @@ class CIFAR100(CIFAR10):
 
 def _decode_image(buf, flag, what):
     """Decode JPEG/PNG bytes into an HWC uint8 NDArray (RGB when ``flag`` is 1, one gray
-    channel when 0). Needs Pillow."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise MXNetError(f"decoding {what} needs the Pillow package (pip install pillow), "
-                         "which is not installed") from None
-    import io
-    try:
-        img = Image.open(io.BytesIO(buf))
-        img = img.convert("RGB" if flag else "L")
-    except Exception as err:  # noqa: BLE001 - PIL raises many types for bad images
-        raise MXNetError(f"cannot decode {what}: {err}") from None
-    arr = np.asarray(img, dtype=np.uint8)
-    if arr.ndim == 2:
-        arr = arr[:, :, None]
-    return _nd_array(arr, dtype=np.uint8)
+    channel when 0) with ``mx.image``'s decoder (OpenCV's pixels). Needs Pillow."""
+    from ....image.image import _decode
+    return _nd_array(_decode(buf, flag, what), dtype=np.uint8)
 
 
 _IR_FORMAT = "IfQQ"
