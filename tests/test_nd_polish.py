@@ -23,6 +23,7 @@ def _arr(values, dtype):
 
 def _check_out(r, exp, rtol=1e-6, atol=1e-6):
     assert list(r.shape) == exp["shape"]
+    assert r.stype == exp.get("stype", "default")
     assert np.dtype(r.dtype).name == exp["dtype"]
     np.testing.assert_allclose(r.asnumpy().astype(np.float64),
                                np.array(exp["value"], dtype=np.float64), rtol=rtol, atol=atol)
@@ -124,7 +125,8 @@ def test_namespace_aliases_match_mxnet():
 
 def test_names_added_here_are_mxnet_names():
     names = set(FIX["namespace"]["names"])
-    for name in ("cumsum", "crop", "amp_cast", "khatri_rao", "histogram"):
+    for name in ("cumsum", "crop", "amp_cast", "amp_multicast", "khatri_rao", "histogram",
+                 "cast_storage", "choose_element_0index"):
         assert name in names and hasattr(nd, name)
 
 
@@ -285,3 +287,18 @@ def test_bad_input_gives_mxnet_error_not_torch_error(expr):
         eval(expr, {"nd": nd, "np": np, "x": x})  # noqa: S307
     # the message says what is wrong with which input, in neogluon's words
     assert "axis" in str(ei.value) or "shape" in str(ei.value) or "(" in str(ei.value)
+
+
+def test_amp_multicast_widest_and_narrowest():
+    # MXNet 1.9.1's MKLDNN CPU build refuses float16 here, so this follows its documentation:
+    # floats go to the widest float type among the inputs (the narrowest with cast_narrow).
+    a = nd.array([1.5, 2.25], dtype="float32")
+    h = nd.array([0.5, 3.0], dtype="float16")
+    i = nd.array([1, 2], dtype="int32")
+    wide = nd.amp_multicast(a, h, i, num_outputs=3)
+    assert [np.dtype(o.dtype).name for o in wide] == ["float32", "float32", "int32"]
+    narrow = nd.amp_multicast(a, h, i, num_outputs=3, cast_narrow=True)
+    assert [np.dtype(o.dtype).name for o in narrow] == ["float16", "float16", "int32"]
+    np.testing.assert_array_equal(wide[1].asnumpy(), [0.5, 3.0])
+    with pytest.raises(MXNetError):
+        nd.amp_multicast(a, h, num_outputs=3)

@@ -58,7 +58,7 @@ def _in_child(fn):
 
 def _out(x):
     return {"shape": list(x.shape), "dtype": np.dtype(x.dtype).name,
-            "value": x.asnumpy().tolist(), "ctx": str(x.context)}
+            "value": x.asnumpy().tolist(), "ctx": str(x.context), "stype": x.stype}
 
 
 # ---------------------------------------------------------------------------- pick
@@ -230,6 +230,9 @@ def op_cases(mx):
     add("softmin_f64", "softmin", [x], dtype="float64")
     add("log_softmax_temp", "log_softmax", [x], axis=0, temperature=0.5)
     add("softsign", "softsign", [x])
+    add("choose_element_0index", "choose_element_0index", [x, np.array([1, 5, -1], "float32")])
+    add("cast_storage_csr", "cast_storage", [x], stype="csr")
+    add("cast_storage_rsp", "cast_storage", [x * (x > 0.5)], stype="row_sparse")
 
     def run(c):
         def fn():

@@ -1050,6 +1050,13 @@ def amp_cast(data, dtype, out=None, name=None):
 
 
 @_export(fluent=False)
+def cast_storage(data, stype, out=None, name=None):
+    """``data`` in storage type ``stype`` ('default', 'row_sparse' or 'csr')."""
+    from .sparse import cast_storage as _cast_storage  # the sparse layer imports this module
+    return _assign_out(_cast_storage(data, stype), out)
+
+
+@_export(fluent=False)
 def amp_multicast(*data, num_outputs=None, cast_narrow=False, out=None, name=None):
     """Cast every floating-point input to the widest floating type among them (the
     narrowest with ``cast_narrow``), as AMP does before a multi-input operator; other dtypes
@@ -1149,6 +1156,7 @@ def histogram(a, bins=10, range=None):  # noqa: A002 - MXNet's name
 for _alias, _target in {"Reshape": "reshape", "broadcast_plus": "broadcast_add",
                         "max_axis": "max", "min_axis": "min", "true_divide": "divide",
                         "softmin": "softmin", "broadcast_axes": "broadcast_axis",
+                        "choose_element_0index": "pick",
                         "pad": None, "argmax_channel": "argmax_channel"}.items():
     if _target is None:
         continue
