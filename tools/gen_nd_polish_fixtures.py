@@ -331,6 +331,8 @@ BAD_INPUT = [
     "nd.ravel_multi_index(nd.array([[0, 1], [2, 3]]), shape=(2,))",
     "nd.zeros((2, -1))", "nd.ones((-1,))", "nd.eye(-1)", "nd.arange(0, 10, 0)",
     "nd.sum(x, axis=-2)", "nd.mean(x, axis=(0, -1))", "nd.elemwise_add(x, x)",
+    "nd.one_hot(nd.array([0, 1]), 0)", "nd.one_hot(nd.array([0, 1]), -1)",
+    "nd.full((2, 2), '3')",
 ]
 
 

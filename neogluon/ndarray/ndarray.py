@@ -1058,6 +1058,11 @@ def full(shape, val, ctx=None, dtype=None, out=None):
         Write into this array instead.
     """
     ctx, dt = _ctx_dtype(ctx, dtype)
+    if isinstance(val, str):  # MXNet parses a numeric string
+        try:
+            val = float(val)
+        except ValueError:
+            raise TypeError(f"full: fill value {val!r} is not a number") from None
     r = _new_on(torch.full(_shape(shape), val, dtype=dt, device=ctx.torch_device), ctx)
     if out is not None:
         out[:] = r

@@ -501,6 +501,13 @@ def pick(data, index, axis=-1, keepdims=False, mode="clip", out=None, name=None)
 @_export()
 def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", out=None, name=None):
     idx = _t(indices).long()
+    depth = int(depth)
+    if depth < 0:
+        raise MXNetError(f"one_hot: depth must not be negative, got {depth} (indices shape "
+                         f"{indices.shape})")
+    if depth == 0:  # MXNet gives an empty last axis
+        r = torch.zeros(tuple(idx.shape) + (0,), dtype=to_torch_dtype(dtype), device=idx.device)
+        return _assign_out(_new(r, indices._ctx), out)
     valid = (idx >= 0) & (idx < depth)
     oh = F.one_hot(idx.clamp(0, depth - 1), depth) * valid.unsqueeze(-1)
     r = oh.to(to_torch_dtype(dtype)) * (on_value - off_value) + off_value
