@@ -333,6 +333,16 @@ BAD_INPUT = [
     "nd.sum(x, axis=-2)", "nd.mean(x, axis=(0, -1))", "nd.elemwise_add(x, x)",
     "nd.one_hot(nd.array([0, 1]), 0)", "nd.one_hot(nd.array([0, 1]), -1)",
     "nd.full((2, 2), '3')",
+    "nd.tile(x, 2)", "nd.gather_nd(x, nd.array([0, 1]))",
+    "nd.UpSampling(x, scale=2, sample_type='nearest')", "nd.diag(x, k=5)", "nd.diag(x, k=2)",
+    "nd.diag(x, k=-1)", "nd.diag(x, k=-2)", "nd.norm(x.astype('int32'))",
+    "nd.norm(x.astype('int32'), ord=1, axis=1)", "nd.add_n(x, x.astype('float64'))",
+    "nd.where(x > 1, x, x.astype('float64'))", "nd.arange(3, repeat=0)",
+    "nd.linspace(0, 1, 2.5)", "nd.broadcast_to(x, (4, 2, 3))",
+    "nd.broadcast_to(x.reshape((2, 1, 3)), (2, 4, 3))",
+    "nd.broadcast_like(x.reshape((2, 1, 3)), nd.ones((5, 4)), lhs_axes=(1,), rhs_axes=(1,))",
+    "nd.broadcast_like(x.reshape((1, 2, 3)), nd.ones((5, 4)), lhs_axes=0, rhs_axes=0)",
+    "nd.relu(np.ones(3))",
 ]
 
 

@@ -1076,6 +1076,8 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
         start, stop = 0, start
     if step == 0:
         raise MXNetError(f"arange: step must not be 0 (start={start}, stop={stop})")
+    if int(repeat) != repeat or repeat < 1:
+        raise MXNetError(f"arange: repeat must be a positive integer, got {repeat}")
     ctx, dt = _ctx_dtype(ctx, dtype)
     t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
     if repeat != 1:
@@ -1086,6 +1088,8 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (included with ``endpoint``)."""
     ctx, dt = _ctx_dtype(ctx, dtype)
+    if int(num) != num:
+        raise MXNetError(f"linspace: num must be an integer, got {num}")
     num = int(num)
     if num < 0:
         raise MXNetError(f"linspace: num must be non-negative, got {num}")

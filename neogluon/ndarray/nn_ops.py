@@ -799,6 +799,17 @@ def SequenceMask(data, sequence_length=None, use_sequence_length=False, value=0.
     return _assign_out(_new(r, data._ctx), out)
 
 
+def _check_lengths(op, lengths, steps, shape):
+    # MXNet 1.9.1 reads past the array (garbage, heap corruption) for a length above the
+    # number of time steps.
+    if lengths is None:
+        raise MXNetError(f"{op}: use_sequence_length=True needs sequence_length")
+    top = float(lengths._t.detach().max()) if lengths.size else 0.0
+    if top > steps:
+        raise MXNetError(f"{op}: sequence_length has a length of {top:g} but data of shape "
+                         f"{shape} has {steps} time steps")
+
+
 def SequenceLast(data, sequence_length=None, use_sequence_length=False, axis=0, out=None,
                  name=None):
     """The last valid step of each sequence (``(batch, ...)``)."""
@@ -806,6 +817,7 @@ def SequenceLast(data, sequence_length=None, use_sequence_length=False, axis=0, 
     if not use_sequence_length:
         r = _run(torch.select, x, axis, -1)
     else:
+        _check_lengths("SequenceLast", sequence_length, x.shape[axis], data.shape)
         lens = sequence_length._t.detach().to(torch.int64).clamp(min=1) - 1
         bidx = torch.arange(x.shape[1 - axis], device=x.device)
         r = _run(lambda: x[lens, bidx] if axis == 0 else x[bidx, lens])
@@ -822,6 +834,7 @@ def SequenceReverse(data, sequence_length=None, use_sequence_length=False, axis=
         r = _run(torch.flip, x, (0,))
     else:
         steps = x.shape[0]
+        _check_lengths("SequenceReverse", sequence_length, steps, data.shape)
         lens = sequence_length._t.detach().to(torch.int64).reshape(1, -1)
         t = torch.arange(steps, device=x.device).reshape(-1, 1)
         src = torch.where(t < lens, lens - 1 - t, t)  # (time, batch)
@@ -862,6 +875,10 @@ def UpSampling(*data, scale=1, sample_type="nearest", num_args=1, num_filter=0,
     if sample_type != "nearest":
         raise MXNetError("UpSampling: only sample_type='nearest' is supported")
     arrs = [_tt(d, "UpSampling") for d in data]
+    for d in data:
+        if d.ndim != 4:
+            raise MXNetError(f"UpSampling: data must be 4-D (batch, channel, y, x), got shape "
+                             f"{d.shape}")
 
     def fn():
         ups = []

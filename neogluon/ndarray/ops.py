@@ -59,10 +59,14 @@ def _export(fluent=True):
     return deco
 
 
+class _NotAnArray(TypeError, AssertionError):
+    """An operator got something other than an NDArray (MXNet asserts: AssertionError)."""
+
+
 def _t(x, what="data"):
     if isinstance(x, NDArray):
         return x._t
-    raise TypeError(f"{what} must be an NDArray, got {type(x).__name__}")
+    raise _NotAnArray(f"{what} must be an NDArray, got {type(x).__name__}")
 
 
 def _norm_axis(axis, ndim, exclude=False):
@@ -100,7 +104,7 @@ def _rint(x):
 
 def _unary(name, fn):
     def op(data, out=None, name=None):
-        if type(data) is not NDArray and data.stype != "default":
+        if type(data) is not NDArray and getattr(data, "stype", "default") != "default":
             from .sparse import _nd_unary  # keeps the storage type where MXNet does
             return _nd_unary(op.__name__, fn, data, out)
         t = _t(data)
@@ -291,7 +295,11 @@ def norm(data, ord=2, axis=None, keepdims=False, out=None, name=None):
     if ord not in (1, 2):
         raise MXNetError(f"norm: ord must be 1 or 2, got {ord}")
     dims = None if axis is None else _norm_axis(axis, t.dim())
-    r = _run(torch.linalg.vector_norm, t, ord, dims, keepdims)
+    if not t.is_floating_point():
+        # MXNet computes an integer array's norm in its own dtype (truncating the result)
+        r = torch.linalg.vector_norm(t.detach().double(), ord, dims, keepdims).to(t.dtype)
+    else:
+        r = _run(torch.linalg.vector_norm, t, ord, dims, keepdims)
     if r.dim() == 0:
         r = r.reshape(1)
     return _assign_out(_new(r, data._ctx), out)
@@ -518,6 +526,9 @@ def one_hot(indices, depth, on_value=1.0, off_value=0.0, dtype="float32", out=No
 def where(condition, x, y, out=None, name=None):
     c = _t(condition)
     xt, yt = _t(x), _t(y)
+    if xt.dtype is not yt.dtype:
+        raise MXNetError(f"where: x and y must have one dtype, got {x.dtype.__name__} and "
+                         f"{y.dtype.__name__}")
     if c.shape != xt.shape:
         if c.dim() == 1 and c.shape[0] == xt.shape[0]:
             c = c.reshape((-1,) + (1,) * (xt.dim() - 1))
@@ -530,6 +541,9 @@ def where(condition, x, y, out=None, name=None):
 @_export()
 def broadcast_to(data, shape, out=None, name=None):
     t = _t(data)
+    if len(shape) != t.dim():
+        raise MXNetError(f"broadcast_to: cannot broadcast shape {tuple(t.shape)} to {tuple(shape)}"
+                         " (MXNet needs the same number of dimensions)")
     shape = tuple(s if s != 0 else t.shape[i] for i, s in enumerate(shape))
     try:
         r = _run(t.expand, shape).contiguous()
@@ -541,7 +555,17 @@ def broadcast_to(data, shape, out=None, name=None):
 
 @_export()
 def broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None, out=None, name=None):
-    return broadcast_to(lhs, rhs.shape, out=out)
+    if lhs_axes is None and rhs_axes is None:
+        return broadcast_to(lhs, rhs.shape, out=out)
+    la = (lhs_axes,) if isinstance(lhs_axes, int) else tuple(lhs_axes or ())
+    ra = (rhs_axes,) if isinstance(rhs_axes, int) else tuple(rhs_axes or ())
+    if len(la) != len(ra):
+        raise MXNetError(f"broadcast_like: lhs_axes {lhs_axes} and rhs_axes {rhs_axes} must "
+                         "have the same length")
+    shape = list(lhs.shape)
+    for a, b in zip(la, ra):
+        shape[a] = rhs.shape[b]
+    return broadcast_to(lhs, tuple(shape), out=out)
 
 
 @_export(fluent=False)
@@ -562,7 +586,8 @@ globals()["broadcast_axes"] = broadcast_axis
 
 @_export()
 def tile(data, reps, out=None, name=None):
-    return _assign_out(_new(_run(torch.tile, _t(data), tuple(reps)), data._ctx), out)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    return _assign_out(_new(_run(torch.tile, _t(data), reps), data._ctx), out)
 
 
 @_export()
@@ -671,6 +696,10 @@ def add_n(*args, out=None, name=None):
         from .sparse import add_n as sparse_add_n
         return sparse_add_n(*args, out=out)
     ts = [_t(a) for a in args]
+    for a, t in zip(args, ts):
+        if t.dtype is not ts[0].dtype:
+            raise MXNetError(f"add_n: all inputs must have one dtype, got "
+                             f"{args[0].dtype.__name__} and {a.dtype.__name__}")
     r = ts[0]
     for t in ts[1:]:
         r = r + t
@@ -808,6 +837,9 @@ def gather_nd(data, indices, out=None, name=None):
     ``M`` axes of ``data``; the output shape is ``indices.shape[1:] + data.shape[M:]``."""
     t = _t(data)
     idx = _t(indices, "indices").detach().long()
+    if idx.dim() < 2:
+        raise MXNetError(f"gather_nd: indices need at least 2 dimensions (M, ...), got shape "
+                         f"{indices.shape} for data of shape {data.shape}")
     m = idx.shape[0]
     if m > t.dim():
         raise MXNetError(f"gather_nd: indices of shape {indices.shape} index {m} axes of data "
@@ -839,6 +871,9 @@ def diag(data, k=0, axis1=0, axis2=1, out=None, name=None):
         r = _run(torch.diag, t, k)
     else:
         r = _run(torch.diagonal, t, k, axis1, axis2)
+        if k > t.shape[axis2] or -k > t.shape[axis1]:
+            raise MXNetError(f"diag: diagonal k={k} does not exist in data of shape "
+                             f"{data.shape} (axis1={axis1}, axis2={axis2})")
     return _assign_out(_new(r, data._ctx), out)
 
 
