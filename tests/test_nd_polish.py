@@ -27,7 +27,8 @@ def _check_out(r, exp, rtol=1e-6, atol=1e-6):
     assert r.stype == exp.get("stype", "default")
     assert np.dtype(r.dtype).name == exp["dtype"]
     np.testing.assert_allclose(r.asnumpy().astype(np.float64),
-                               np.array(exp["value"], dtype=np.float64), rtol=rtol, atol=atol)
+                               np.array(exp["value"], dtype=np.float64).reshape(exp["shape"]),
+                               rtol=rtol, atol=atol)
 
 
 # ------------------------------------------------------------------------------------- pick

@@ -342,7 +342,9 @@ BAD_INPUT = [
     "nd.broadcast_to(x.reshape((2, 1, 3)), (2, 4, 3))",
     "nd.broadcast_like(x.reshape((2, 1, 3)), nd.ones((5, 4)), lhs_axes=(1,), rhs_axes=(1,))",
     "nd.broadcast_like(x.reshape((1, 2, 3)), nd.ones((5, 4)), lhs_axes=0, rhs_axes=0)",
-    "nd.relu(np.ones(3))",
+    "nd.relu(np.ones(3))", "x.expand_dims(5)", "x.expand_dims(-4)", "x.expand_dims(2)",
+    "nd.slice(x, begin=(0, 0), end=(2, 3), step=(1, 0))", "nd.slice(x, begin=(0,), end=(9,))",
+    "nd.slice(x, begin=(1,), end=(0,))",
 ]
 
 

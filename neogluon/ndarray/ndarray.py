@@ -703,6 +703,10 @@ class NDArray:
 
     def expand_dims(self, axis):
         """Insert an axis of size 1 at ``axis``."""
+        nd_ = self._t.dim()
+        if not -nd_ - 1 <= axis <= nd_:
+            raise MXNetError(f"expand_dims: axis {axis} is out of range for an array of shape "
+                             f"{self.shape}")
         return _new(_run(self._t.unsqueeze, axis), self._ctx)
 
     def zeros_like(self):

@@ -45,7 +45,7 @@ def _guard(fn):
 
 _INTERNAL_MSGS = ("Dimension out of range", "tuple index out of range",
                   "not enough values to unpack", "too many values to unpack",
-                  "too many indices", "index (")
+                  "too many indices", "index (", "invalid index")
 
 
 def _export(fluent=True):
