@@ -78,6 +78,7 @@ def test_fresh_flag_marks_only_reached_variables():
 
 def test_registry_releases_dropped_variables():
     from neogluon.autograd import _variables
+    gc.collect()  # earlier tests may leave variables in unreachable cycles
     before = len(_variables)
     tmp = [nd.ones(2) for _ in range(5)]
     for t in tmp:
