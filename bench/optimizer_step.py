@@ -305,9 +305,9 @@ NOTE = ("% bandwidth is the median over rounds of (step rate / streaming rate me
         "about 50 to 110 GB/s), so the two-thread percentages are noisy; torch's fused "
         "kernels, timed the same way in the same run, are the reference rows. LARS and LAMB "
         "read the weights and gradients once more for their norms than the bytes counted. "
-        "SGLD is bound by computing its Gaussian noise (Philox-4x32-10 + Box-Muller in the "
-        "update kernel, about 21 ms of arithmetic for 25.6 M values on one core), not by "
-        "memory.")
+        "SGLD is bound by computing its Gaussian noise (ARS-7 AES rounds + Box-Muller in the "
+        "update kernel, about 20 ms of arithmetic for 25.6 M values on one Zen 3 core), not "
+        "by memory.")
 
 
 def write_section(body):

@@ -2,8 +2,9 @@
 
 * the deterministic part of the update against MXNet 1.9.1 with its noise taken out
   (tools/gen_sgld_fixtures.py), on the kernel path and on the torch path;
-* the generator: Philox-4x32-10 against Random123's published known-answer vectors, and the
-  normals against a float64 Box-Muller written here from the same Philox words;
+* the generator: ARS (AES rounds) against Random123's published known-answer vectors, the
+  hardware paths (VAES, AES-NI) against the software rounds word for word, and the normals
+  against a float64 Box-Muller written here from words of a numpy ARS;
 * the noise is a standard normal (moments, Kolmogorov-Smirnov), independent between
   neighbouring elements and between steps, the same with any thread count and in the
   portable build, and repeats under ``mx.random.seed``.
@@ -37,60 +38,137 @@ class FakeParam:
 
 
 # ----------------------------------------------------------------------------- reference
-M0, M1, W0, W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
-MASK = np.uint64(0xFFFFFFFF)
+def _gmul(a, b):
+    p = 0
+    while b:
+        if b & 1:
+            p ^= a
+        a = ((a << 1) ^ (0x1B if a & 0x80 else 0)) & 0xFF
+        b >>= 1
+    return p
 
 
-def philox_np(ctr, key):
-    """Philox-4x32-10 (Salmon et al. 2011) on uint64 numpy arrays holding 32-bit words."""
-    c0, c1, c2, c3 = (np.asarray(c, dtype=np.uint64) for c in ctr)
-    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
-    for _ in range(10):
-        p0 = np.uint64(M0) * c0
-        p1 = np.uint64(M1) * c2
-        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & MASK,
-                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & MASK)
-        k0 = (k0 + np.uint64(W0)) & MASK
-        k1 = (k1 + np.uint64(W1)) & MASK
-    return c0, c1, c2, c3
+def _aes_tables():
+    inv = [0] * 256
+    for x in range(1, 256):
+        inv[x] = next(y for y in range(1, 256) if _gmul(x, y) == 1)
+    sbox = []
+    for x in range(256):
+        s = t = inv[x]
+        for _ in range(4):
+            t = ((t << 1) | (t >> 7)) & 0xFF
+            s ^= t
+        sbox.append(s ^ 0x63)
+    te0 = [_gmul(s, 2) | s << 8 | s << 16 | _gmul(s, 3) << 24 for s in sbox]
+    te = [np.array([((w << 8 * i) | (w >> (32 - 8 * i))) & 0xFFFFFFFF for w in te0],
+                   dtype=np.uint32) for i in range(4)]
+    return np.array(sbox, dtype=np.uint32), te
+
+
+SBOX, TE = _aes_tables()
+U64 = 2 ** 64
+
+
+def ars_np(ctr, key, rounds):
+    """ARS-``rounds`` (Salmon et al. 2011) on numpy arrays of 32-bit words: the counter XOR
+    the key, then AES rounds (the last without MixColumns), each round key the previous one
+    plus the Weyl constants as two 64-bit numbers."""
+    c = [np.asarray(w, dtype=np.uint32) for w in ctr]
+    klo, khi = key[0] | key[1] << 32, key[2] | key[3] << 32
+    v = [c[i] ^ np.uint32((klo, khi)[i >> 1] >> 32 * (i & 1) & 0xFFFFFFFF) for i in range(4)]
+    for r in range(1, rounds + 1):
+        klo, khi = (klo + 0x9E3779B97F4A7C15) % U64, (khi + 0xBB67AE8584CAA73B) % U64
+        k = [np.uint32((klo, khi)[i >> 1] >> 32 * (i & 1) & 0xFFFFFFFF) for i in range(4)]
+        b = [[(v[(col + row) & 3] >> np.uint32(8 * row)) & np.uint32(0xFF) for row in range(4)]
+             for col in range(4)]
+        if r < rounds:
+            v = [TE[0][b[col][0]] ^ TE[1][b[col][1]] ^ TE[2][b[col][2]] ^ TE[3][b[col][3]] ^
+                 k[col] for col in range(4)]
+        else:
+            v = [(SBOX[b[col][0]] | SBOX[b[col][1]] << np.uint32(8) |
+                  SBOX[b[col][2]] << np.uint32(16) | SBOX[b[col][3]] << np.uint32(24)) ^ k[col]
+                 for col in range(4)]
+    return v
+
+
+def noise_words(seed, n_counters):
+    """The kernel's ARS-7 words for counters 0 .. n_counters, as one flat uint32 array."""
+    ctr = np.arange(n_counters, dtype=np.uint64)
+    zero = np.zeros(n_counters, dtype=np.uint32)
+    w = ars_np(((ctr & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                (ctr >> np.uint64(32)).astype(np.uint32), zero, zero),
+               (seed & 0xFFFFFFFF, seed >> 32, 0, 0), 7)
+    return np.stack(w, axis=1).ravel()
 
 
 def normals_reference(seed, n):
     """The kernel's layout (see _rng_kernels) with a float64 Box-Muller."""
-    e = np.arange(n, dtype=np.uint64)
-    blk, o = e // np.uint64(64), e % np.uint64(64)
-    j, k = o % np.uint64(16), o // np.uint64(16)
-    ctr = blk * np.uint64(16) + j
-    zero = np.zeros(n, dtype=np.uint64)
-    x = philox_np((ctr & MASK, ctr >> np.uint64(32), zero, zero),
-                  (seed & 0xFFFFFFFF, seed >> 32))
-    a = np.where(k < 2, x[0], x[2]).astype(np.float64)
-    b = np.where(k < 2, x[1], x[3]).astype(np.float64)
+    e = np.arange(n)
+    blk, o = e // 64, e % 64
+    j = o % 32
+    x = noise_words(seed, 16 * (blk[-1] + 1)).astype(np.float64)
+    a, b = x[64 * blk + j], x[64 * blk + 32 + j]
     # the uniforms as the kernel quantises them to float32; the rest in float64
     u = (np.floor(a / 2).astype(np.float32) * np.float32(2.0 ** -31) +
          np.float32(2.0 ** -32)).astype(np.float64)
     r = np.sqrt(-2 * np.log(u))
     # octant from the top three bits; the rest reflected in odd octants, then made float32
-    o = np.floor(b / 2 ** 29)
-    fb = b - o * 2 ** 29
-    odd = o % 2 == 1
+    oc = np.floor(b / 2 ** 29)
+    fb = b - oc * 2 ** 29
+    odd = oc % 2 == 1
     fb = np.where(odd, 2 ** 29 - fb, fb)
     f = (fb.astype(np.float32) * np.float32(2.0 ** -29)).astype(np.float64)
-    theta = np.pi / 4 * np.where(odd, o + 1 - f, o + f)
-    return np.where(k % np.uint64(2) == 0, r * np.cos(theta), r * np.sin(theta))
+    theta = np.pi / 4 * np.where(odd, oc + 1 - f, oc + f)
+    return np.where(o < 32, r * np.cos(theta), r * np.sin(theta))
+
+
+# Random123 tests/kat_vectors, "ars4x32 10" lines (counter, key, result)
+ARS10_KAT = [
+    ((0, 0, 0, 0), (0, 0, 0, 0), (0x8D73EE19, 0x506401EF, 0x13C2DBE4, 0x0CBE9C0D)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+     (0xA4093822, 0x299F31D0, 0x082EFA98, 0xEC4E6C89),
+     (0xA516E7D6, 0x8357AD74, 0x5B59B3EC, 0x8763FFF3)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF, 0xFFFFFFFF, 0, 0),
+     (0xBB3743B1, 0x9F635551, 0xECBC87FC, 0xA19478A9))]
 
 
 @needs_kernel
-@pytest.mark.parametrize("ctr, key, want", [
-    # Random123 tests/kat_vectors, "philox4x32 10" lines
-    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))])
-def test_philox_known_answers(ctr, key, want):
-    assert rk.philox4x32_10(ctr, key) == want
-    got = philox_np([[c] for c in ctr], key)
-    assert tuple(int(w[0]) for w in got) == want
+@pytest.mark.parametrize("ctr, key, want", ARS10_KAT)
+def test_ars_known_answers(ctr, key, want):
+    assert rk.ars4x32(ctr, key, rounds=10, software=True) == want
+    assert tuple(int(w[0]) for w in ars_np([[c] for c in ctr], key, 10)) == want
+
+
+def _build_or_skip(variant):
+    lib = rk.library(variant)
+    if lib is None:
+        pytest.skip(f"no {variant} build here")
+    return lib
+
+
+@needs_kernel
+@pytest.mark.parametrize("variant, width", [(True, None), (False, 0), ("aesni", 1)])
+def test_every_build_draws_the_same_words(variant, width):
+    """The VAES, AES-NI and software rounds give the same words, in the batched loops and
+    the single-block tail, across a 2^32 carry and the 2^64 wrap of the counter."""
+    lib = _build_or_skip(variant)
+    if width is not None:
+        assert lib.ng_simd_width() == width
+    rng = np.random.default_rng(0)
+    for seed in (0, 0x0123456789ABCDEF, 2 ** 64 - 1):
+        for first in (0, 2 ** 32 - 21, 2 ** 64 - 37):
+            got = rk.ars_words(seed, first, 77, native=variant)
+            ctr = (first + np.arange(77, dtype=object)) % U64
+            want = ars_np((np.array([c & 0xFFFFFFFF for c in ctr], dtype=np.uint32),
+                           np.array([c >> 32 for c in ctr], dtype=np.uint32),
+                           np.zeros(77, np.uint32), np.zeros(77, np.uint32)),
+                          (seed & 0xFFFFFFFF, seed >> 32, 0, 0), 7)
+            np.testing.assert_array_equal(got, np.stack(want, axis=1))
+    for _ in range(20):
+        ctr = tuple(int(x) for x in rng.integers(0, 2 ** 32, 2)) + (0, 0)
+        key = tuple(int(x) for x in rng.integers(0, 2 ** 32, 2)) + (0, 0)
+        assert (rk.ars4x32(ctr, key, native=variant) ==
+                rk.ars4x32(ctr, key, software=True, native=variant))
 
 
 @needs_kernel
@@ -107,13 +185,14 @@ def test_normals_match_float64_box_muller(seed):
 
 
 @needs_kernel
-def test_portable_build_draws_the_same_numbers():
-    """The build without -march=native (scalar Philox, no FMA) is the same generator: equal
-    Philox words, normals equal to rounding (bit-equal where neither build has FMA)."""
-    lib = rk.library(native=False)
-    assert lib is not None and lib.ng_simd_width() == 0
+@pytest.mark.parametrize("variant", [False, "aesni"])
+def test_other_builds_draw_the_same_numbers(variant):
+    """The builds without -march=native (software or AES-NI rounds, no FMA) are the same
+    generator: equal words (above), normals equal to rounding (bit-equal where both builds
+    have FMA or neither has)."""
+    _build_or_skip(variant)
     for seed in (3, 2 ** 40 + 5):
-        a = rk.normal_fill(seed, 17, 70000, native=False).double().numpy()
+        a = rk.normal_fill(seed, 17, 70000, native=variant).double().numpy()
         b = rk.normal_fill(seed, 17, 70000).double().numpy()
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(a, normals_reference(seed, 70017)[17:], rtol=2e-6,
@@ -168,8 +247,9 @@ def test_noise_is_independent_between_elements_and_steps():
     a, b = pure_noise(12, n_steps=2)
     a, b = a.astype(np.float64), b.astype(np.float64)
     lim = 5 / math.sqrt(a.size)
-    # lag 16: the two outputs of one Box-Muller pair; 32, 64: other words of one Philox block
-    for lag in (1, 2, 15, 16, 17, 32, 48, 64, 1000):
+    # lag 32: the two outputs of one Box-Muller pair; 1-4, 8: words of one ARS block;
+    # 64: the next block
+    for lag in (1, 2, 3, 4, 8, 16, 31, 32, 33, 64, 1000):
         assert abs(np.corrcoef(a[:-lag], a[lag:])[0, 1]) < lim, lag
         assert abs(np.corrcoef(a[:-lag] ** 2, a[lag:] ** 2)[0, 1]) < lim, lag
     assert abs(np.corrcoef(a, b)[0, 1]) < lim

@@ -3,19 +3,23 @@
 Drawing 25 M Gaussian numbers with torch's generator and then adding them costs several times
 the update itself. Here every weight's noise is computed where it is used:
 
-* the random bits come from Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy
-  as 1, 2, 3", SC 2011; torch's CUDA generator, TensorFlow's default, one of cuRAND's),
-  keyed by a 64-bit seed drawn once per kernel call from neogluon's seeded CPU generator and
-  indexed by the element's position in the call's tensor list, so a value never depends on
-  the number of threads or on how the range is split between them;
+* the random bits come from ARS-7, the AES-round counter-based generator of Salmon et al.,
+  "Parallel random numbers: as easy as 1, 2, 3" (SC 2011; ``ars4x32`` in Random123), keyed by
+  a 64-bit seed drawn once per kernel call from neogluon's seeded CPU generator and indexed
+  by the element's position in the call's tensor list, so a value never depends on the
+  number of threads or on how the range is split between them. AES rounds are one
+  instruction on x86 CPUs with AES-NI (two blocks at once with VAES), which makes ARS several
+  times cheaper than Philox there; builds without AES instructions compute the same rounds
+  in software;
 * the standard normals come from the Box-Muller transform computed in float32 with its own
   vectorisable logarithm, square root, sine and cosine (IEEE operations only, no fast-math;
   fused multiply-adds where the build targets a CPU with FMA).
 
-Layout: element ``e`` of a call lies in block ``b = e // 64``; with ``o = e % 64``, lane
-``j = o % 16`` and word ``k = o // 16``, it takes Philox counter ``(16*b + j)`` (a 64-bit
-number in the first two counter words, the other two zero). Words 0 and 1 make one
-Box-Muller pair (k = 0: ``r*cos``, k = 1: ``r*sin``), words 2 and 3 the other.
+Layout: element ``e`` of a call lies in block ``b = e // 64`` (16 counters, ``16*b`` to
+``16*b + 15``, a 64-bit number in the first two counter words, the other two zero). The
+block's 64 words ``x`` are the counters' four words in order; with ``j = (e % 64) % 32``,
+words ``x[j]`` (radius) and ``x[32 + j]`` (angle) make one Box-Muller pair, whose cosine is
+element ``64*b + j`` and sine element ``64*b + 32 + j``.
 
 The library is compiled like :mod:`._ckernels` (same compiler, cache directory and switch
 ``NEOGLUON_OPTIMIZER_KERNELS=0``); without it SGLD draws its noise with torch.
@@ -42,11 +46,15 @@ _libs: dict = {}
 _tried: set = set()
 
 
+# test builds besides the native one: no -march (software AES rounds) and plain AES-NI
+_VARIANT_FLAGS = {False: [], "aesni": ["-maes", "-msse4.1"]}
+
+
 def _build(native=True):
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise OSError("no C compiler found (set $CC)")
-    tag = "native" if native else "portable"
+    tag = {True: "native", False: "portable"}.get(native, native)
     key = hashlib.sha256((SOURCE + " ".join(_FLAGS) + tag + ck._cpu_signature() + cc)
                          .encode()).hexdigest()[:16]
     d = ck._cache_dir()
@@ -59,11 +67,14 @@ def _build(native=True):
                 f.write(SOURCE)
             out = os.path.join(tmp, "sgld.so")
             ok, err = False, ""
-            if native:
-                # AVX-512 Philox when the machine has it; the cache key holds the CPU's flags
+            if native is True:
+                # AES-NI / VAES rounds when the machine has them; the cache key holds the
+                # CPU's flags
                 ok, err = ck._compile(cc, _FLAGS + ["-march=native"], out, c_path)
-            if not ok:
-                ok, err = ck._compile(cc, _FLAGS, out, c_path)
+                if not ok:
+                    ok, err = ck._compile(cc, _FLAGS, out, c_path)
+            else:
+                ok, err = ck._compile(cc, _FLAGS + _VARIANT_FLAGS[native], out, c_path)
             if not ok:
                 raise OSError(f"compiling the SGLD kernel failed: {err[-2000:]}")
             fd, tmp_so = tempfile.mkstemp(dir=d, suffix=".so.tmp")
@@ -78,16 +89,19 @@ def _build(native=True):
     lib.ng_sgld_update.restype = ctypes.c_int
     lib.ng_normal_fill.argtypes = [ctypes.c_uint64, i64, i64, vp]
     lib.ng_normal_fill.restype = None
-    lib.ng_philox4x32_10.argtypes = [vp, vp, vp]
-    lib.ng_philox4x32_10.restype = None
+    lib.ng_ars4x32.argtypes = [vp, vp, ctypes.c_int, ctypes.c_int, vp]
+    lib.ng_ars4x32.restype = None
+    lib.ng_ars_words.argtypes = [ctypes.c_uint64, ctypes.c_uint64, i64, vp]
+    lib.ng_ars_words.restype = None
     lib.ng_simd_width.argtypes = []
     lib.ng_simd_width.restype = ctypes.c_int
     return lib
 
 
 def library(native=True):
-    """The loaded SGLD library (``native=False``: the build without ``-march=native``, for
-    tests), or None when it cannot be built here."""
+    """The loaded SGLD library, or None when it cannot be built here. For tests:
+    ``native=False`` is the build without ``-march=native`` (AES rounds in software),
+    ``native="aesni"`` the one with plain AES-NI (one block a register, x86 only)."""
     lib = _libs.get(native)
     if lib is not None or native in _tried:
         return lib
@@ -117,7 +131,7 @@ def usable(ws, gs):
 
 
 def draw_seed(generator):
-    """A 64-bit Philox key from a torch CPU generator (one per kernel call)."""
+    """A 64-bit ARS key from a torch CPU generator (one per kernel call)."""
     lo, hi = torch.randint(0, 2 ** 32, (2,), dtype=torch.int64, generator=generator).tolist()
     return lo | (hi << 32)
 
@@ -148,12 +162,25 @@ def normal_fill(seed, start, n, native=True):
     return out
 
 
-def philox4x32_10(counter, key):
-    """One Philox-4x32-10 block: four 32-bit words from a 4-word counter and 2-word key."""
+def ars_words(seed, first, count, native=True):
+    """The noise generator's words for counters ``first .. first+count``: a (count, 4)
+    uint32 array (ARS-7, key = the 64-bit seed in words 0-1)."""
+    import numpy as np
+    out = np.empty((count, 4), dtype=np.uint32)
+    library(native).ng_ars_words(seed & (2 ** 64 - 1), first, count, out.ctypes.data)
+    return out
+
+
+def ars4x32(counter, key, rounds=7, software=False, native=True):
+    """One ARS-``rounds`` block: four 32-bit words from a 4-word counter and 4-word key
+    (``software=True``: the table-driven AES round the portable build uses)."""
+    if not 1 <= rounds <= 15:
+        raise ValueError(f"ARS rounds must be in 1..15, got {rounds}")
     c = (ctypes.c_uint32 * 4)(*counter)
-    k = (ctypes.c_uint32 * 2)(*key)
+    k = (ctypes.c_uint32 * 4)(*key)
     o = (ctypes.c_uint32 * 4)()
-    library().ng_philox4x32_10(ctypes.addressof(c), ctypes.addressof(k), ctypes.addressof(o))
+    library(native).ng_ars4x32(ctypes.addressof(c), ctypes.addressof(k), int(rounds),
+                               int(bool(software)), ctypes.addressof(o))
     return tuple(o)
 
 
@@ -163,69 +190,136 @@ SOURCE = r'''
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef __AVX512F__
+#if defined(__AES__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
-#define NL 16            /* Philox instances per block */
-#define BLK (4 * NL)     /* normals per block */
+#define BLK 64           /* normals per block: 16 ARS counters */
 #define NB 4             /* blocks generated per batch (the batch stays in L1) */
-#define PM0 0xD2511F53u
-#define PM1 0xCD9E8D57u
-#define PW0 0x9E3779B9u
-#define PW1 0xBB67AE85u
 
-/* x[b][k][j] = word k of Philox-4x32-10(counter = 16 * (blk + b) + j, key), b < nb; x must
-   have room for nb rounded up to even. */
-static inline void philox_blocks(uint64_t blk, int nb, uint32_t k0, uint32_t k1,
-                                 uint32_t x[][4][NL]) {
-#ifdef __AVX512F__
-  /* Two blocks (four groups of 8 instances, one per 64-bit lane) at a time, for enough
-     independent work to hide the multiplies' latency. Only the low 32 bits of a lane matter:
-     vpmuludq reads only those, so the high halves can hold garbage and no blends are needed. */
-  const __m512i m0 = _mm512_set1_epi64(PM0), m1 = _mm512_set1_epi64(PM1);
-  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-  for (int b = 0; b < nb; b += 2) {
-    __m512i A[4], B[4], C[4], D[4];
-    for (int q = 0; q < 4; ++q) {
-      __m512i n = _mm512_add_epi64(
-          _mm512_set1_epi64((long long)((blk + (uint64_t)b) * NL + 8 * (uint64_t)q)), lane);
-      A[q] = n; B[q] = _mm512_srli_epi64(n, 32);
-      C[q] = _mm512_setzero_si512(); D[q] = C[q];
+/* ARS-R (Salmon et al. 2011, "ARS" in Random123): a counter-based generator built on the AES
+   round function. Block = counter XOR key; then R-1 rounds of aesenc and one aesenclast, the
+   round key being the previous one plus the Weyl constant (two 64-bit additions). 128-bit
+   values here are four little-endian 32-bit words, word 0 lowest, as in x86 registers. */
+#define ARS_W0 0x9E3779B97F4A7C15ull /* added to words 0-1 */
+#define ARS_W1 0xBB67AE8584CAA73Bull /* added to words 2-3 */
+#define ARS_R 7 /* rounds in the noise generator (Random123 finds 5 Crush-resistant) */
+
+static void ars_round_keys(uint64_t klo, uint64_t khi, int rounds, uint64_t rk[][2]) {
+  for (int r = 0; r <= rounds; ++r) {
+    rk[r][0] = klo; rk[r][1] = khi;
+    klo += ARS_W0; khi += ARS_W1;
+  }
+}
+
+/* The AES round in software (tables built once): the portable build, and the reference the
+   tests hold the hardware path to. */
+static uint32_t TE[4][256];
+static uint8_t SBOX[256];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static uint8_t gmul(uint8_t a, uint8_t b) {
+  uint8_t p = 0;
+  while (b) {
+    if (b & 1) p ^= a;
+    a = (uint8_t)((a << 1) ^ ((a & 0x80) ? 0x1b : 0));
+    b >>= 1;
+  }
+  return p;
+}
+
+static void build_tables(void) {
+  for (int x = 0; x < 256; ++x) {
+    uint8_t inv = 0;
+    if (x)
+      for (int y = 1; y < 256; ++y)
+        if (gmul((uint8_t)x, (uint8_t)y) == 1) { inv = (uint8_t)y; break; }
+    uint8_t s = inv, t = inv;
+    for (int i = 0; i < 4; ++i) { t = (uint8_t)((t << 1) | (t >> 7)); s ^= t; }
+    SBOX[x] = s ^ 0x63;
+  }
+  for (int x = 0; x < 256; ++x) {
+    uint8_t s = SBOX[x];
+    uint32_t w = (uint32_t)gmul(s, 2) | ((uint32_t)s << 8) | ((uint32_t)s << 16) |
+                 ((uint32_t)gmul(s, 3) << 24);
+    for (int i = 0; i < 4; ++i) TE[i][x] = i ? (w << (8 * i)) | (w >> (32 - 8 * i)) : w;
+  }
+}
+
+/* aesenc (last = 0: ShiftRows, SubBytes, MixColumns, then the round key) or aesenclast
+   (no MixColumns) on v, in place */
+static inline void aes_round_sw(uint32_t v[4], const uint32_t k[4], int last) {
+  uint32_t o[4];
+  for (int c = 0; c < 4; ++c) {
+    uint8_t a0 = (uint8_t)v[c], a1 = (uint8_t)(v[(c + 1) & 3] >> 8),
+            a2 = (uint8_t)(v[(c + 2) & 3] >> 16), a3 = (uint8_t)(v[(c + 3) & 3] >> 24);
+    if (last)
+      o[c] = (uint32_t)SBOX[a0] | ((uint32_t)SBOX[a1] << 8) | ((uint32_t)SBOX[a2] << 16) |
+             ((uint32_t)SBOX[a3] << 24);
+    else
+      o[c] = TE[0][a0] ^ TE[1][a1] ^ TE[2][a2] ^ TE[3][a3];
+  }
+  for (int c = 0; c < 4; ++c) v[c] = o[c] ^ k[c];
+}
+
+static void ars_sw(const uint32_t ctr[4], uint64_t rk[][2], int rounds, uint32_t out[4]) {
+  uint32_t k[4], v[4];
+  for (int c = 0; c < 4; ++c) {
+    k[c] = (uint32_t)(rk[0][c >> 1] >> (32 * (c & 1)));
+    v[c] = ctr[c] ^ k[c];
+  }
+  for (int r = 1; r <= rounds; ++r) {
+    for (int c = 0; c < 4; ++c) k[c] = (uint32_t)(rk[r][c >> 1] >> (32 * (c & 1)));
+    aes_round_sw(v, k, r == rounds);
+  }
+  memcpy(out, v, 16);
+}
+
+/* w[4i .. 4i+4) = ARS-7 of counter c0 + i (a 64-bit number in words 0-1), i < nc */
+static void ars_words(uint64_t c0, int nc, uint64_t rk[][2], uint32_t *w) {
+  int i = 0;
+#if defined(__AES__)
+  __m128i K[ARS_R + 1];
+  for (int r = 0; r <= ARS_R; ++r) K[r] = _mm_set_epi64x((long long)rk[r][1], (long long)rk[r][0]);
+#if defined(__VAES__) && defined(__AVX2__)
+  __m256i K2[ARS_R + 1];
+  for (int r = 0; r <= ARS_R; ++r) K2[r] = _mm256_broadcastsi128_si256(K[r]);
+  const __m256i two = _mm256_set_epi64x(0, 2, 0, 2);
+  for (; i + 16 <= nc; i += 16) { /* eight registers of two blocks hide aesenc's latency */
+    __m256i v[8];
+    __m256i c = _mm256_set_epi64x(0, (long long)(c0 + i + 1), 0, (long long)(c0 + i));
+    for (int q = 0; q < 8; ++q) {
+      v[q] = _mm256_xor_si256(c, K2[0]);
+      c = _mm256_add_epi64(c, two);
     }
-    uint32_t K0 = k0, K1 = k1;
-    for (int r = 0; r < 10; ++r) {
-      const __m512i V0 = _mm512_set1_epi64(K0), V1 = _mm512_set1_epi64(K1);
-      for (int q = 0; q < 4; ++q) {
-        __m512i p = _mm512_mul_epu32(A[q], m0), t = _mm512_mul_epu32(C[q], m1);
-        A[q] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(t, 32), B[q], V0, 0x96);
-        C[q] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p, 32), D[q], V1, 0x96);
-        B[q] = t; D[q] = p;
-      }
-      K0 += PW0; K1 += PW1;
-    }
-    for (int q = 0; q < 4; ++q) {
-      uint32_t(*y)[NL] = x[b + q / 2];
-      int o = 8 * (q % 2);
-      _mm256_storeu_si256((__m256i *)(y[0] + o), _mm512_cvtepi64_epi32(A[q]));
-      _mm256_storeu_si256((__m256i *)(y[1] + o), _mm512_cvtepi64_epi32(B[q]));
-      _mm256_storeu_si256((__m256i *)(y[2] + o), _mm512_cvtepi64_epi32(C[q]));
-      _mm256_storeu_si256((__m256i *)(y[3] + o), _mm512_cvtepi64_epi32(D[q]));
-    }
+    for (int r = 1; r < ARS_R; ++r)
+      for (int q = 0; q < 8; ++q) v[q] = _mm256_aesenc_epi128(v[q], K2[r]);
+    for (int q = 0; q < 8; ++q)
+      _mm256_storeu_si256((__m256i *)(w + 4 * i + 8 * q),
+                          _mm256_aesenclast_epi128(v[q], K2[ARS_R]));
+  }
+#endif
+  for (; i + 8 <= nc; i += 8) {
+    __m128i v[8];
+    for (int q = 0; q < 8; ++q)
+      v[q] = _mm_xor_si128(_mm_set_epi64x(0, (long long)(c0 + i + q)), K[0]);
+    for (int r = 1; r < ARS_R; ++r)
+      for (int q = 0; q < 8; ++q) v[q] = _mm_aesenc_si128(v[q], K[r]);
+    for (int q = 0; q < 8; ++q)
+      _mm_storeu_si128((__m128i *)(w + 4 * (i + q)), _mm_aesenclast_si128(v[q], K[ARS_R]));
+  }
+  for (; i < nc; ++i) {
+    __m128i v = _mm_xor_si128(_mm_set_epi64x(0, (long long)(c0 + i)), K[0]);
+    for (int r = 1; r < ARS_R; ++r) v = _mm_aesenc_si128(v, K[r]);
+    _mm_storeu_si128((__m128i *)(w + 4 * i), _mm_aesenclast_si128(v, K[ARS_R]));
   }
 #else
-  for (int b = 0; b < nb; ++b)
-    for (int j = 0; j < NL; ++j) {
-      uint64_t n = (blk + (uint64_t)b) * NL + (uint64_t)j;
-      uint32_t c0 = (uint32_t)n, c1 = (uint32_t)(n >> 32), c2 = 0, c3 = 0, K0 = k0, K1 = k1;
-      for (int r = 0; r < 10; ++r) {
-        uint64_t p0 = (uint64_t)PM0 * c0, p1 = (uint64_t)PM1 * c2;
-        c0 = (uint32_t)(p1 >> 32) ^ c1 ^ K0; c1 = (uint32_t)p1;
-        c2 = (uint32_t)(p0 >> 32) ^ c3 ^ K1; c3 = (uint32_t)p0;
-        K0 += PW0; K1 += PW1;
-      }
-      x[b][0][j] = c0; x[b][1][j] = c1; x[b][2][j] = c2; x[b][3][j] = c3;
-    }
+  pthread_once(&tables_once, build_tables);
+  for (; i < nc; ++i) {
+    uint64_t c = c0 + (uint64_t)i;
+    uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), 0, 0};
+    ars_sw(ctr, rk, ARS_R, w + 4 * i);
+  }
 #endif
 }
 
@@ -282,33 +376,51 @@ static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
   *z1 = r * t;
 }
 
-/* z[0 .. 64*nb) = the normals of blocks blk .. blk+nb (nb <= NB) */
-static void normals_batch(uint64_t blk, int nb, uint32_t k0, uint32_t k1, float *z) {
-  uint32_t x[NB + 1][4][NL];
-  philox_blocks(blk, nb, k0, k1, x);
+/* z[0 .. 64*nb) = the normals of blocks blk .. blk+nb (nb <= NB): position e takes words
+   2p, 2p+1 (p = (e >> 1) & 1) of counter e >> 2; even e the cosine, odd e the sine */
+static void normals_batch(uint64_t blk, int nb, uint64_t rk[][2], float *z) {
+  uint32_t x[NB * BLK] __attribute__((aligned(32)));
+  ars_words(blk * (BLK / 4), nb * (BLK / 4), rk, x);
   for (int b = 0; b < nb; ++b) {
+    const uint32_t *xb = x + BLK * b;
     float *zb = z + BLK * b;
-    for (int j = 0; j < NL; ++j) {
-      box_muller(x[b][0][j], x[b][1][j], &zb[j], &zb[NL + j]);
-      box_muller(x[b][2][j], x[b][3][j], &zb[2 * NL + j], &zb[3 * NL + j]);
-    }
+    for (int j = 0; j < BLK / 2; ++j)
+      box_muller(xb[j], xb[BLK / 2 + j], &zb[j], &zb[BLK / 2 + j]);
   }
 }
 
-void ng_philox4x32_10(const uint32_t *ctr, const uint32_t *key, uint32_t *out) {
-  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], K0 = key[0], K1 = key[1];
-  for (int r = 0; r < 10; ++r) {
-    uint64_t p0 = (uint64_t)PM0 * c0, p1 = (uint64_t)PM1 * c2;
-    c0 = (uint32_t)(p1 >> 32) ^ c1 ^ K0; c1 = (uint32_t)p1;
-    c2 = (uint32_t)(p0 >> 32) ^ c3 ^ K1; c3 = (uint32_t)p0;
-    K0 += PW0; K1 += PW1;
+/* one ARS block of any round count (software = 1: the table-driven rounds even where the
+   build has AES instructions) */
+void ng_ars4x32(const uint32_t *ctr, const uint32_t *key, int rounds, int software,
+                uint32_t *out) {
+  uint64_t rk[16][2];
+  if (rounds < 1 || rounds > 15) return;
+  ars_round_keys(key[0] | ((uint64_t)key[1] << 32), key[2] | ((uint64_t)key[3] << 32), rounds,
+                 rk);
+  if (software || rounds != ARS_R || ctr[2] || ctr[3]) {
+    pthread_once(&tables_once, build_tables);
+    ars_sw(ctr, rk, rounds, out);
+  } else {
+    ars_words(ctr[0] | ((uint64_t)ctr[1] << 32), 1, rk, out);
   }
-  out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
+/* out[4i .. 4i+4) = the ARS-7 words of counter c0 + i under the noise key for seed, i < nc */
+void ng_ars_words(uint64_t seed, uint64_t c0, int64_t nc, uint32_t *out) {
+  uint64_t rk[ARS_R + 1][2];
+  ars_round_keys(seed, 0, ARS_R, rk);
+  for (int64_t i = 0; i < nc; i += 1 << 20) {
+    int64_t m = nc - i < (1 << 20) ? nc - i : (1 << 20);
+    ars_words(c0 + (uint64_t)i, (int)m, rk, out + 4 * i);
+  }
+}
+
+/* which ARS path this build has: 2 = VAES (two blocks a register), 1 = AES-NI, 0 = software */
 int ng_simd_width(void) {
-#ifdef __AVX512F__
-  return 512;
+#if defined(__VAES__) && defined(__AVX2__)
+  return 2;
+#elif defined(__AES__)
+  return 1;
 #else
   return 0;
 #endif
@@ -317,11 +429,13 @@ int ng_simd_width(void) {
 /* out[i] = the normal of position start + i */
 void ng_normal_fill(uint64_t seed, int64_t start, int64_t n, float *out) {
   float z[NB * BLK];
+  uint64_t rk[ARS_R + 1][2];
+  ars_round_keys(seed, 0, ARS_R, rk);
   int64_t end = start + n;
   for (int64_t cs = start - start % BLK; cs < end; cs += NB * BLK) {
     int64_t ce = cs + NB * BLK < end ? cs + NB * BLK : end;
     int nb = (int)((ce - cs + BLK - 1) / BLK);
-    normals_batch((uint64_t)cs / BLK, nb, (uint32_t)seed, (uint32_t)(seed >> 32), z);
+    normals_batch((uint64_t)cs / BLK, nb, rk, z);
     for (int64_t e = cs > start ? cs : start; e < ce; ++e) out[e - start] = z[e - cs];
   }
 }
@@ -347,10 +461,11 @@ typedef struct {
     const T r = (T)J->rescale, cl = (T)J->clip, lr = (T)J->lr, wd = (T)J->wd;                  \
     const T sd = (T)J->sd, hl = -lr / (T)2;                                                    \
     const int do_clip = J->clip >= 0;                                                          \
-    const uint32_t k0 = (uint32_t)J->seed, k1 = (uint32_t)(J->seed >> 32);                     \
+    uint64_t rk[ARS_R + 1][2];                                                                 \
+    ars_round_keys(J->seed, 0, ARS_R, rk);                                                     \
     for (int64_t cs = a - a % BLK; cs < b; cs += NB * BLK) {                                   \
       int64_t ce = cs + NB * BLK < b ? cs + NB * BLK : b;                                      \
-      normals_batch((uint64_t)cs / BLK, (int)((ce - cs + BLK - 1) / BLK), k0, k1, z);          \
+      normals_batch((uint64_t)cs / BLK, (int)((ce - cs + BLK - 1) / BLK), rk, z);               \
       const int64_t i0 = (cs > a ? cs : a) - off, i1 = ce - off, zo = off - cs;               \
       for (int64_t i = i0; i < i1; ++i) {                                                      \
         T gi = g[i] * r;                                                                       \

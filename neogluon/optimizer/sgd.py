@@ -538,8 +538,9 @@ class SGLD(_MultiTensor):
     ``g`` is ``clip(rescale_grad * grad, clip_gradient)``, as in MXNet 1.9.1. The noise comes
     from neogluon's seeded generator (``mx.random.seed``), so runs repeat, but its values
     differ from MXNet's. On CPU (float32, float64) the noise is drawn inside the compiled
-    update itself (Philox-4x32-10 and Box-Muller, keyed by one seed per call and indexed by
-    element position: the same numbers with any thread count); elsewhere torch draws it.
+    update itself (ARS-7, a counter-based generator on AES rounds, and Box-Muller, keyed by
+    one seed per call and indexed by element position: the same numbers with any thread
+    count); elsewhere torch draws it.
     """
 
     _clip_if_truthy = False
