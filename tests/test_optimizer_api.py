@@ -9,6 +9,7 @@ import pickle
 import warnings
 
 import numpy as np
+import torch
 import pytest
 
 import neogluon as mx
@@ -452,3 +453,24 @@ def test_torch_fused_path_is_taken_without_kernels(name, kw, monkeypatch):
         states = upd.states
         assert not upd._scales       # ...and MXNet's values once read
         assert states[0] is not None
+
+
+def test_lbsgd_updates_a_list_in_one_kernel_call(monkeypatch):
+    """LBSGD reads each index's learning rate in turn (as MXNet) but updates the whole list
+    at once: one multi-tensor call, not one per Parameter."""
+    from neogluon.optimizer import _ckernels as ck
+    if not ck.usable([torch.zeros(2)], [torch.zeros(2)]):
+        pytest.skip("optimizer kernels unavailable")
+    calls = []
+    real = ck.run
+    monkeypatch.setattr(ck, "run", lambda kind, ws, *a, **k: (calls.append(len(ws)),
+                                                              real(kind, ws, *a, **k))[1])
+    opt = mx.optimizer.create("lbsgd", momentum=0.9, learning_rate=0.1)
+    upd = mx.optimizer.get_updater(opt)
+    ws = [mx.nd.ones((4, 3)) for _ in range(30)]
+    upd(list(range(30)), [mx.nd.ones((4, 3)) for _ in range(30)], ws)
+    assert calls == [30]
+    ref = mx.nd.ones((4, 3))
+    mx.optimizer.get_updater(mx.optimizer.create("lbsgd", momentum=0.9, learning_rate=0.1))(
+        0, mx.nd.ones((4, 3)), ref)
+    np.testing.assert_array_equal(ws[7].asnumpy(), ref.asnumpy())

@@ -412,52 +412,55 @@ class LBSGD(_MultiTensor):
         lars = math.sqrt(w2 / (g2 + wd * w2 + 1e-18))
         return min(max(lars, 0.01), 100)
 
-    def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None,
-                     checked=False):
-        # The learning rate is read before the update is counted, index by index, as MXNet.
-        if isinstance(index, (list, tuple)):
-            for i, w, g, s in zip(index, weight, grad, state):
-                super()._update_impl(i, w, g, s, multi_precision, scales, checked)
-            return None
-        return super()._update_impl(index, weight, grad, state, multi_precision, scales,
-                                    checked)
+    def _count_and_get_lrs(self, index):
+        # MXNet's LBSGD updates index by index: each index's learning rate sees the counts
+        # of the indices before it in the same call. The updates themselves are batched.
+        lrs = []
+        for i in index:
+            lrs.extend(super()._count_and_get_lrs([i]))
+        return lrs
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
-        index, w, g, lr, wd = indices[0], ws[0], gs[0], lrs[0], wds[0]
-        mom_t = states[0][0]
-        c = self.cumgrads.get(index)
-        if c and c["num_cums"] > 0:
-            prev, num = c["cum_grad"], c["num_cums"] + 1
-        else:
-            prev, num = 0, self.init_updates + 1
-        if self.batch_scale == 1:
-            # every call updates: nothing to accumulate (MXNet's sum is the gradient itself)
-            g_use = g
-        else:
-            cum = g.clone() if not isinstance(prev, torch.Tensor) else prev + g
-            self.cumgrads[index] = {"cum_grad": cum, "num_cums": num}
-            if num % self.batch_scale != 0:
-                return
-            g_use = cum / self.batch_scale
-        if self.warmup_strategy == "lars":
-            lbmult = self._get_lars(w, g_use, wd)
-        else:
-            lbmult = self._get_lbmult(num)
-        lr = lr * lbmult
         clip = self._clip()
         mom = self.momentum if self.momentum > 0 else 0.0
-        use_mom = mom_t is not None and mom > 0
-        if ck.usable([w], [g_use], [mom_t] if use_mom else None):
-            ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, [w], [g_use],
-                   s0=[mom_t] if use_mom else None, lr=_f32(lr), wd=_f32(wd),
-                   params=[_f32(self.rescale_grad), _ck_clip(clip), _f32(mom)])
-        else:
-            gg = M.scaled_grads([g_use], self.rescale_grad, clip)
-            if use_mom:
-                M.sgd_mom([w], gg, [mom_t], lr, wd, mom)
+        batches = {True: ([], [], [], [], []), False: ([], [], [], [], [])}
+        for index, w, g, st, lr, wd in zip(indices, ws, gs, states, lrs, wds):
+            mom_t = st[0]
+            c = self.cumgrads.get(index)
+            if c and c["num_cums"] > 0:
+                prev, num = c["cum_grad"], c["num_cums"] + 1
             else:
-                M.sgd_plain([w], gg, lr, wd)
-        self.cumgrads[index] = {"cum_grad": 0, "num_cums": num}
+                prev, num = 0, self.init_updates + 1
+            if self.batch_scale == 1:
+                # every call updates: nothing to accumulate (MXNet's sum is the gradient)
+                g_use = g
+            else:
+                cum = g.clone() if not isinstance(prev, torch.Tensor) else prev + g
+                self.cumgrads[index] = {"cum_grad": cum, "num_cums": num}
+                if num % self.batch_scale != 0:
+                    continue
+                g_use = cum / self.batch_scale
+            if self.warmup_strategy == "lars":
+                lbmult = self._get_lars(w, g_use, wd)
+            else:
+                lbmult = self._get_lbmult(num)
+            use_mom = mom_t is not None and mom > 0
+            for lst, v in zip(batches[use_mom], (w, g_use, mom_t, _f32(lr * lbmult), _f32(wd))):
+                lst.append(v)
+            self.cumgrads[index] = {"cum_grad": 0, "num_cums": num}
+        for use_mom, (w, g, m, lr_l, wd_l) in batches.items():
+            if not w:
+                continue
+            if ck.usable(w, g, m if use_mom else None):
+                ck.run(ck.K_SGD_MOM if use_mom else ck.K_SGD, w, g, s0=m if use_mom else None,
+                       lr=lr_l, wd=wd_l,
+                       params=[_f32(self.rescale_grad), _ck_clip(clip), _f32(mom)])
+                continue
+            gg = M.scaled_grads(g, self.rescale_grad, clip)
+            if use_mom:
+                M.sgd_mom_lists(w, gg, m, lr_l, wd_l, mom)
+            else:
+                M.sgd_plain_lists(w, gg, lr_l, wd_l)
 
     def _config_dict(self):
         d = super()._config_dict()
