@@ -460,6 +460,8 @@ typedef struct {
     case K_LAMB1: {                                                                            \
       /* blocks: a vectorisable update loop into a buffer, then vector sums of squares */      \
       double su = 0.0, sw = 0.0;                                                               \
+      /* bias corrections as reciprocals: one division per element, not three */               \
+      const T ia = (T)1 / ka, ib = (T)1 / kb;                                                  \
       T ub[512] __attribute__((aligned(64)));                                                  \
       for (int64_t b0 = i0; b0 < i1; b0 += 512) {                                              \
         int64_t len = i1 - b0 < 512 ? i1 - b0 : 512, j;                                        \
@@ -471,7 +473,7 @@ typedef struct {
           T v = p3 * s1[i] + ((T)1 - p3) * gi * gi;                                            \
           s0[i] = m;                                                                           \
           s1[i] = v;                                                                           \
-          ub[j] = (m / ka) / (SQRT(v / kb) + p4) + wd * w[i];                                  \
+          ub[j] = (m * ia) / (SQRT(v * ib) + p4) + wd * w[i];                                  \
         }                                                                                      \
         VSUMSQ(T, ub, len, su);                                                                \
         VSUMSQ(T, (w + b0), len, sw);                                                          \
@@ -489,12 +491,13 @@ typedef struct {
       part[2 * k] += sw;                                                                       \
       part[2 * k + 1] += sg;                                                                   \
     } break;                                                                                   \
-    case K_LAMB2:                                                                              \
+    case K_LAMB2: {                                                                            \
+      const T ia = (T)1 / ka, ib = (T)1 / kb;                                                  \
       for (i = i0; i < i1; ++i) {                                                              \
-        T u = (s0[i] / ka) / (SQRT(s1[i] / kb) + p4) + wd * w[i];                              \
+        T u = (s0[i] * ia) / (SQRT(s1[i] * ib) + p4) + wd * w[i];                              \
         w[i] = w[i] - lr * u;                                                                  \
       }                                                                                        \
-      break;                                                                                   \
+    } break;                                                                                   \
     }                                                                                          \
     (void)s2; (void)kc; (void)p5;                                                              \
   }
