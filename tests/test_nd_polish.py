@@ -326,3 +326,45 @@ def test_sequence_ops_refuse_lengths_beyond_the_time_axis():
             op(d, nd.array([1, 5]), use_sequence_length=True)
     ok = nd.SequenceLast(d, nd.array([1, 3]), use_sequence_length=True)
     assert ok.shape == (2, 4)
+
+
+@pytest.mark.parametrize("axis", [1.5, "1", (0, 1.5), True, [0, None]])
+def test_reduction_axis_must_be_ints(axis):
+    # MXNet 1.9.1: "Invalid Parameter format for axis expect Shape or None"
+    with pytest.raises(MXNetError, match="axis"):
+        nd.sum(nd.ones((2, 3)), axis=axis)
+    np.testing.assert_array_equal(nd.sum(nd.ones((2, 3)), axis=np.int64(1)).asnumpy(), [3, 3])
+    np.testing.assert_array_equal(nd.sum(nd.ones((2, 3)), axis=[0, 1]).asnumpy(), [6])
+
+
+def test_clip_needs_both_bounds():
+    # MXNet 1.9.1: "Invalid Parameter format for a_min expect float but value='None'"
+    x = nd.arange(4)
+    with pytest.raises(MXNetError, match="a_min"):
+        nd.clip(x, None, 2)
+    with pytest.raises(MXNetError, match="a_max"):
+        x.clip(0, None)
+    np.testing.assert_array_equal(nd.clip(x, np.float32(0.5), 2).asnumpy(), [0.5, 1, 2, 2])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: nd.Activation(x, act_type="relu"),
+    lambda x: nd.Pooling(x.reshape((1, 1, 2, 2)), kernel=(2, 2)),
+    lambda x: nd.Dropout(x, p=0.5)])
+def test_float_only_operators_refuse_integers(call):
+    # MXNet 1.9.1: "This operation only support floating point types, not int32"
+    with pytest.raises(MXNetError, match="floating point.*int32"):
+        call(nd.array([1, 2, 3, 4], dtype="int32"))
+    assert call(nd.array([1, 2, 3, 4], dtype="float16")).dtype == np.float16
+
+
+def test_out_of_bounds_array_index_message_is_one_line():
+    x = nd.arange(4)
+    with pytest.raises(IndexError) as ei:
+        x[nd.array([0, 5])]
+    msg = str(ei.value)
+    assert "\n" not in msg and "NDArray(2,) [0., 5.]" in msg and "shape (4,)" in msg
+    with pytest.raises(IndexError, match=r"too many indices.*shape \(4,\)"):
+        x[0, nd.array([1])]
+    with pytest.raises(IndexError, match=r"NDArray\(2,\) \[0\., 9\.\]"):
+        x[nd.array([0, 9])] = 1

@@ -627,10 +627,9 @@ class NDArray:
                 if post:
                     r = _negative_steps(r, post)
         except IndexError as err:
-            raise IndexError(f"index {key!r} is out of bounds for array of shape "
-                             f"{self.shape}: {err}") from None
+            raise _index_error(key, self.shape, err) from None
         except (RuntimeError, TypeError, ValueError) as err:
-            raise IndexError(f"invalid index {key!r} for an array of shape {self.shape}: "
+            raise IndexError(f"invalid index {_key_repr(key)} for an array of shape {self.shape}: "
                              f"{err}") from None
         if r.dim() == 0:
             r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
@@ -663,8 +662,7 @@ class NDArray:
             else:
                 t[k] = v
         except IndexError as err:
-            raise IndexError(f"index {key!r} is out of bounds for array of shape "
-                             f"{self.shape}: {err}") from None
+            raise _index_error(key, self.shape, err) from None
         except RuntimeError as err:
             try:
                 target = tuple(t[k].shape)
@@ -787,6 +785,23 @@ def _shape_error(fn, a, b, err):
                       f"({msg})")
 
 
+def _key_repr(key):
+    """An indexing key for an error message: NDArray keys as their shape and values, on one
+    line (an NDArray's repr spans several)."""
+    if isinstance(key, tuple):
+        inner = ", ".join(_key_repr(k) for k in key)
+        return f"({inner},)" if len(key) == 1 else f"({inner})"
+    if isinstance(key, NDArray):
+        vals = np.array2string(key.asnumpy(), threshold=8, edgeitems=3, separator=", ")
+        return f"NDArray{key.shape} {' '.join(vals.split())}"
+    return repr(key)
+
+
+def _index_error(key, shape, err):
+    what = "has too many indices" if "too many indices" in str(err) else "is out of bounds"
+    return IndexError(f"index {_key_repr(key)} {what} for an array of shape {shape}: {err}")
+
+
 def _convert_key(key, device, ndim):
     """torch form of an MXNet index, and the negative-step slices torch cannot take.
 
@@ -802,7 +817,7 @@ def _convert_key(key, device, ndim):
     if not any(type(k) is slice and k.step is not None and k.step < 0 for k in conv):
         return tuple(conv), None
     if any(isinstance(k, torch.Tensor) for k in conv):
-        raise IndexError(f"index {key!r}: a negative-step slice together with an advanced "
+        raise IndexError(f"index {_key_repr(key)}: a negative-step slice together with an advanced "
                          "(array) index is not supported")
     n_real = sum(1 for k in conv if k is not None and k is not Ellipsis)
     out, post, odim = [], [], 0

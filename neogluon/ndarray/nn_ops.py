@@ -30,6 +30,15 @@ def _tt(x, op, what="data"):
     raise TypeError(f"{op}: {what} must be an NDArray, got {type(x).__name__}")
 
 
+def _ft(x, op, what="data"):
+    """``_tt`` for operators MXNet runs on floating-point data only."""
+    t = _tt(x, op, what)
+    if not t.is_floating_point():
+        raise MXNetError(f"{op}: this operator supports floating point types only, got "
+                         f"{x.dtype.__name__ if hasattr(x.dtype, '__name__') else x.dtype}")
+    return t
+
+
 def _tuple(v, n, default):
     """MXNet's shape-tuple parameters: () means the default, an int repeats."""
     if v is None or v == () or v == []:
@@ -95,7 +104,7 @@ def Activation(data, act_type="relu", out=None, name=None):
     if fn is None:
         raise MXNetError(f"Activation: unknown act_type {act_type!r}; expected one of "
                          f"{sorted(_ACTS)}")
-    return _assign_out(_new(_run(fn, _tt(data, "Activation")), data._ctx), out)
+    return _assign_out(_new(_run(fn, _ft(data, "Activation")), data._ctx), out)
 
 
 # ---------------------------------------------------------------- convolution
@@ -330,7 +339,7 @@ def Pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off=False
     p_value : int
         The ``p`` of Lp pooling.
     """
-    x = _tt(data, "Pooling")
+    x = _ft(data, "Pooling")
     if pool_type not in ("max", "avg", "sum", "lp"):
         raise MXNetError(f"Pooling: pool_type must be 'max', 'avg', 'sum' or 'lp', got "
                          f"{pool_type!r}")
@@ -638,7 +647,7 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, out=None, na
     Active in training mode (``autograd.is_training()``), or always with ``mode='always'``;
     otherwise the data passes unchanged. ``axes`` share one mask value along those axes.
     """
-    x = _tt(data, "Dropout")
+    x = _ft(data, "Dropout")
     if mode not in ("training", "always"):
         raise MXNetError(f"Dropout: mode must be 'training' or 'always', got {mode!r}")
     if not (0.0 <= p <= 1.0):

@@ -6,6 +6,7 @@ result on the first input's context. ``out=`` writes the result into an existing
 from __future__ import annotations
 
 import functools
+import numbers
 
 import torch
 import torch.nn.functional as F
@@ -69,7 +70,18 @@ def _t(x, what="data"):
     raise _NotAnArray(f"{what} must be an NDArray, got {type(x).__name__}")
 
 
+def _is_int(a):
+    return isinstance(a, numbers.Integral) and not isinstance(a, bool)
+
+
 def _norm_axis(axis, ndim, exclude=False):
+    if not (axis is None or _is_int(axis) or
+            (isinstance(axis, (tuple, list)) and all(_is_int(a) for a in axis))):
+        raise MXNetError(f"invalid axis {axis!r}: expected an int, a tuple of ints or None")
+    if _is_int(axis):
+        axis = int(axis)
+    elif axis is not None:
+        axis = tuple(int(a) for a in axis)
     if axis is None or axis == ():
         axes = tuple(range(ndim))
     elif isinstance(axis, int):
@@ -143,6 +155,9 @@ def clip(data, a_min, a_max, out=None, name=None):
     if type(data) is not NDArray and data.stype != "default":
         from .sparse import clip as sparse_clip
         return sparse_clip(data, a_min, a_max, out=out)
+    for nm, v in (("a_min", a_min), ("a_max", a_max)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool):
+            raise MXNetError(f"clip: {nm} must be a number, got {v!r}")
     return _assign_out(_new(_run(torch.clamp, _t(data), a_min, a_max), data._ctx), out)
 
 
