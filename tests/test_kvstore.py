@@ -472,3 +472,63 @@ def test_streaming_copy_kernel_matches_torch(threads):
                 _kernels.set_enabled(old)
     finally:
         torch.set_num_threads(old_threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_in_place_two_context_pushpull_fused_sum(monkeypatch, threads, offset):
+    """pushpull(keys, grads) on two contexts with coalesced sources sums and writes back in
+    one pass: the same bits as the torch path, the stored value is the sum, and nothing
+    outside the sources moves (offset: sources not 16-byte aligned)."""
+    from neogluon.kvstore import _kernels
+    calls = []
+    real = _kernels.sum2_bcast
+    monkeypatch.setattr(_kernels, "sum2_bcast",
+                        lambda *a: real(*a) and (calls.append(1) or True))
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    rng = np.random.RandomState(9)
+    sizes = [(70001,), (3, 5), (1,), (200003,)]
+    total = sum(int(np.prod(s)) for s in sizes)
+    vals = [[rng.randn(*s).astype(np.float32) for s in sizes] for _ in range(2)]
+    results = {}
+    try:
+        for enabled in (True, False):
+            old = _kernels.set_enabled(enabled)
+            calls.clear()
+            try:
+                kv = mx.kv.create("device")
+                kv.init(list(range(4)), [nd.zeros(s) for s in sizes])
+                grads, flats = [], []
+                for c in range(2):  # one flat buffer per context, as the Trainer buckets
+                    flat = torch.full((total + offset + 1,), 7.0)
+                    flats.append(flat)
+                    off = offset
+                    for i, s in enumerate(sizes):
+                        n = int(np.prod(s))
+                        flat[off:off + n] = torch.from_numpy(vals[c][i].ravel())
+                        off += n
+                    grads.append([nd.from_torch(flat[o:o + int(np.prod(s))].view(s))
+                                  for o, s in zip(np.cumsum([offset] + [int(np.prod(s))
+                                                                       for s in sizes])[:-1],
+                                                  sizes)])
+                per_key = [[grads[0][i], grads[1][i]] for i in range(4)]
+                kv.pushpull(list(range(4)), per_key)
+                assert calls == ([1] if enabled else [])
+                got = [[g.asnumpy() for g in gl] for gl in per_key]
+                results[enabled] = got
+                for i in range(4):
+                    want = vals[0][i] + vals[1][i]
+                    np.testing.assert_array_equal(got[i][0], want)
+                    np.testing.assert_array_equal(got[i][1], want)
+                    out = nd.zeros(sizes[i])
+                    kv.pull(i, out=out)
+                    np.testing.assert_array_equal(out.asnumpy(), want)
+                for flat in flats:  # the guard elements either side are untouched
+                    assert flat[-1] == 7.0 and (offset == 0 or flat[0] == 7.0)
+            finally:
+                _kernels.set_enabled(old)
+    finally:
+        torch.set_num_threads(old_threads)
+    for a, b in zip(results[True], results[False]):
+        np.testing.assert_array_equal(a[0], b[0])

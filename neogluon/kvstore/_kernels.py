@@ -1,4 +1,5 @@
-"""A compiled CPU kernel for the store's pull: one source copied into several outputs.
+"""Compiled CPU kernels for the store: one source copied into several outputs, and the
+two-context sum written back to both sources.
 
 Copying the stored value into each context's array is pure memory traffic. torch's copy
 writes through the cache, so every destination line is first read (read-for-ownership):
@@ -103,6 +104,56 @@ int ng_copy_multi(const float** srcs, float** dsts, const int64_t* sizes, int64_
     free(jobs);
     return 0;
 }
+
+/* o = a + b, then a = b = o, in one pass (a store's two-context push-pull in place): reads
+   two arrays and writes three, where a sum followed by a copy into both moves seven or more.
+   o gets streaming stores (a fresh buffer: no read-for-ownership); a and b were just read,
+   so plain stores hit the cache. */
+typedef struct { float *a, *b, *o; int64_t lo, hi; } sum2_t;
+
+static void* sum2_part(void* arg) {
+    const sum2_t* p = (const sum2_t*)arg;
+    float *a = p->a, *b = p->b, *o = p->o;
+    int64_t i = p->lo;
+#ifdef NG_SSE
+    while (i < p->hi && (((uintptr_t)(o + i)) & 15)) {
+        float x = a[i] + b[i];
+        o[i] = x; a[i] = x; b[i] = x;
+        ++i;
+    }
+    for (; i + 4 <= p->hi; i += 4) {
+        __m128 x = _mm_add_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
+        _mm_stream_ps(o + i, x);
+        _mm_storeu_ps(a + i, x);
+        _mm_storeu_ps(b + i, x);
+    }
+    _mm_sfence();
+#endif
+    for (; i < p->hi; ++i) {
+        float x = a[i] + b[i];
+        o[i] = x; a[i] = x; b[i] = x;
+    }
+    return NULL;
+}
+
+void ng_sum2_bcast(float* a, float* b, float* o, int64_t n, int nthreads) {
+    if (nthreads < 1) nthreads = 1;
+    if (n < ((int64_t)1 << 16) * nthreads) nthreads = 1;
+    if (nthreads > 64) nthreads = 64;
+    sum2_t parts[64];
+    pthread_t th[64];
+    int64_t per = (n + nthreads - 1) / nthreads;
+    per = (per + 15) & ~(int64_t)15;
+    for (int t = 0; t < nthreads; ++t) {
+        parts[t].a = a; parts[t].b = b; parts[t].o = o;
+        parts[t].lo = per * t < n ? per * t : n;
+        parts[t].hi = per * (t + 1) < n ? per * (t + 1) : n;
+    }
+    for (int t = 1; t < nthreads; ++t)
+        if (pthread_create(&th[t], NULL, sum2_part, &parts[t]) != 0) { sum2_part(&parts[t]); th[t] = 0; }
+    sum2_part(&parts[0]);
+    for (int t = 1; t < nthreads; ++t) if (th[t]) pthread_join(th[t], NULL);
+}
 """
 
 _lock = threading.Lock()
@@ -158,6 +209,10 @@ def _build():
                    ctypes.POINTER(ctypes.c_int64), ctypes.c_int64, ctypes.c_int,
                    ctypes.c_int]
     fn.restype = ctypes.c_int
+    f2 = lib.ng_sum2_bcast
+    f2.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                   ctypes.c_int]
+    f2.restype = None
     return lib
 
 
@@ -190,3 +245,23 @@ def copy_multi(pairs):
         if lib.ng_copy_multi(srcs, dsts, sizes, m, n_out, max(1, torch.get_num_threads())):
             return pairs  # out of memory for the job table: let torch copy everything
     return rest
+
+
+def sum2_bcast(out, a, b):
+    """``out = a + b`` and then ``a[:] = b[:] = out``, in one pass (float32 CPU, contiguous,
+    equal sizes, no overlap). Returns False, touching nothing, when it cannot."""
+    if not _enabled:
+        return False
+    ts = (out, a, b)
+    if not all(_fits(t) for t in ts) or not (out.numel() == a.numel() == b.numel()):
+        return False
+    spans = sorted((t.data_ptr(), t.data_ptr() + 4 * t.numel()) for t in ts)
+    if spans[0][1] > spans[1][0] or spans[1][1] > spans[2][0]:
+        return False
+    lib = _library()
+    if lib is None:
+        return False
+    lib.ng_sum2_bcast(a.data_ptr(), b.data_ptr(), out.data_ptr(), out.numel(),
+                      max(1, torch.get_num_threads()))
+    return True
+

@@ -165,6 +165,10 @@ class KVStore(KVStoreBase):
         self._residuals = {}       # (key, source index) -> tensor
         self._merge = {}           # key -> persistent merge buffer (tensor)
         self._batches = {}         # tuple of keys -> flat merge buffer for that batch
+        # pushpull in place on two contexts: the sum may be written back to the sources in
+        # the same pass (_reduce_batch sets _bcast_done when it did)
+        self._bcast_ok = False
+        self._bcast_done = False
         self._aliased = set()      # keys whose stored value is their merge buffer
 
     # ------------------------------------------------------------------ properties
@@ -330,7 +334,17 @@ class KVStore(KVStoreBase):
         out_pairs = pairs if out is None else _key_value_pairs(key, out, "pushpull")[0]
         groups = _group(pairs)
         targets = self._pull_targets(_group(out_pairs), ignore_sparse=True)
-        self._push_groups(groups)
+        # in place (out is value), plain sum: the outputs are the sources, so the batched sum
+        # can write them while it reads them
+        self._bcast_ok = out is None and self._updater is None and self._compression is None
+        self._bcast_done = False
+        try:
+            self._push_groups(groups)
+        finally:
+            self._bcast_ok = False
+        if self._bcast_done:
+            self._bcast_done = False
+            targets = [(o, k) for o, k in targets if o.stype != "default"]
         self._copy_out(targets)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
@@ -512,6 +526,10 @@ class KVStore(KVStoreBase):
         per_source = [[vals[j]._t.detach() for _, vals in groups] for j in range(n)]
         sources = [_coalesced(ts) for ts in per_source]
         if all(s is not None for s in sources):
+            if (self._bcast_ok and n == 2 and all(s.device == dev for s in sources)
+                    and _kernels.sum2_bcast(flat, sources[0], sources[1])):
+                self._bcast_done = True  # the sources (the pull's outputs) hold the sum
+                return [self._merge[k] for k in keys]
             sources = [s if s.device == dev else s.to(dev) for s in sources]
             _sum_into(flat, sources, grouped)
         else:
