@@ -40,6 +40,28 @@ _SOURCE = r"""
 typedef struct { const float* src; float** dst; int64_t n; } job_t;
 typedef struct { const job_t* jobs; int64_t njobs; int n_out; int64_t lo, hi; } part_t;
 
+/* The thread count for n elements (one thread below 64 Ki elements a thread, at most 64)
+   and each thread's share, a multiple of 16 elements. */
+static int split(int64_t n, int nthreads, int64_t* per) {
+    if (nthreads < 1) nthreads = 1;
+    if (n < ((int64_t)1 << 16) * nthreads) nthreads = 1;
+    if (nthreads > 64) nthreads = 64;
+    *per = ((n + nthreads - 1) / nthreads + 15) & ~(int64_t)15;
+    return nthreads;
+}
+
+/* fn(parts[0]) here and fn(parts[t]) on new threads (inline if one cannot start) */
+static void run_parallel(void* (*fn)(void*), void* parts, size_t stride, int nthreads) {
+    pthread_t th[64];
+    for (int t = 1; t < nthreads; ++t)
+        if (pthread_create(&th[t], NULL, fn, (char*)parts + stride * t) != 0) {
+            fn((char*)parts + stride * t);
+            th[t] = 0;
+        }
+    fn(parts);
+    for (int t = 1; t < nthreads; ++t) if (th[t]) pthread_join(th[t], NULL);
+}
+
 static void copy_range(const float* s, float** d, int n_out, int64_t lo, int64_t hi) {
     int64_t i = lo;
 #ifdef NG_SSE
@@ -86,21 +108,14 @@ int ng_copy_multi(const float** srcs, float** dsts, const int64_t* sizes, int64_
         jobs[j].n = sizes[j];
         total += sizes[j];
     }
-    if (nthreads < 1) nthreads = 1;
-    if (total < ((int64_t)1 << 16) * nthreads) nthreads = 1;
-    if (nthreads > 64) nthreads = 64;
+    int64_t per;
+    nthreads = split(total, nthreads, &per);
     part_t parts[64];
-    pthread_t th[64];
-    int64_t per = (total + nthreads - 1) / nthreads;
-    per = (per + 15) & ~(int64_t)15;
     for (int t = 0; t < nthreads; ++t) {
         parts[t].jobs = jobs; parts[t].njobs = njobs; parts[t].n_out = n_out;
         parts[t].lo = per * t; parts[t].hi = per * (t + 1) < total ? per * (t + 1) : total;
     }
-    for (int t = 1; t < nthreads; ++t)
-        if (pthread_create(&th[t], NULL, run_part, &parts[t]) != 0) { run_part(&parts[t]); th[t] = 0; }
-    run_part(&parts[0]);
-    for (int t = 1; t < nthreads; ++t) if (th[t]) pthread_join(th[t], NULL);
+    run_parallel(run_part, parts, sizeof parts[0], nthreads);
     free(jobs);
     return 0;
 }
@@ -137,22 +152,15 @@ static void* sum2_part(void* arg) {
 }
 
 void ng_sum2_bcast(float* a, float* b, float* o, int64_t n, int nthreads) {
-    if (nthreads < 1) nthreads = 1;
-    if (n < ((int64_t)1 << 16) * nthreads) nthreads = 1;
-    if (nthreads > 64) nthreads = 64;
+    int64_t per;
+    nthreads = split(n, nthreads, &per);
     sum2_t parts[64];
-    pthread_t th[64];
-    int64_t per = (n + nthreads - 1) / nthreads;
-    per = (per + 15) & ~(int64_t)15;
     for (int t = 0; t < nthreads; ++t) {
         parts[t].a = a; parts[t].b = b; parts[t].o = o;
         parts[t].lo = per * t < n ? per * t : n;
         parts[t].hi = per * (t + 1) < n ? per * (t + 1) : n;
     }
-    for (int t = 1; t < nthreads; ++t)
-        if (pthread_create(&th[t], NULL, sum2_part, &parts[t]) != 0) { sum2_part(&parts[t]); th[t] = 0; }
-    sum2_part(&parts[0]);
-    for (int t = 1; t < nthreads; ++t) if (th[t]) pthread_join(th[t], NULL);
+    run_parallel(sum2_part, parts, sizeof parts[0], nthreads);
 }
 """
 
