@@ -17,8 +17,10 @@ $(STAMP): pyproject.toml Makefile
 
 venv: $(STAMP)
 
+# The demo trains 6 epochs from scratch, stops, then resumes from that checkpoint to 12.
 demo: $(STAMP)
-	$(VPY) -m neogluon.examples.digits $(DEMO_ARGS)
+	$(VPY) -m neogluon.examples.digits --no-resume --epochs 6 $(DEMO_ARGS)
+	$(VPY) -m neogluon.examples.digits --epochs 12 $(DEMO_ARGS)
 
 test: $(STAMP)
 	$(VPY) -m pytest -n 2 tests
