@@ -165,10 +165,6 @@ class KVStore(KVStoreBase):
         self._residuals = {}       # (key, source index) -> tensor
         self._merge = {}           # key -> persistent merge buffer (tensor)
         self._batches = {}         # tuple of keys -> flat merge buffer for that batch
-        # pushpull in place on two contexts: the sum may be written back to the sources in
-        # the same pass (_reduce_batch sets _bcast_done when it did)
-        self._bcast_ok = False
-        self._bcast_done = False
         self._aliased = set()      # keys whose stored value is their merge buffer
 
     # ------------------------------------------------------------------ properties
@@ -334,16 +330,9 @@ class KVStore(KVStoreBase):
         out_pairs = pairs if out is None else _key_value_pairs(key, out, "pushpull")[0]
         groups = _group(pairs)
         targets = self._pull_targets(_group(out_pairs), ignore_sparse=True)
-        # in place (out is value), plain sum: the outputs are the sources, so the batched sum
-        # can write them while it reads them
-        self._bcast_ok = out is None and self._updater is None and self._compression is None
-        self._bcast_done = False
-        try:
-            self._push_groups(groups)
-        finally:
-            self._bcast_ok = False
-        if self._bcast_done:
-            self._bcast_done = False
+        # in place (out is value): the outputs are the sources, so the sum may be written
+        # back to them in the pass that reads them
+        if self._push_groups(groups, write_back=out is None):
             targets = [(o, k) for o, k in targets if o.stype != "default"]
         self._copy_out(targets)
 
@@ -413,7 +402,9 @@ class KVStore(KVStoreBase):
                     raise MXNetError(f"push: key {k!r} holds dtype {stored.dtype.__name__} but a "
                                      f"value of dtype {v.dtype.__name__} was pushed")
 
-    def _push_groups(self, groups):
+    def _push_groups(self, groups, write_back=False):
+        """Push the (key, values) groups. ``write_back``: the dense values may also receive
+        the sum; returns True when they did (a plain two-source sum, batched)."""
         if groups and any(_sparse.is_sparse_push(self, k, vals) for k, vals in groups):
             dense = []
             for k, vals in groups:
@@ -423,10 +414,11 @@ class KVStore(KVStoreBase):
                     dense.append((k, vals))
             groups = dense
         if not groups:
-            return
+            return False
         self._validate_push(groups)
+        write_back = write_back and self._updater is None
         with torch.no_grad():
-            merged = self._reduce(groups)
+            merged, written = self._reduce(groups, write_back)
             keys = [k for k, _ in groups]
             if self._updater is not None:
                 self._apply_updater(keys, merged)
@@ -442,6 +434,7 @@ class KVStore(KVStoreBase):
                     else:
                         self._own(k)
                         self._store[k]._t.copy_(m)
+        return written
 
     def _own(self, k):
         """Give key ``k`` a stored buffer of its own (not shared with its merge buffer)."""
@@ -468,17 +461,18 @@ class KVStore(KVStoreBase):
             for k, g, w in zip(keys, grads, weights):
                 upd(k, g, w)
 
-    def _reduce(self, groups):
-        """The merged (summed) tensor of each group, in MXNet's summation order."""
+    def _reduce(self, groups, write_back=False):
+        """The merged (summed) tensor of each group, in MXNet's summation order, and whether
+        the sum was also written back over the values (only asked with ``write_back``)."""
         comp = self._compression
         if comp is not None:
-            return [self._reduce_compressed(k, vals) for k, vals in groups]
+            return [self._reduce_compressed(k, vals) for k, vals in groups], False
         n = len(groups[0][1])
         if n >= 2 and len(groups) > 1 and all(len(v) == n for _, v in groups):
-            flat = self._reduce_batch(groups, n)
-            if flat is not None:
-                return flat
-        return [self._reduce_one(k, vals) for k, vals in groups]
+            done = self._reduce_batch(groups, n, write_back)
+            if done is not None:
+                return done
+        return [self._reduce_one(k, vals) for k, vals in groups], False
 
     def _merge_buffer(self, k, like, dev):
         m = self._merge.get(k)
@@ -499,8 +493,9 @@ class KVStore(KVStoreBase):
         m = self._merge_buffer(k, ts[0], dev)
         return _sum_into(m, ts, grouped=not self._device_comm)
 
-    def _reduce_batch(self, groups, n):
-        """Sum a batch of keys with one flat merge buffer; None when the batch does not fit."""
+    def _reduce_batch(self, groups, n, write_back=False):
+        """Sum a batch of keys with one flat merge buffer: (merged, written back), or None
+        when the batch does not fit."""
         first = [vals[0]._t for _, vals in groups]
         dtype = first[0].dtype
         dev = self._store_device(first[0])
@@ -526,10 +521,9 @@ class KVStore(KVStoreBase):
         per_source = [[vals[j]._t.detach() for _, vals in groups] for j in range(n)]
         sources = [_coalesced(ts) for ts in per_source]
         if all(s is not None for s in sources):
-            if (self._bcast_ok and n == 2 and all(s.device == dev for s in sources)
+            if (write_back and n == 2 and all(s.device == dev for s in sources)
                     and _kernels.sum2_bcast(flat, sources[0], sources[1])):
-                self._bcast_done = True  # the sources (the pull's outputs) hold the sum
-                return [self._merge[k] for k in keys]
+                return [self._merge[k] for k in keys], True
             sources = [s if s.device == dev else s.to(dev) for s in sources]
             _sum_into(flat, sources, grouped)
         else:
@@ -537,7 +531,7 @@ class KVStore(KVStoreBase):
                 ts = [per_source[j][i] for j in range(n)]
                 ts = [t if t.device == dev else t.to(dev) for t in ts]
                 _sum_into(self._merge[k], ts, grouped)
-        return [self._merge[k] for k in keys]
+        return [self._merge[k] for k in keys], False
 
     def _reduce_compressed(self, k, vals):
         # Every source is quantised, even a single one, as MXNet's device store does, so

@@ -629,8 +629,8 @@ class NDArray:
         except IndexError as err:
             raise _index_error(key, self.shape, err) from None
         except (RuntimeError, TypeError, ValueError) as err:
-            raise IndexError(f"invalid index {_key_repr(key)} for an array of shape {self.shape}: "
-                             f"{err}") from None
+            raise IndexError(f"invalid index {_key_repr(key)} for an array of shape "
+                             f"{self.shape}: {err}") from None
         if r.dim() == 0:
             r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
         a = _new(r, self._ctx)
@@ -817,8 +817,8 @@ def _convert_key(key, device, ndim):
     if not any(type(k) is slice and k.step is not None and k.step < 0 for k in conv):
         return tuple(conv), None
     if any(isinstance(k, torch.Tensor) for k in conv):
-        raise IndexError(f"index {_key_repr(key)}: a negative-step slice together with an advanced "
-                         "(array) index is not supported")
+        raise IndexError(f"index {_key_repr(key)}: a negative-step slice together with an "
+                         "advanced (array) index is not supported")
     n_real = sum(1 for k in conv if k is not None and k is not Ellipsis)
     out, post, odim = [], [], 0
     for k in conv:

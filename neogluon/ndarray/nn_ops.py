@@ -35,7 +35,7 @@ def _ft(x, op, what="data"):
     t = _tt(x, op, what)
     if not t.is_floating_point():
         raise MXNetError(f"{op}: this operator supports floating point types only, got "
-                         f"{x.dtype.__name__ if hasattr(x.dtype, '__name__') else x.dtype}")
+                         f"{str(t.dtype).replace('torch.', '')}")
     return t
 
 
