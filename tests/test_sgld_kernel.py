@@ -112,14 +112,16 @@ def normals_reference(seed, n):
     u = (np.floor(a / 2).astype(np.float32) * np.float32(2.0 ** -31) +
          np.float32(2.0 ** -32)).astype(np.float64)
     r = np.sqrt(-2 * np.log(u))
-    # octant from the top three bits; the rest reflected in odd octants, then made float32
-    oc = np.floor(b / 2 ** 29)
-    fb = b - oc * 2 ** 29
-    odd = oc % 2 == 1
-    fb = np.where(odd, 2 ** 29 - fb, fb)
-    f = (fb.astype(np.float32) * np.float32(2.0 ** -29)).astype(np.float64)
-    theta = np.pi / 4 * np.where(odd, oc + 1 - f, oc + f)
-    return np.where(o < 32, r * np.cos(theta), r * np.sin(theta))
+    # the angle's fraction from the low 29 bits, made float32; the top three bits swap
+    # (bit 29) and negate (bit 30: the cosine output, bit 31: the sine output)
+    bi = b.astype(np.uint64)
+    f = ((bi % 2 ** 29).astype(np.float32) * np.float32(2.0 ** -29)).astype(np.float64)
+    cs, sn = np.cos(np.pi / 4 * f), np.sin(np.pi / 4 * f)
+    swap = (bi >> np.uint64(29)) & np.uint64(1) == 1
+    c, s = np.where(swap, sn, cs), np.where(swap, cs, sn)
+    c = np.where((bi >> np.uint64(30)) & np.uint64(1) == 1, -c, c)
+    s = np.where(bi >> np.uint64(31) == 1, -s, s)
+    return np.where(o < 32, r * c, r * s)
 
 
 # Random123 tests/kat_vectors, "ars4x32 10" lines (counter, key, result)
@@ -240,6 +242,26 @@ def test_noise_is_standard_normal():
     # lr scales the standard deviation to sqrt(lr)
     z2 = pure_noise(11, lr=0.04)[0].astype(np.float64)
     np.testing.assert_allclose(z2, z * np.float32(0.2), rtol=1e-6, atol=1e-7)
+
+
+@needs_kernel
+def test_box_muller_pairs_have_uniform_angle_and_exponential_radius():
+    """The two outputs of a pair (positions 64b + j and 64b + 32 + j) are a point whose angle
+    is uniform on the circle, octant by octant, and whose squared radius is Exp(mean 2): the
+    swap and sign bits place the [0, pi/4) arc on all eight octants alike."""
+    z = rk.normal_fill(17, 0, 64 * 40000).double().numpy().reshape(-1, 64)
+    c, s = z[:, :32].ravel(), z[:, 32:].ravel()
+    theta = np.arctan2(s, c)
+    assert stats.kstest(theta, "uniform", args=(-np.pi, 2 * np.pi)).pvalue > 1e-3
+    assert stats.kstest(c * c + s * s, "expon", args=(0, 2)).pvalue > 1e-3
+    octant = np.floor((theta + np.pi) / (np.pi / 4)).astype(int).clip(0, 7)
+    counts = np.bincount(octant, minlength=8)
+    expect = theta.size / 8
+    assert np.all(np.abs(counts - expect) < 5 * math.sqrt(expect)), counts
+    # within each octant the angle is uniform too (no arc folded onto another)
+    for k in range(8):
+        part = theta[octant == k] - (-np.pi + k * np.pi / 4)
+        assert stats.kstest(part, "uniform", args=(0, np.pi / 4)).pvalue > 1e-3, k
 
 
 @needs_kernel

@@ -325,14 +325,17 @@ static void ars_words(uint64_t c0, int nc, uint64_t rk[][2], uint32_t *w) {
 
 /* Box-Muller: two independent N(0, 1) from two 32-bit words, in float32 IEEE operations only
    (no libm vector calls, no fast-math).
-   Radius: r = sqrt(-2 ln u), u = (floor(a/2) + 1/2) 2^-31 in (0, 1), so the tails reach
-   6.66 sigma. With v = u 2^31 = m 2^e, m in [sqrt(1/2), sqrt(2)):
-   -2 ln u = -2 ln2 (e - 31) - 4 atanh(s), s = (m-1)/(m+1), |s| <= 0.172, and the series
-   4 (s + s^3/3 + ... + s^9/9) leaves out less than 2e-9 relative (m - 1 is exact, so small
-   radii keep their relative accuracy).
-   Angle: theta = (pi/4) (o + f) with the octant o the top three bits of b; f, from the other
-   29 bits, is reflected to 1 - f (exactly, in integers) in odd octants, so sin and cos are
-   only needed on [0, pi/4], where Taylor series to x^11 and x^10 leave out < 2e-9. */
+   Radius: r = sqrt(-2 ln u), u = (floor(a/2) + 1/2) 2^-31 in (0, 1], so the tails reach
+   6.66 sigma. v = u 2^31 = m 2^k with m in [sqrt(1/2), sqrt(2)), k and m taken from v's bits
+   by subtracting sqrt(1/2)'s bit pattern (no compare): -2 ln u = -2 ln2 (k - 31) - 4 atanh(s),
+   s = (m-1)/(m+1), |s| <= 0.172; 4 atanh(s) / s is a degree-3 polynomial in s^2 (minimax,
+   relative error < 1e-9; m - 1 is exact, so small radii keep their relative accuracy).
+   Angle: phi = (pi/4) f with f the low 29 bits of b over 2^29, in [0, pi/4), where sin and cos
+   are polynomials in f^2 (minimax, relative error < 1e-10: degree 3 for sin/f, 4 for cos).
+   The top three bits of b, independent of f, move (cos phi, sin phi) into one of the eight
+   octants by the symmetries of the square: bit 29 swaps the two, bit 30 negates the cosine
+   output, bit 31 the sine output. Each of the eight maps carries [0, pi/4) onto its own
+   octant, so theta is uniform on the circle. */
 #ifdef __FMA__
 /* fused where the hardware has it (a portable build on such a machine differs in the last
    bit of some values; every build is the same from run to run and across thread counts) */
@@ -345,35 +348,31 @@ static inline void box_muller(uint32_t a, uint32_t b, float *z0, float *z1) {
   float v = (float)(int32_t)(a >> 1) + 0.5f;
   int32_t bits;
   memcpy(&bits, &v, 4);
-  int32_t e = ((bits >> 23) & 0xff) - 127 - 31;
-  int32_t mb = (bits & 0x7fffff) | 0x3f800000;
+  int32_t t = bits - 0x3f3504f3;                 /* sqrt(1/2) */
+  int32_t mb = bits - (t & (int32_t)0xff800000); /* v = m 2^(t >> 23) */
   float m;
   memcpy(&m, &mb, 4);
-  int big = m > 1.41421356f;
-  m = big ? m * 0.5f : m;
-  e += big;
   float s = (m - 1.0f) / (m + 1.0f), z = s * s;
-  float p = MADD(z, MADD(z, MADD(z, MADD(z, -4.0f / 9, -4.0f / 7), -4.0f / 5), -4.0f / 3),
-                 -4.0f);
-  float r = sqrtf(MADD((float)e, -1.38629436112f, s * p));
+  float p = MADD(z, MADD(z, MADD(z, -0.598509184f, -0.799496095f), -1.33333632f),
+                 -3.99999999725f);
+  float r = sqrtf(MADD((float)((t >> 23) - 31), -1.38629436112f, s * p));
 
-  uint32_t o = b >> 29, fb = b & 0x1fffffffu;
-  fb = (o & 1) ? 0x20000000u - fb : fb;
-  float f = (float)(int32_t)fb * 0x1p-29f, f2 = f * f;
-  /* (pi/4)^k / k! with alternating signs */
-  float sn = MADD(f2, MADD(f2, MADD(f2, MADD(f2, -1.75724767344e-9f, 3.13361689038e-7f),
-                                    -0.0000365762041822f), 0.00249039457019f),
-                  -0.0807455121883f);
-  sn = f * MADD(f2, sn, 0.785398163397f);
-  float cs = MADD(f2, MADD(f2, MADD(f2, -2.46113695049e-8f, 3.59086044859e-6f),
-                           -0.000325991886927f), 0.0158543442438f);
-  cs = MADD(f2, MADD(f2, cs, -0.308425137534f), 1.0f);
-  int swap = ((o + 1) & 2) != 0;          /* octants 1, 2, 5, 6 */
-  float c = swap ? sn : cs, t = swap ? cs : sn;
-  c = ((o + 2) & 4) ? -c : c;             /* octants 2..5 */
-  t = (o & 4) ? -t : t;                   /* octants 4..7 */
+  float f = (float)(int32_t)(b & 0x1fffffffu) * 0x1p-29f, f2 = f * f;
+  float sn = f * MADD(f2, MADD(f2, MADD(f2, -3.59505366e-05f, 0.00249000117f),
+                               -0.0807454326f), 0.785398161f);
+  float cs = MADD(f2, MADD(f2, MADD(f2, MADD(f2, 3.52876675e-06f, -0.000325936512f),
+                                    0.0158543239f), -0.308425135f), 1.0f);
+  int swap = (b >> 29) & 1;
+  float c = swap ? sn : cs, q = swap ? cs : sn;
+  uint32_t cb, qb; /* signs by XOR: no compare, no blend */
+  memcpy(&cb, &c, 4);
+  memcpy(&qb, &q, 4);
+  cb ^= (b << 1) & 0x80000000u;
+  qb ^= b & 0x80000000u;
+  memcpy(&c, &cb, 4);
+  memcpy(&q, &qb, 4);
   *z0 = r * c;
-  *z1 = r * t;
+  *z1 = r * q;
 }
 
 /* z[0 .. 64*nb) = the normals of blocks blk .. blk+nb (nb <= NB): position e takes words
