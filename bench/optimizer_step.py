@@ -313,13 +313,13 @@ def table(threads, tside, markdown):
 
 
 NOTE = ("% bandwidth is the median over rounds of (step rate / streaming rate measured just "
-        "before it). This 2-vCPU host's streaming rate moves between phases (two threads: "
-        "about 50 to 110 GB/s), so the two-thread percentages are noisy; torch's fused "
+        "before it). This 2-vCPU host's two-thread streaming rate moves between phases "
+        "lasting seconds (about 55 or about 90 GB/s), which the pairing follows; torch's fused "
         "kernels, timed the same way in the same run, are the reference rows. LARS and LAMB "
         "read the weights and gradients once more for their norms than the bytes counted. "
-        "SGLD is bound by computing its Gaussian noise (ARS-7 AES rounds + Box-Muller in the "
-        "update kernel, about 20 ms of arithmetic for 25.6 M values on one Zen 3 core), not "
-        "by memory.")
+        "SGLD computes a Gaussian number per weight in its update kernel (ARS-7 AES rounds + "
+        "Box-Muller, about 9.5 ms of arithmetic for 25.6 M values on one Zen 4 core), so it "
+        "is bound by arithmetic more than by memory.")
 
 
 def write_section(body):
