@@ -255,7 +255,7 @@ class CosineScheduler(LRScheduler):
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
-            frac = (num_update - self.warmup_steps) / self.max_steps
+            # MXNet's order of operations ((pi * steps) / max_steps): the same double
             self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * frac)) / 2
+                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
         return self.base_lr

@@ -16,7 +16,7 @@ IDS = [f"{c['kind']}-{i}" for i, c in enumerate(CASES)]
 def test_values_at_every_num_update(case):
     s = getattr(mx.lr_scheduler, case["kind"])(**case["kwargs"])
     got = [s(n) for n in range(len(case["values"]))]
-    assert got == pytest.approx(case["values"], rel=1e-12, abs=1e-15)
+    assert got == case["values"]  # the same doubles: MXNet's order of operations
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -24,7 +24,7 @@ def test_values_out_of_order(case):
     # the factor schedules keep state: MXNet's values depend on the order of the calls
     s = getattr(mx.lr_scheduler, case["kind"])(**case["kwargs"])
     got = [s(n) for n in case["order"]]
-    assert got == pytest.approx(case["values_order"], rel=1e-12, abs=1e-15)
+    assert got == case["values_order"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -37,7 +37,7 @@ def test_state_dict_resumes(case):
     s2 = cls.__new__(cls)
     s2.load_state_dict(json.loads(json.dumps(s.state_dict())))
     got = [s2(n) for n in range(n_half, len(case["values"]))]
-    assert got == pytest.approx(case["values"][n_half:], rel=1e-12, abs=1e-15)
+    assert got == case["values"][n_half:]
 
 
 def test_load_state_dict_rejects_other_class():
