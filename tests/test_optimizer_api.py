@@ -4,6 +4,7 @@ Expected values come from MXNet 1.9.1 (the fixtures of test_optimizer.py, or val
 MXNet and noted beside the assertion).
 """
 import io
+import os
 import json
 import pickle
 import warnings
@@ -192,6 +193,88 @@ def test_updater_rejects_bad_calls():
         upd(5, mx.nd.ones((2,)), mx.nd.ones((3,)))
     with pytest.raises(MXNetError, match="NDArray"):
         upd(0, np.ones(2), mx.nd.ones((2,)))
+
+
+def test_updater_rejects_a_gradient_of_another_dtype():
+    # MXNet 1.9.1: MXNetError from the update operator's type check
+    for name in ("sgd", "adam", "nadam", "sgld"):
+        upd = mx.optimizer.get_updater(mx.optimizer.create(name, learning_rate=0.1))
+        w = mx.nd.ones((4,))
+        for gdt in ("float16", "float64", "int32"):
+            with pytest.raises(MXNetError, match=rf"index 3: weight dtype float32 and gradient "
+                                                 rf"dtype {gdt} differ"):
+                upd(3, mx.nd.ones((4,), dtype=gdt), w)
+        np.testing.assert_array_equal(w.asnumpy(), np.ones(4, np.float32))
+
+
+DIRECT = ["sgd", "nag", "signum", "adam", "adamw", "nadam", "adamax", "adagrad", "adadelta",
+          "rmsprop", "ftrl", "ftml", "lamb", "lars", "lbsgd", "dcasgd", "sgld", "test"]
+
+
+@pytest.mark.parametrize("name", DIRECT)
+def test_direct_update_checks_weight_gradient_and_state(name):
+    """``opt.update(i, w, g, state)`` called by hand: a gradient or state that does not fit
+    the weight is an MXNetError naming the index and the shapes or dtypes (MXNet's operators
+    check the same), and the weight is left as it was. The compiled kernels index every
+    array by the weight's size, so an unchecked call would read past the gradient's end."""
+    opt = mx.optimizer.create(name, momentum=0.9) if name in ("sgd", "nag", "signum", "lars",
+                                                               "lbsgd", "dcasgd") else \
+        mx.optimizer.create(name)
+    w = mx.nd.ones((3, 4))
+    state = opt.create_state(7, w)
+    bad = [(mx.nd.ones((4, 3)), r"index 7: weight shape \(3, 4\) and gradient shape \(4, 3\)"),
+           (mx.nd.ones((11,)), r"index 7: weight shape \(3, 4\) and gradient shape \(11,\)"),
+           (mx.nd.ones((3, 4), dtype="float64"), r"index 7: weight dtype float32 and gradient "
+                                                 r"dtype float64")]
+    for g, msg in bad:
+        with pytest.raises(MXNetError, match=msg):
+            opt.update(7, w, g, state)
+        np.testing.assert_array_equal(w.asnumpy(), np.ones((3, 4), np.float32))
+    arrays_in_state = leaves(state)
+    if arrays_in_state:
+        small = tuple(mx.nd.zeros((2, 4)) if isinstance(x, mx.nd.NDArray) else x
+                      for x in (state if isinstance(state, (tuple, list)) else (state,)))
+        small = small if isinstance(state, (tuple, list)) else small[0]
+        with pytest.raises(MXNetError, match=r"index 7: a state array has shape \(2, 4\), "
+                                             r"expected \(3, 4\)"):
+            opt.update(7, w, mx.nd.ones((3, 4)), small)
+        wide = tuple(x.astype("float64") if isinstance(x, mx.nd.NDArray) else x
+                     for x in (state if isinstance(state, (tuple, list)) else (state,)))
+        wide = wide if isinstance(state, (tuple, list)) else wide[0]
+        with pytest.raises(MXNetError, match=r"index 7: a state array has dtype float64, "
+                                             r"expected float32 for the float32 weight"):
+            opt.update(7, w, mx.nd.ones((3, 4)), wide)
+        np.testing.assert_array_equal(w.asnumpy(), np.ones((3, 4), np.float32))
+    opt.update(7, w, mx.nd.ones((3, 4)), state)  # a fitting call still works
+    assert not np.array_equal(w.asnumpy(), np.ones((3, 4), np.float32))
+
+
+def test_direct_list_update_needs_parallel_lists():
+    opt = mx.optimizer.create("sgd")
+    w = mx.nd.ones((2,))
+    with pytest.raises(MXNetError, match="2 indices, 2 weights, 1 gradients and 2 states"):
+        opt.update([0, 1], [w, w], [mx.nd.ones((2,))], [None, None])
+
+
+def test_states_of_another_model_are_refused_at_first_use():
+    """States restored with set_states are matched against the weights when first used: a
+    state of another shape is an MXNetError naming the index, not a read out of bounds."""
+    src = mx.optimizer.get_updater(mx.optimizer.create("adam"))
+    src([0, 1], [mx.nd.ones((5,)), mx.nd.ones((2, 2))], [mx.nd.ones((5,)), mx.nd.ones((2, 2))])
+    upd = mx.optimizer.get_updater(mx.optimizer.create("adam"))
+    upd.set_states(src.get_states())
+    w = [mx.nd.ones((5,)), mx.nd.ones((3, 2))]
+    with pytest.raises(MXNetError, match=r"index 1: a state array has shape \(2, 2\), "
+                                         r"expected \(3, 2\)"):
+        upd([0, 1], [mx.nd.ones((5,)), mx.nd.ones((3, 2))], w)
+    np.testing.assert_array_equal(w[1].asnumpy(), np.ones((3, 2), np.float32))
+
+
+def test_garbage_state_bytes_are_named_as_such():
+    upd = _updater_with_state()
+    with pytest.raises(MXNetError, match=r"not an \.npz archive; its first bytes are "
+                                         r"b'hello wo'"):
+        upd.set_states(b"hello world, not a state blob")
 
 
 def test_mixed_dtypes_in_one_call():
@@ -474,3 +557,54 @@ def test_lbsgd_updates_a_list_in_one_kernel_call(monkeypatch):
     mx.optimizer.get_updater(mx.optimizer.create("lbsgd", momentum=0.9, learning_rate=0.1))(
         0, mx.nd.ones((4, 3)), ref)
     np.testing.assert_array_equal(ws[7].asnumpy(), ref.asnumpy())
+
+
+# ----------------------------------------------------------------------------- order of work
+with open(os.path.join(os.path.dirname(__file__), "fixtures", "optimizer",
+                       "updater_order.json")) as _f:
+    ORDER = json.load(_f)
+
+
+@pytest.mark.parametrize("scn", ORDER, ids=[s["name"] for s in ORDER])
+def test_updater_order_of_work_matches_mxnet(scn):
+    """Mixed dtypes, unsorted indices and uneven update counts under a schedule: MXNet groups
+    an aggregating optimizer's indices by dtype and updates the others index by index in
+    call order (Nadam's schedule product depends on it); the weights match MXNet 1.9.1's."""
+    kw = dict(scn["kwargs"])
+    if scn["sched"]:
+        kind, skw = scn["sched"]
+        kw["lr_scheduler"] = getattr(mx.lr_scheduler, kind)(**skw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = mx.optimizer.create(scn["optimizer"], **kw)
+    upd = mx.optimizer.get_updater(opt)
+    dts = scn["dtypes"]
+    ws = [mx.nd.ones((2,), dtype=d) * (k + 1) for k, d in enumerate(dts)]
+    for s, (idx, want) in enumerate(zip(scn["calls"], scn["weights"])):
+        gs = [mx.nd.ones((2,), dtype=dts[i]) * (0.5 + s + 0.25 * i) for i in idx]
+        upd(list(idx), gs, [ws[i] for i in idx])
+        for k, (w, exp) in enumerate(zip(ws, want)):
+            # float64 to float32's precision: MXNet passes its scalars as float32
+            eps = float(np.finfo(dts[k] if dts[k] != "float64" else "float32").eps)
+            np.testing.assert_allclose(w.asnumpy().astype(np.float64), exp, rtol=4 * eps, atol=0,
+                                       err_msg=f"{scn['name']}: weight {k} after step {s + 1}")
+    assert opt.num_update == scn["num_update"]
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+def test_signsgd_applies_wd_lh(kernels):
+    """Signum with momentum 0 (signSGD) and wd_lh: the weight is scaled by 1 - lr*wd_lh before
+    the sign step, as with momentum. MXNet 1.9.1 fails ('Cannot find argument wd_lh'); without
+    wd_lh the update is MXNet's signsgd_update (the fixtures' signsgd scenario)."""
+    old = _ckernels.set_enabled(kernels)
+    try:
+        opt = mx.optimizer.create("signum", momentum=0, wd_lh=0.1, learning_rate=0.1, wd=0.2)
+        upd = mx.optimizer.get_updater(opt)
+        w = mx.nd.array([1.0, -2.0, 3.0])
+        upd(0, mx.nd.array([0.5, 0.5, -0.5]), w)
+    finally:
+        _ckernels.set_enabled(old)
+    w0 = np.array([1.0, -2.0, 3.0], np.float32)
+    want = np.float32(1 - 0.1 * 0.1) * (np.float32(1 - 0.1 * 0.2) * w0) - \
+        np.float32(0.1) * np.sign([0.5, 0.5, -0.5]).astype(np.float32)
+    np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-6)

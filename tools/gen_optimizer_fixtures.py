@@ -11,7 +11,11 @@ DCASGD with momentum (MXNet 1.9.1 fails on it: it takes an NDArray's truth value
 (1.9.1 has only the ``adamw_update`` operator; the optimizer uses it with the bias-corrected
 learning rate as ``eta``).
 
-Usage: /tmp/mxref/bin/python tools/gen_optimizer_fixtures.py
+Also written: lr_scheduler.json (every schedule's value at each num_update) and
+updater_order.json, the Updater's order of work (mixed dtypes, unsorted indices, uneven update
+counts under a schedule).
+
+Usage: /tmp/mxref/bin/python tools/gen_optimizer_fixtures.py [--only updates schedules order]
 """
 import json
 import math
@@ -242,8 +246,11 @@ def main():
         np.savez_compressed(os.path.join(OUT, f"updates_{dtype}.npz"), **part)
     with open(os.path.join(OUT, "updates.json"), "w") as f:
         json.dump(metas, f, indent=1)
+    print("wrote", len(metas), "update scenarios")
 
-    # learning-rate schedules, value at every num_update
+
+def schedule_fixtures():
+    """Learning-rate schedules: the value at every num_update, and out of order."""
     scheds = [
         ("FactorScheduler", dict(step=3, factor=0.5, stop_factor_lr=1e-3, base_lr=0.1)),
         ("FactorScheduler", dict(step=2, factor=0.9, base_lr=0.1, warmup_steps=5,
@@ -259,11 +266,17 @@ def main():
         ("CosineScheduler", dict(max_update=15, base_lr=0.1, final_lr=0.002)),
         ("CosineScheduler", dict(max_update=15, base_lr=0.1, warmup_steps=5,
                                  warmup_begin_lr=0.001, warmup_mode="linear")),
+        # long schedules: the order of each floating-point operation shows in the last bit
+        ("CosineScheduler", dict(max_update=300, base_lr=0.1, final_lr=1e-4, warmup_steps=7,
+                                 warmup_begin_lr=0.003)),
+        ("PolyScheduler", dict(max_update=300, base_lr=0.1, pwr=0.7, final_lr=1e-4,
+                               warmup_steps=7, warmup_begin_lr=0.003)),
     ]
     out = []
     for kind, kw in scheds:
         s = getattr(mx.lr_scheduler, kind)(**kw)
-        vals = [s(n) for n in range(0, 22)]
+        vals = [s(n) for n in range(0, 22 if kw["max_update"] < 100 else 310)] \
+            if "max_update" in kw else [s(n) for n in range(0, 22)]
         # a second scheduler queried out of order (the classes keep state)
         s2 = getattr(mx.lr_scheduler, kind)(**kw)
         order = [0, 10, 4, 18, 2, 20, 7]
@@ -272,8 +285,60 @@ def main():
                     "values_order": vals2})
     with open(os.path.join(OUT, "lr_scheduler.json"), "w") as f:
         json.dump(out, f, indent=1)
-    print("wrote", len(metas), "update scenarios,", len(out), "schedules")
+    print("wrote", len(out), "schedules")
 
+
+# The Updater's order of work: MXNet groups an aggregating optimizer's indices by dtype (in
+# chunks of aggregate_num, each chunk counted and given its learning rates before the next),
+# and updates the others one index at a time in call order. Nadam's schedule product and a
+# learning-rate schedule under uneven update counts both show that order.
+ORDER_SCENARIOS = [
+    # name, optimizer, kwargs, scheduler, dtypes, calls (lists of indices, one per step)
+    ("nadam_mixed", "nadam", dict(learning_rate=0.1), None,
+     ["float64", "float32", "float64"], [[0, 1, 2], [2, 0, 1], [0, 1, 2]]),
+    ("nadam_mp", "nadam", dict(learning_rate=0.1, multi_precision=True), None,
+     ["float16", "float32", "float16", "float32"], [[0, 1, 2, 3]] * 3),
+    ("adam_mp", "adam", dict(learning_rate=0.1, multi_precision=True), None,
+     ["float16", "float32", "float16", "float32"], [[0, 1, 2, 3]] * 3),
+    ("sgd_mp", "sgd", dict(learning_rate=0.1, momentum=0.9, multi_precision=True), None,
+     ["float16", "float32", "float16", "float32"], [[0, 1, 2, 3]] * 3),
+    ("lamb_mixed", "lamb", dict(learning_rate=0.1), None,
+     ["float32", "float64", "float32"], [[0, 1, 2], [1, 2, 0]]),
+    ("sgd_uneven_counts", "sgd", dict(learning_rate=0.1, momentum=0.9),
+     ("FactorScheduler", dict(step=1, factor=0.5)), ["float32"] * 6,
+     [[4, 5], [4, 5], [0, 1, 2, 3, 4, 5], [5, 0, 1, 2, 3, 4]]),
+    ("adam_uneven_counts", "adam", dict(learning_rate=0.1),
+     ("FactorScheduler", dict(step=1, factor=0.5)), ["float32"] * 6,
+     [[4, 5], [4, 5], [0, 1, 2, 3, 4, 5], [5, 0, 1, 2, 3, 4]]),
+]
+
+
+def order_fixtures():
+    out = []
+    for name, opt_name, kw, sched, dtypes, calls in ORDER_SCENARIOS:
+        kwargs = dict(kw)
+        if sched is not None:
+            kwargs["lr_scheduler"] = getattr(mx.lr_scheduler, sched[0])(**sched[1])
+        opt = mx.optimizer.create(opt_name, **kwargs)
+        upd = mx.optimizer.get_updater(opt)
+        ws = [mx.nd.ones((2,), dtype=d) * (k + 1) for k, d in enumerate(dtypes)]
+        steps = []
+        for s, idx in enumerate(calls):
+            gs = [mx.nd.ones((2,), dtype=dtypes[i]) * (0.5 + s + 0.25 * i) for i in idx]
+            upd(list(idx), gs, [ws[i] for i in idx])
+            steps.append([w.asnumpy().astype(np.float64).tolist() for w in ws])
+        out.append({"name": name, "optimizer": opt_name, "kwargs": kw,
+                    "sched": list(sched) if sched else None, "dtypes": dtypes,
+                    "calls": calls, "weights": steps, "num_update": opt.num_update})
+    with open(os.path.join(OUT, "updater_order.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    print("wrote", len(out), "Updater order scenarios")
+
+
+PARTS = {"updates": main, "schedules": schedule_fixtures, "order": order_fixtures}
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # --only updates|schedules|order (any of them): regenerate just those files
+    only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(PARTS)
+    for part in only:
+        PARTS[part]()

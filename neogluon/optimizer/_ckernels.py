@@ -30,6 +30,7 @@ import torch
 K_SGD, K_SGD_MOM, K_NAG, K_SIGNUM, K_SIGNSGD, K_ADAM, K_ADAMW = range(7)
 (K_ADAGRAD, K_ADADELTA, K_RMSPROP, K_RMSPROPALEX, K_FTRL, K_FTML, K_ADAMAX, K_NADAM,
  K_DCASGD, K_LAMB1, K_LAMB2, _K_RESERVED, K_SUMSQ) = range(7, 20)  # 18: was SGLD
+N_PARAMS = 12  # scalar parameters a kernel call takes (unused ones are 0)
 
 # -fno-trapping-math lets comparisons vectorise; neither flag changes any result.
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
@@ -140,14 +141,21 @@ def usable(*lists):
     dt = ws[0].dtype
     if dt not in _OK_DTYPES or ws[0].device.type != "cpu":
         return False
+    sizes = None
     for lst in lists:
         if lst is None:
             continue
         # C-level passes over the list (this runs on every step, for every tensor); a tensor
-        # of another dtype or device fails one of them, a None raises TypeError in the first
+        # of another dtype or device fails one of them, a None raises TypeError in the first.
+        # The kernels index every list by the weights' offsets, so each tensor must have its
+        # weight's size: the callers check shapes, and this keeps the C code in bounds anyway.
         try:
             if (not all(map(_is_contig, lst)) or not all(map(_is_cpu, lst))
                     or set(map(_dtype_of, lst)) != {dt}):
+                return False
+            if sizes is None:
+                sizes = list(map(_numel, lst))
+            elif list(map(_numel, lst)) != sizes:
                 return False
         except TypeError:
             return False
@@ -185,10 +193,10 @@ def run(kind, ws, gs, s0=None, s1=None, s2=None, lr=0.0, wd=0.0, a=None, b=None,
     n = len(ws)
     # array.array buffers, not ctypes arrays: building them costs far less per step
     offs = array.array("q", itertools.accumulate(map(_numel, ws), initial=0))
-    p = list(params) + [0.0] * (8 - len(params))
+    p = list(params) + [0.0] * (N_PARAMS - len(params))
     part = array.array("d", bytes(16 * n)) if want_sums else None
     keep = [_ptrs(ws), _ptrs(gs), _ptrs(s0), _ptrs(s1), _ptrs(s2), offs, _dbl(lr, n),
-            _dbl(wd, n), _dbl(a, n), _dbl(b, n), _dbl(c, n), _dbl(p, 8)]
+            _dbl(wd, n), _dbl(a, n), _dbl(b, n), _dbl(c, n), _dbl(p, N_PARAMS)]
     rc = (_lib or library()).ng_multi_update(kind, int(ws[0].dtype is torch.float64), n,
                                              *map(_addr, keep), _addr(part),
                                              torch.get_num_threads())
@@ -314,7 +322,7 @@ typedef struct {
       for (i = i0; i < i1; ++i) {                                                              \
         T gi = r * g[i];                                                                       \
         if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        w[i] = ((T)1 - lr * wd) * w[i] - lr * SIGNV(T, gi);                                       \
+        w[i] = ((T)1 - lr * p3) * (((T)1 - lr * wd) * w[i]) - lr * SIGNV(T, gi);                 \
       }                                                                                        \
       break;                                                                                   \
     case K_ADAM:                                                                               \
@@ -424,18 +432,23 @@ typedef struct {
         w[i] = w[i] - lr * m / u;                                                              \
       }                                                                                        \
       break;                                                                                   \
-    case K_NADAM:                                                                              \
+    case K_NADAM: {                                                                            \
+      /* MXNet's Nadam is Python NDArray code: every scalar is a double rounded once to T, and \
+         it divides by 1 - m_schedule (ka), 1 - m_schedule_next (kb) and 1 - beta2^t */       \
+      const T om1 = (T)J->p[5], om2 = (T)J->p[6], cm = (T)J->p[7], m1 = (T)J->p[8];            \
+      const T bc2 = (T)J->p[9];                                                                \
       for (i = i0; i < i1; ++i) {                                                              \
         T gi = g[i] * r + wd * w[i];                                                           \
         if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        T m = s0[i] * p2 + ((T)1 - p2) * gi;                                                   \
-        T v = s1[i] * p3 + ((T)1 - p3) * gi * gi;                                              \
+        T m = s0[i] * p2 + om1 * gi;                                                           \
+        T v = s1[i] * p3 + om2 * gi * gi;                                                      \
         s0[i] = m;                                                                             \
         s1[i] = v;                                                                             \
-        T bar = ka * gi + kb * m;                                                              \
-        w[i] = w[i] - lr * bar / (SQRT(v * kc) + p4);                                          \
+        T bar = cm * (gi / ka) + m1 * (m / kb);                                                \
+        w[i] = w[i] - lr * bar / (SQRT(v / bc2) + p4);                                         \
       }                                                                                        \
       break;                                                                                   \
+    }                                                                                          \
     case K_DCASGD:                                                                             \
       if (s0) {                                                                                \
         for (i = i0; i < i1; ++i) {                                                            \

@@ -127,6 +127,8 @@ def usable(ws, gs):
         for t in lst:
             if not t.is_cpu or t.dtype is not dt or not t.is_contiguous():
                 return False
+    if len(ws) != len(gs) or any(w.numel() != g.numel() for w, g in zip(ws, gs)):
+        return False  # the kernel indexes both lists by the weights' offsets
     return library() is not None
 
 

@@ -215,6 +215,7 @@ class Nadam(_MultiTensor):
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         b1, b2 = self.beta1, self.beta2
         a_g, a_m, c_v, neg_lr = [], [], [], []
+        one_m, one_m_next, ts = [], [], []
         # MXNet advances the schedule product once per index, in call order.
         for i, lr in zip(indices, lrs):
             t = self._index_update_count[i]
@@ -222,15 +223,26 @@ class Nadam(_MultiTensor):
             mom_t1 = b1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
             self.m_schedule = self.m_schedule * mom_t
             m_next = self.m_schedule * mom_t1
-            a_g.append((1. - mom_t) / (1. - self.m_schedule))
-            a_m.append(mom_t1 / (1. - m_next))
+            one_m.append(1. - self.m_schedule)
+            one_m_next.append(1. - m_next)
+            ts.append(t)
+            a_g.append((1. - mom_t) / one_m[-1])
+            a_m.append(mom_t1 / one_m_next[-1])
             c_v.append(1. / (1. - pow(b2, t)))
             neg_lr.append(-lr)
         means = [s[0] for s in states]
         vars_ = [s[1] for s in states]
         if ck.usable(ws, gs, means, vars_):
-            ck.run(ck.K_NADAM, ws, gs, s0=means, s1=vars_, lr=lrs, wd=wds, a=a_g, b=a_m, c=c_v,
-                   params=[self.rescale_grad, _ck_clip(self._clip()), b1, b2, self.epsilon])
+            # one call per update count (normally one): the momentum and bias-correction
+            # scalars MXNet rounds once each depend on it
+            for t, pos in _groups(ts):
+                mom_t = b1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
+                mom_t1 = b1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
+                sel = (lambda lst: [lst[p] for p in pos]) if len(pos) < len(ts) else list
+                ck.run(ck.K_NADAM, sel(ws), sel(gs), s0=sel(means), s1=sel(vars_),
+                       lr=sel(lrs), wd=sel(wds), a=sel(one_m), b=sel(one_m_next),
+                       params=[self.rescale_grad, _ck_clip(self._clip()), b1, b2, self.epsilon,
+                               1. - b1, 1. - b2, 1. - mom_t, mom_t1, 1. - pow(b2, t)])
             return
         if len(set(wds)) == 1:
             gg = M.scaled_grads_wd(gs, ws, self.rescale_grad, wds[0], self._clip())

@@ -41,6 +41,9 @@ class GroupAdaGrad(_MultiTensor):
         return _new(torch.zeros((t.shape[0], 1), dtype=t.dtype, device=t.device),
                     weight.context)
 
+    def _state_shape(self, weight):
+        return (weight.shape[0], 1) if len(weight.shape) == 2 else weight.shape
+
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         for i, wd in zip(indices, wds):
             if wd != 0:

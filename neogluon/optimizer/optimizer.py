@@ -388,8 +388,15 @@ class Test(Optimizer):
         return _new(torch.zeros(weight._t.shape, dtype=torch.float32, device=weight._t.device),
                     weight.context)
 
+    _state_dtype = np.float32
+
     def update(self, index, weight, grad, state):
-        if isinstance(index, (list, tuple)):
+        many = isinstance(index, (list, tuple))
+        for i, w, g, s in zip(*((index, weight, grad, state) if many else
+                                ([index], [weight], [grad], [state]))):
+            _check_pair("Test.update", i, w, g)
+            _check_state("Test.update", self, i, w, s)
+        if many:
             torch._foreach_add_([w._t for w in weight], [g._t for g in grad],
                                 alpha=self.rescale_grad)
             torch._foreach_copy_([s._t for s in state], [w._t for w in weight])
@@ -527,7 +534,9 @@ class Updater:
         fast = _is_builtin_fast(opt)
         keys = None
         if (set(map(type, weights)) == _ND_ONLY and set(map(type, grads)) == _ND_ONLY
-                and list(map(_TSHAPE, weights)) == list(map(_TSHAPE, grads))):
+                and list(map(_TSHAPE, weights)) == list(map(_TSHAPE, grads))
+                and list(map(_TDTYPE, weights)) == list(map(_TDTYPE, grads))
+                and list(map(_TDEVICE, weights)) == list(map(_TDEVICE, grads))):
             # The usual call (dense NDArrays of matching shapes), checked in C-level passes.
             if fast and len(set(map(_TDTYPE, weights))) == 1 \
                     and len(set(map(_TDEVICE, weights))) == 1:
@@ -542,17 +551,24 @@ class Updater:
                 or not all(map(synced.get, indices))):
             self._prepare_states(indices, weights)
         if fast:
-            # MXNet's Updater also groups by dtype before its multi-tensor calls.
+            chunk = opt.aggregate_num if self.aggregate_updates else 1
             k0 = keys[0] if keys else None
             if keys == ():
                 groups = [list(range(len(weights)))] if weights else []
             elif all(k == k0 for k in keys):
                 groups = [list(range(len(keys)))] if keys else []
+            elif self.aggregate_updates:
+                # MXNet's Updater groups an aggregating optimizer's indices by dtype
+                groups = [pos for _, pos in _groups(keys)]
             else:
-                by = {}
+                # and updates the others index by index, in call order (Nadam's schedule
+                # depends on it): consecutive runs of one dtype keep that order
+                groups = []
                 for p, k in enumerate(keys):
-                    by.setdefault(k, []).append(p)
-                groups = list(by.values())
+                    if p and k == keys[p - 1]:
+                        groups[-1].append(p)
+                    else:
+                        groups.append([p])
             for pos in groups:
                 if len(groups) == 1:
                     idx_l, w_l, g_l = indices, weights, grads
@@ -562,7 +578,7 @@ class Updater:
                     g_l = [grads[p] for p in pos]
                 opt._update_impl(idx_l, w_l, g_l, [states[i] for i in idx_l],
                                  multi_precision=opt.multi_precision, scales=self._scales,
-                                 checked=True)
+                                 checked=True, chunk=chunk)
         else:
             self._normalize_all()
             for i, w, g in zip(indices, weights, grads):
@@ -572,16 +588,9 @@ class Updater:
     def _check_args(indices, weights, grads):
         """Check each (weight, grad) pair; returns their (dtype, device) grouping keys."""
         keys = []
-        for i, (w, g) in enumerate(zip(weights, grads)):
-            if not isinstance(w, NDArray) or not isinstance(g, NDArray):
-                raise MXNetError(f"Updater: index {indices[i]!r}: weight and grad must be "
-                                 f"NDArrays, got {type(w).__name__} and {type(g).__name__}")
-            wt = w._t
-            dense = type(w) is NDArray and type(g) is NDArray  # sparse arrays store rows only
-            if (wt.shape != g._t.shape) if dense else (w.shape != g.shape):
-                raise MXNetError(f"Updater: index {indices[i]!r}: weight shape {w.shape} and "
-                                 f"gradient shape {g.shape} differ")
-            keys.append((wt.dtype, wt.get_device()))
+        for i, w, g in zip(indices, weights, grads):
+            _check_pair("Updater", i, w, g)
+            keys.append((w._t.dtype, w._t.get_device()))
         return keys
 
     def _prepare_states(self, indices, weights):
@@ -595,7 +604,10 @@ class Updater:
                 states[idx] = opt.create_state_multi_precision(idx, weights[i])
                 synced[idx] = True
             elif not synced.get(idx, False):
-                states[idx] = self.sync_state_context(states[idx], weights[i].context)
+                state = self.sync_state_context(states[idx], weights[i].context)
+                if isinstance(opt, _MultiTensor):  # loaded states must fit their weight
+                    _check_state("Updater.set_states", opt, idx, weights[i], state)
+                states[idx] = state
                 synced[idx] = True
 
     def sync_state_context(self, state, context):
@@ -733,6 +745,9 @@ def _unpack(blob):
         raise MXNetError("Updater.set_states: these bytes are a Python pickle (e.g. states "
                          "saved by MXNet); neogluon never loads pickles. Save the states with "
                          "neogluon to get a loadable blob")
+    if not blob.startswith(b"PK\x03\x04"):
+        raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (it is not "
+                         f"an .npz archive; its first bytes are {blob[:8]!r})")
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -828,6 +843,10 @@ class _MultiTensor(Optimizer):
     # MXNet's class defines update_multi_precision itself (not via `update`).
     _own_mp = False
 
+    def _state_shape(self, weight):
+        """The shape of each of this optimizer's state arrays for ``weight``."""
+        return weight.shape
+
     def _clip(self):
         c = self.clip_gradient
         if self._clip_if_truthy:
@@ -863,19 +882,22 @@ class _MultiTensor(Optimizer):
         sparse_update(self, indices, weights, grads, states, multi_precision, scales)
 
     def _update_impl(self, index, weight, grad, state, multi_precision=False, scales=None,
-                     checked=False):
+                     checked=False, chunk=None):
         if not isinstance(index, (list, tuple)):
             index, weight, grad, state = [index], [weight], [grad], [state]
         elif not isinstance(index, list):
             index = list(index)
         if not index:
             return
-        if not checked:
-            for i, w, g in zip(index, weight, grad):
-                if not isinstance(w, NDArray) or not isinstance(g, NDArray):
-                    raise MXNetError(f"{type(self).__name__}.update: index {i!r}: weight and "
-                                     f"grad must be NDArrays, got {type(w).__name__} and "
-                                     f"{type(g).__name__}")
+        if not checked:  # a direct call: the Updater checks its own arguments
+            who = f"{type(self).__name__}.update"
+            if not (len(index) == len(weight) == len(grad) == len(state)):
+                raise MXNetError(f"{who}: {len(index)} indices, {len(weight)} weights, "
+                                 f"{len(grad)} gradients and {len(state)} states; the lists "
+                                 f"must be parallel")
+            for i, w, g, st in zip(index, weight, grad, state):
+                _check_pair(who, i, w, g)
+                _check_state(who, self, i, w, st)
         if (set(map(type, weight)) != _ND_ONLY or set(map(type, grad)) != _ND_ONLY) \
                 and any(w.stype != "default" or g.stype != "default"
                         for w, g in zip(weight, grad)):
@@ -896,7 +918,7 @@ class _MultiTensor(Optimizer):
             sts = list(zip(map(_T, inner)))
         else:
             sts = [_as_tuple(s) for s in inner]
-        lrs = self._count_and_get_lrs(index)
+        lrs = self._count_and_get_lrs(index, chunk)
         wds = self._get_wds(index)
         prev = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)   # cheaper than `with torch.no_grad()` per step
@@ -907,8 +929,19 @@ class _MultiTensor(Optimizer):
         finally:
             torch._C._set_grad_enabled(prev)
 
-    def _count_and_get_lrs(self, index):
-        """Count the updates of ``index`` and return their learning rates, in MXNet's order."""
+    def _count_and_get_lrs(self, index, chunk=None):
+        """Count the updates of ``index`` and return their learning rates, in MXNet's order.
+
+        MXNet's Updater counts and reads the learning rates ``chunk`` indices at a time (its
+        aggregate size, or 1 for an optimizer it updates index by index; None: the whole list
+        at once, as a direct ``update`` call does). That changes the rates only under a
+        schedule when the indices' counts differ, so only then is the work split."""
+        if (chunk is not None and chunk < len(index) and self.lr_scheduler is not None
+                and len(set(map(self._index_update_count.get, index))) > 1):
+            lrs = []
+            for k in range(0, len(index), chunk):
+                lrs += self._count_and_get_lrs(index[k:k + chunk])
+            return lrs
         if self._count_first:
             self._update_count(index)
             return self._get_lrs(index)
@@ -918,6 +951,57 @@ class _MultiTensor(Optimizer):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         raise NotImplementedError
+
+
+def _check_pair(who, index, w, g):
+    """A weight and its gradient must be NDArrays of one shape, dtype and device (MXNet's
+    update operators check the same; the kernels index both by the weight's layout)."""
+    if not isinstance(w, NDArray) or not isinstance(g, NDArray):
+        raise MXNetError(f"{who}: index {index!r}: weight and grad must be NDArrays, got "
+                         f"{type(w).__name__} and {type(g).__name__}")
+    dense = type(w) is NDArray and type(g) is NDArray  # sparse arrays store rows only
+    if (w._t.shape != g._t.shape) if dense else (w.shape != g.shape):
+        raise MXNetError(f"{who}: index {index!r}: weight shape {w.shape} and gradient shape "
+                         f"{g.shape} differ")
+    if w.dtype != g.dtype:
+        raise MXNetError(f"{who}: index {index!r}: weight dtype {np.dtype(w.dtype).name} and "
+                         f"gradient dtype {np.dtype(g.dtype).name} differ")
+    if dense and w._t.device != g._t.device:
+        raise MXNetError(f"{who}: index {index!r}: weight on {w.context} and gradient on "
+                         f"{g.context}")
+
+
+def _state_arrays(state):
+    if isinstance(state, NDArray):
+        yield state
+    elif isinstance(state, (tuple, list)):
+        for s in state:
+            yield from _state_arrays(s)
+
+
+def _check_state(who, opt, index, weight, state):
+    """Each state array of a built-in optimizer must have the shape the optimizer gives it for
+    this weight, the weight's dtype (float32 for a float16 weight's multi-precision state, or
+    the optimizer's own ``_state_dtype``) and the weight's device. States an optimizer subclass creates itself are its own."""
+    if not getattr(type(opt).create_state, "__module__", "").startswith("neogluon.optimizer"):
+        return
+    shape_of = getattr(opt, "_state_shape", None)
+    want = tuple(shape_of(weight) if shape_of else weight.shape)
+    wdt = getattr(opt, "_state_dtype", None) or weight.dtype
+    mp_ok = weight.dtype == np.float16
+    dev = weight._t.device if type(weight) is NDArray else None
+    for a in _state_arrays(state):
+        if tuple(a.shape) != want:
+            raise MXNetError(f"{who}: index {index!r}: a state array has shape {a.shape}, "
+                             f"expected {want} for the weight of shape {weight.shape} (states "
+                             f"from another model or optimizer?)")
+        if a.dtype != wdt and not (mp_ok and a.dtype == np.float32):
+            raise MXNetError(f"{who}: index {index!r}: a state array has dtype "
+                             f"{np.dtype(a.dtype).name}, expected {np.dtype(wdt).name} for "
+                             f"the {np.dtype(weight.dtype).name} weight")
+        if dev is not None and type(a) is NDArray and a._t.device != dev:
+            raise MXNetError(f"{who}: index {index!r}: a state array is on {a.context}, the "
+                             f"weight on {weight.context}")
 
 
 def _as_tuple(s):

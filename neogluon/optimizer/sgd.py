@@ -179,7 +179,8 @@ class Signum(_MultiTensor):
     learning_rate : float, default 0.01
     momentum : float, default 0.9
     wd_lh : float, default 0.0
-        Decoupled weight decay.
+        Decoupled weight decay: the weight is scaled by ``1 - lr * wd_lh`` before the sign
+        step, with momentum and, in neogluon, without it (MXNet 1.9.1 fails there).
     **kwargs
         See :class:`Optimizer`.
     """
@@ -222,6 +223,8 @@ class Signum(_MultiTensor):
                 s = torch._foreach_sign(gg)
                 if wd:
                     _foreach_mul_(w, 1.0 - lr * wd)
+                if self.wd_lh:  # MXNet 1.9.1 fails here (its signsgd operator has no wd_lh)
+                    _foreach_mul_(w, 1.0 - lr * self.wd_lh)
                 _foreach_add_(w, s, alpha=-lr)
 
 
@@ -282,9 +285,9 @@ class LARS(_MultiTensor):
             return _zeros_like(weight)
         return None
 
-    def _count_and_get_lrs(self, index):
+    def _count_and_get_lrs(self, index, chunk=None):
         # MXNet counts and evaluates the learning rate (and so the momentum correction) once
-        # per group of `aggregate_num` tensors; the numbers depend on that grouping, so the
+        # per group of `aggregate_num` tensors (the Updater's `chunk` too); the numbers depend on that grouping, so the
         # bookkeeping follows it while the update itself runs on the whole list.
         n = max(1, self.aggregate_num)
         lrs, moms = [], []
@@ -412,8 +415,8 @@ class LBSGD(_MultiTensor):
         lars = math.sqrt(w2 / (g2 + wd * w2 + 1e-18))
         return min(max(lars, 0.01), 100)
 
-    def _count_and_get_lrs(self, index):
-        # MXNet's LBSGD updates index by index: each index's learning rate sees the counts
+    def _count_and_get_lrs(self, index, chunk=None):
+        # MXNet's LBSGD updates index by index (finer than any `chunk`): each index's learning rate sees the counts
         # of the indices before it in the same call. The updates themselves are batched.
         lrs = []
         for i in index:
