@@ -159,6 +159,23 @@ def test_float32_within_a_few_roundings_of_mxnet(meta, mode):
         assert err <= 4, f"{meta['key']} ({mode}): weight {i} is {err:.1f} epsilons from MXNet"
 
 
+BITWISE_SCN = [m for m in SCENARIOS if m["optimizer"] in ("sgd", "ccsgd") and
+               m["dtype"] in ("float32", "float64")] + \
+    [m for m in SCENARIOS if m["key"] == "lars_nomom-float32-list"]
+
+
+@pytest.mark.parametrize("meta", BITWISE_SCN, ids=[m["key"] for m in BITWISE_SCN])
+def test_sgd_kernels_are_bit_equal_to_mxnet(meta):
+    """The SGD kernels compute in the order of MXNet's multi_sgd(_mom)_update (step =
+    (lr*rescale)*g, or lr*clip(rescale*g); w + (momentum*mom - lr*wd*w - step)), so the
+    Updater's path gives MXNet's exact bits, with and without momentum and clipping."""
+    _, _, ws = run_scenario(meta, mode="kernels", check=False)
+    data = arrays(meta["dtype"])
+    for i, w in enumerate(ws):
+        np.testing.assert_array_equal(w.asnumpy(), data[f"{meta['key']}/w{meta['steps']}_{i}"],
+                                      err_msg=f"{meta['key']}: weight {i}")
+
+
 @pytest.mark.parametrize("meta", FOREACH_SCN, ids=[m["key"] for m in FOREACH_SCN])
 def test_matches_mxnet_foreach_only(meta):
     run_scenario(meta, mode="foreach")

@@ -283,18 +283,17 @@ typedef struct {
     const T kc = J->c ? (T)J->c[k] : 0;                                                        \
     int64_t i;                                                                                 \
     switch (J->kind) {                                                                         \
-    case K_SGD:                                                                                \
+    case K_SGD: /* MXNet's multi_sgd_update (the Updater's list path): w + (0 - lr*wd*w - step), \
+                   step = (lr*rescale)*g, or lr*clip(rescale*g) */                             \
       for (i = i0; i < i1; ++i) {                                                              \
-        T gi = r * g[i];                                                                       \
-        if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        w[i] = ((T)1 - lr * wd) * w[i] - lr * gi;                                              \
+        T step = do_clip ? lr * CLIPV(r * g[i], cl) : (lr * r) * g[i];                         \
+        w[i] = w[i] + ((T)0 - lr * wd * w[i] - step);                                          \
       }                                                                                        \
       break;                                                                                   \
-    case K_SGD_MOM:                                                                            \
+    case K_SGD_MOM: /* multi_sgd_mom_update / sgd_mom_update, the same order */                \
       for (i = i0; i < i1; ++i) {                                                              \
-        T gi = r * g[i];                                                                       \
-        if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        T m = p2 * s0[i] - lr * wd * w[i] - lr * gi;                                           \
+        T step = do_clip ? lr * CLIPV(r * g[i], cl) : (lr * r) * g[i];                         \
+        T m = p2 * s0[i] - lr * wd * w[i] - step;                                              \
         s0[i] = m;                                                                             \
         w[i] = w[i] + m;                                                                       \
       }                                                                                        \
