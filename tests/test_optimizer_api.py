@@ -514,6 +514,26 @@ def test_list_updates_use_one_multi_tensor_kernel_call(name, kw, monkeypatch):
     assert calls == ([40, 40] if name in ("lamb", "lars") else [40])
 
 
+@pytest.mark.parametrize("name, calls_want", [
+    ("adam", [20, 20]), ("rmsprop", [20, 20]), ("sgd", [20, 20]),
+    # Nadam's schedule product follows the call order: one call per run of one dtype
+    ("nadam", [1] * 40)])
+def test_interleaved_dtypes_are_grouped_unless_order_matters(name, calls_want, monkeypatch):
+    """float32 and float64 weights alternating in one list (as float16 weights beside
+    float32 norm parameters do): one kernel call per dtype, except where the order of the
+    updates changes the numbers."""
+    calls = []
+    real = _ckernels.run
+    monkeypatch.setattr(_ckernels, "run", lambda kind, ws, *a, **k: (
+        calls.append(len(ws)), real(kind, ws, *a, **k))[1])
+    upd = mx.optimizer.get_updater(mx.optimizer.create(name, learning_rate=0.01))
+    dts = ["float32", "float64"] * 20
+    ws = [mx.nd.ones((5, 3), dtype=d) for d in dts]
+    gs = [mx.nd.ones((5, 3), dtype=d) * 0.1 for d in dts]
+    upd(list(range(40)), gs, ws)
+    assert calls == calls_want
+
+
 @pytest.mark.parametrize("name, kw", [("sgd", {"momentum": 0.9}), ("sgd", {}),
                                       ("adam", {}), ("adamw", {})])
 def test_torch_fused_path_is_taken_without_kernels(name, kw, monkeypatch):

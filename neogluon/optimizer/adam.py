@@ -199,6 +199,7 @@ class Nadam(_MultiTensor):
     """
 
     _clip_if_truthy = False
+    _order_dependent = True  # m_schedule advances at every index's update
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  schedule_decay=0.004, **kwargs):

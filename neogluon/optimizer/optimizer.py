@@ -557,12 +557,13 @@ class Updater:
                 groups = [list(range(len(weights)))] if weights else []
             elif all(k == k0 for k in keys):
                 groups = [list(range(len(keys)))] if keys else []
-            elif self.aggregate_updates:
-                # MXNet's Updater groups an aggregating optimizer's indices by dtype
+            elif self.aggregate_updates or not _order_matters(opt, indices):
+                # MXNet's Updater groups an aggregating optimizer's indices by dtype; for the
+                # others the order of work changes no number here
                 groups = [pos for _, pos in _groups(keys)]
             else:
-                # and updates the others index by index, in call order (Nadam's schedule
-                # depends on it): consecutive runs of one dtype keep that order
+                # MXNet updates the others index by index, in call order: consecutive runs
+                # of one dtype keep that order
                 groups = []
                 for p, k in enumerate(keys):
                     if p and k == keys[p - 1]:
@@ -842,6 +843,8 @@ class _MultiTensor(Optimizer):
     _count_first = True
     # MXNet's class defines update_multi_precision itself (not via `update`).
     _own_mp = False
+    # State shared between indices, so the order of their updates changes the numbers.
+    _order_dependent = False
 
     def _state_shape(self, weight):
         """The shape of each of this optimizer's state arrays for ``weight``."""
@@ -951,6 +954,16 @@ class _MultiTensor(Optimizer):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         raise NotImplementedError
+
+
+def _order_matters(opt, indices):
+    """Whether updating ``indices`` out of call order could change a number: an optimizer
+    with state shared between indices (Nadam's schedule product), or learning rates under a
+    schedule when the indices' update counts differ (MXNet counts them one at a time)."""
+    if opt._order_dependent:
+        return True
+    return opt.lr_scheduler is not None and \
+        len(set(map(opt._index_update_count.get, indices))) > 1
 
 
 def _check_pair(who, index, w, g):
