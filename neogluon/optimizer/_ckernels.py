@@ -359,10 +359,10 @@ typedef struct {
       for (i = i0; i < i1; ++i) {                                                              \
         T gi = g[i] * r;                                                                       \
         if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        T ag = s0[i] * p2 + ((T)1 - p2) * gi * gi;                                             \
+        T ag = s0[i] * p2 + p4 * gi * gi; /* p4: 1 - rho, rounded once (MXNet's Python) */     \
         s0[i] = ag;                                                                            \
         T d = SQRT(s1[i] + p3) / SQRT(ag + p3) * gi;                                           \
-        s1[i] = s1[i] * p2 + ((T)1 - p2) * d * d;                                              \
+        s1[i] = s1[i] * p2 + p4 * d * d;                                                       \
         w[i] = w[i] - (d + wd * w[i]);                                                         \
       }                                                                                        \
       break;                                                                                   \
@@ -423,7 +423,7 @@ typedef struct {
       for (i = i0; i < i1; ++i) {                                                              \
         T gi = g[i] * r + wd * w[i];                                                           \
         if (do_clip) gi = CLIPV(gi, cl);                                                       \
-        T m = s0[i] * p2 + ((T)1 - p2) * gi;                                                   \
+        T m = s0[i] * p2 + p4 * gi; /* p4: 1 - beta1, rounded once (MXNet's Python) */         \
         T bu = p3 * s1[i], ag = FABS(gi);                                                      \
         T u = bu > ag ? bu : ag;                                                               \
         s0[i] = m;                                                                             \

@@ -168,7 +168,8 @@ class Adamax(_MultiTensor):
         if ck.usable(ws, gs, ms_, us_):
             ck.run(ck.K_ADAMAX, ws, gs, s0=ms_, s1=us_,
                    lr=[lr / (1.0 - self.beta1 ** t) for lr, t in zip(lrs, ts)], wd=wds,
-                   params=[self.rescale_grad, _ck_clip(self._clip()), self.beta1, self.beta2])
+                   params=[self.rescale_grad, _ck_clip(self._clip()), self.beta1, self.beta2,
+                           1. - self.beta1])
             return
         for (lr, wd, t), pos in _groups(zip(lrs, wds, ts)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)

@@ -96,7 +96,7 @@ class AdaDelta(_MultiTensor):
         ag, ad = [s[0] for s in states], [s[1] for s in states]
         if ck.usable(ws, gs, ag, ad):
             ck.run(ck.K_ADADELTA, ws, gs, s0=ag, s1=ad, lr=lrs, wd=wds,
-                   params=[self.rescale_grad, _ck_clip(self._clip()), rho, eps])
+                   params=[self.rescale_grad, _ck_clip(self._clip()), rho, eps, 1. - rho])
             return
         for wd, pos in _groups(wds):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
