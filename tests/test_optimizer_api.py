@@ -628,3 +628,34 @@ def test_signsgd_applies_wd_lh(kernels):
     want = np.float32(1 - 0.1 * 0.1) * (np.float32(1 - 0.1 * 0.2) * w0) - \
         np.float32(0.1) * np.sign([0.5, 0.5, -0.5]).astype(np.float32)
     np.testing.assert_allclose(w.asnumpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["groupadagrad", "adam", "sgd", "nag", "lamb", "rmsprop",
+                                  "ftml", "signum"])
+def test_state_checks_accept_multi_precision_states(name):
+    """Under multi-precision a float16 weight's state holds a float32 master copy shaped like
+    the weight beside the inner states (GroupAdaGrad's are (rows, 1)): restored and hand-made
+    states of that layout pass the checks, a master copy of the wrong dtype does not."""
+    kw = dict(learning_rate=0.1, multi_precision=True)
+    if name in ("sgd", "nag", "signum"):
+        kw["momentum"] = 0.9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opt = mx.optimizer.create(name, **kw)
+        upd = mx.optimizer.get_updater(opt)
+        w = mx.nd.ones((3, 2), dtype="float16")
+        upd(0, mx.nd.ones((3, 2), dtype="float16"), w)
+        resumed = mx.optimizer.get_updater(mx.optimizer.create(name, **kw))
+        resumed.set_states(upd.get_states(dump_optimizer=True))
+        w2 = w.copy()
+        resumed(0, mx.nd.ones((3, 2), dtype="float16"), w2)
+        upd(0, mx.nd.ones((3, 2), dtype="float16"), w)
+        np.testing.assert_array_equal(w2.asnumpy(), w.asnumpy())
+        state = opt.create_state_multi_precision(1, w)
+        opt.update_multi_precision(1, w, mx.nd.ones((3, 2), dtype="float16"), state)
+        master_last = getattr(opt, "_mp_master_last", False)
+        bad = list(state)
+        bad[1 if master_last else 0] = bad[1 if master_last else 0].astype("float16")
+        with pytest.raises(MXNetError, match="index 1: a state array has dtype float16, "
+                                             "expected float32"):
+            opt.update_multi_precision(1, w, mx.nd.ones((3, 2), dtype="float16"), tuple(bad))

@@ -939,8 +939,7 @@ class _MultiTensor(Optimizer):
         aggregate size, or 1 for an optimizer it updates index by index; None: the whole list
         at once, as a direct ``update`` call does). That changes the rates only under a
         schedule when the indices' counts differ, so only then is the work split."""
-        if (chunk is not None and chunk < len(index) and self.lr_scheduler is not None
-                and len(set(map(self._index_update_count.get, index))) > 1):
+        if chunk is not None and chunk < len(index) and _rates_depend_on_order(self, index):
             lrs = []
             for k in range(0, len(index), chunk):
                 lrs += self._count_and_get_lrs(index[k:k + chunk])
@@ -956,14 +955,17 @@ class _MultiTensor(Optimizer):
         raise NotImplementedError
 
 
-def _order_matters(opt, indices):
-    """Whether updating ``indices`` out of call order could change a number: an optimizer
-    with state shared between indices (Nadam's schedule product), or learning rates under a
-    schedule when the indices' update counts differ (MXNet counts them one at a time)."""
-    if opt._order_dependent:
-        return True
+def _rates_depend_on_order(opt, indices):
+    """Whether the order in which ``indices`` are counted changes their learning rates: only
+    under a schedule, and only when their update counts differ."""
     return opt.lr_scheduler is not None and \
         len(set(map(opt._index_update_count.get, indices))) > 1
+
+
+def _order_matters(opt, indices):
+    """Whether updating ``indices`` out of call order could change a number: an optimizer
+    with state shared between indices (Nadam's schedule product), or their learning rates."""
+    return opt._order_dependent or _rates_depend_on_order(opt, indices)
 
 
 def _check_pair(who, index, w, g):
@@ -994,23 +996,33 @@ def _state_arrays(state):
 
 def _check_state(who, opt, index, weight, state):
     """Each state array of a built-in optimizer must have the shape the optimizer gives it for
-    this weight, the weight's dtype (float32 for a float16 weight's multi-precision state, or
-    the optimizer's own ``_state_dtype``) and the weight's device. States an optimizer subclass creates itself are its own."""
+    this weight (``_state_shape``), the weight's dtype (or the optimizer's ``_state_dtype``)
+    and the weight's device; under multi-precision a float16 weight's state is a float32
+    master copy of the weight's shape beside float32 inner states. States an optimizer
+    subclass creates itself are its own."""
     if not getattr(type(opt).create_state, "__module__", "").startswith("neogluon.optimizer"):
         return
     shape_of = getattr(opt, "_state_shape", None)
     want = tuple(shape_of(weight) if shape_of else weight.shape)
-    wdt = getattr(opt, "_state_dtype", None) or weight.dtype
-    mp_ok = weight.dtype == np.float16
+    dtype = getattr(opt, "_state_dtype", None) or weight.dtype
+    if opt.multi_precision and weight.dtype == np.float16 and \
+            isinstance(state, (tuple, list)) and len(state) == 2:
+        mi = 1 if getattr(opt, "_mp_master_last", False) else 0
+        _check_arrays(who, index, weight, [state[mi]], tuple(weight.shape), np.float32)
+        state, dtype = state[1 - mi], np.float32
+    _check_arrays(who, index, weight, _state_arrays(state), want, dtype)
+
+
+def _check_arrays(who, index, weight, arrays, want, dtype):
     dev = weight._t.device if type(weight) is NDArray else None
-    for a in _state_arrays(state):
+    for a in arrays:
         if tuple(a.shape) != want:
             raise MXNetError(f"{who}: index {index!r}: a state array has shape {a.shape}, "
                              f"expected {want} for the weight of shape {weight.shape} (states "
                              f"from another model or optimizer?)")
-        if a.dtype != wdt and not (mp_ok and a.dtype == np.float32):
+        if a.dtype != dtype:
             raise MXNetError(f"{who}: index {index!r}: a state array has dtype "
-                             f"{np.dtype(a.dtype).name}, expected {np.dtype(wdt).name} for "
+                             f"{np.dtype(a.dtype).name}, expected {np.dtype(dtype).name} for "
                              f"the {np.dtype(weight.dtype).name} weight")
         if dev is not None and type(a) is NDArray and a._t.device != dev:
             raise MXNetError(f"{who}: index {index!r}: a state array is on {a.context}, the "
