@@ -217,7 +217,7 @@ class Nadam(_MultiTensor):
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         b1, b2 = self.beta1, self.beta2
         a_g, a_m, c_v, neg_lr = [], [], [], []
-        one_m, one_m_next, ts = [], [], []
+        one_m, one_m_next, ts, moms = [], [], [], []
         # MXNet advances the schedule product once per index, in call order.
         for i, lr in zip(indices, lrs):
             t = self._index_update_count[i]
@@ -228,6 +228,7 @@ class Nadam(_MultiTensor):
             one_m.append(1. - self.m_schedule)
             one_m_next.append(1. - m_next)
             ts.append(t)
+            moms.append((mom_t, mom_t1))
             a_g.append((1. - mom_t) / one_m[-1])
             a_m.append(mom_t1 / one_m_next[-1])
             c_v.append(1. / (1. - pow(b2, t)))
@@ -238,8 +239,7 @@ class Nadam(_MultiTensor):
             # one call per update count (normally one): the momentum and bias-correction
             # scalars MXNet rounds once each depend on it
             for t, pos in _groups(ts):
-                mom_t = b1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
-                mom_t1 = b1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
+                mom_t, mom_t1 = moms[pos[0]]
                 sel = (lambda lst: [lst[p] for p in pos]) if len(pos) < len(ts) else list
                 ck.run(ck.K_NADAM, sel(ws), sel(gs), s0=sel(means), s1=sel(vars_),
                        lr=sel(lrs), wd=sel(wds), a=sel(one_m), b=sel(one_m_next),
