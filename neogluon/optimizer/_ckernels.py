@@ -133,8 +133,15 @@ _OK_DTYPES = (torch.float32, torch.float64)
 
 def usable(*lists):
     """Whether the kernels can update these tensor lists (CPU, float32/64, contiguous)."""
-    if not _enabled:
+    if not _enabled or not lists_fit(*lists):
         return False
+    return _lib is not None or library() is not None
+
+
+def lists_fit(*lists):
+    """Whether parallel tensor lists (None entries skipped) can go to a C kernel: CPU,
+    contiguous, one float32/float64 dtype, and each tensor the size of its weight (the first
+    list's), since the kernels index every list by the weights' offsets."""
     ws = lists[0]
     if not ws:
         return False
@@ -147,8 +154,7 @@ def usable(*lists):
             continue
         # C-level passes over the list (this runs on every step, for every tensor); a tensor
         # of another dtype or device fails one of them, a None raises TypeError in the first.
-        # The kernels index every list by the weights' offsets, so each tensor must have its
-        # weight's size: the callers check shapes, and this keeps the C code in bounds anyway.
+        # The callers check shapes; the size check keeps the C code in bounds anyway.
         try:
             if (not all(map(_is_contig, lst)) or not all(map(_is_cpu, lst))
                     or set(map(_dtype_of, lst)) != {dt}):
@@ -159,7 +165,7 @@ def usable(*lists):
                 return False
         except TypeError:
             return False
-    return _lib is not None or library() is not None
+    return True
 
 
 _is_contig = torch.Tensor.is_contiguous

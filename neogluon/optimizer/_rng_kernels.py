@@ -118,18 +118,7 @@ def library(native=True):
 
 def usable(ws, gs):
     """Whether the fused kernel can update these lists (CPU, float32/64, contiguous)."""
-    if not ck._enabled or not ws:
-        return False
-    dt = ws[0].dtype
-    if dt not in (torch.float32, torch.float64):
-        return False
-    for lst in (ws, gs):
-        for t in lst:
-            if not t.is_cpu or t.dtype is not dt or not t.is_contiguous():
-                return False
-    if len(ws) != len(gs) or any(w.numel() != g.numel() for w, g in zip(ws, gs)):
-        return False  # the kernel indexes both lists by the weights' offsets
-    return library() is not None
+    return ck._enabled and ck.lists_fit(ws, gs) and library() is not None
 
 
 def draw_seed(generator):

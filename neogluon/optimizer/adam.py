@@ -216,10 +216,9 @@ class Nadam(_MultiTensor):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         b1, b2 = self.beta1, self.beta2
-        a_g, a_m, c_v, neg_lr = [], [], [], []
         one_m, one_m_next, ts, moms = [], [], [], []
         # MXNet advances the schedule product once per index, in call order.
-        for i, lr in zip(indices, lrs):
+        for i in indices:
             t = self._index_update_count[i]
             mom_t = b1 * (1. - 0.5 * (pow(0.96, t * self.schedule_decay)))
             mom_t1 = b1 * (1. - 0.5 * (pow(0.96, (t + 1) * self.schedule_decay)))
@@ -229,10 +228,6 @@ class Nadam(_MultiTensor):
             one_m_next.append(1. - m_next)
             ts.append(t)
             moms.append((mom_t, mom_t1))
-            a_g.append((1. - mom_t) / one_m[-1])
-            a_m.append(mom_t1 / one_m_next[-1])
-            c_v.append(1. / (1. - pow(b2, t)))
-            neg_lr.append(-lr)
         means = [s[0] for s in states]
         vars_ = [s[1] for s in states]
         if ck.usable(ws, gs, means, vars_):
@@ -256,12 +251,13 @@ class Nadam(_MultiTensor):
                 torch._foreach_clamp_min_(gg, -clip)
                 torch._foreach_clamp_max_(gg, clip)
         _moments(gg, means, vars_, b1, b2)
-        bar = torch._foreach_mul(gg, a_g)
-        _add_(bar, torch._foreach_mul(means, a_m))
-        den = torch._foreach_mul(vars_, c_v)
+        bar = torch._foreach_mul(gg, [(1. - mt) / om for (mt, _), om in zip(moms, one_m)])
+        _add_(bar, torch._foreach_mul(means, [mt1 / om for (_, mt1), om in
+                                              zip(moms, one_m_next)]))
+        den = torch._foreach_mul(vars_, [1. / (1. - pow(b2, t)) for t in ts])
         torch._foreach_sqrt_(den)
         _add_(den, self.epsilon)
-        _mul_(bar, neg_lr)
+        _mul_(bar, [-lr for lr in lrs])
         torch._foreach_div_(bar, den)
         _add_(ws, bar)
 

@@ -535,11 +535,10 @@ class Updater:
         keys = None
         if (set(map(type, weights)) == _ND_ONLY and set(map(type, grads)) == _ND_ONLY
                 and list(map(_TSHAPE, weights)) == list(map(_TSHAPE, grads))
-                and list(map(_TDTYPE, weights)) == list(map(_TDTYPE, grads))
-                and list(map(_TDEVICE, weights)) == list(map(_TDEVICE, grads))):
+                and (wdts := list(map(_TDTYPE, weights))) == list(map(_TDTYPE, grads))
+                and (wdevs := list(map(_TDEVICE, weights))) == list(map(_TDEVICE, grads))):
             # The usual call (dense NDArrays of matching shapes), checked in C-level passes.
-            if fast and len(set(map(_TDTYPE, weights))) == 1 \
-                    and len(set(map(_TDEVICE, weights))) == 1:
+            if fast and len(set(wdts)) == 1 and len(set(wdevs)) == 1:
                 keys = ()  # one group
         else:
             keys = self._check_args(indices, weights, grads)
