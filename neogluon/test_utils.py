@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
+from contextlib import contextmanager as _contextmanager
 
 from .context import Context, current_context
 from .ndarray.ndarray import NDArray, array
 
 __all__ = ["default_context", "set_default_context", "assert_almost_equal", "almost_equal",
            "same", "rand_ndarray", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd",
-           "assert_exception"]
+           "assert_exception", "environment", "discard_stderr", "getenv", "setenv"]
 
 _default_ctx = [None]
 
@@ -87,3 +88,66 @@ def assert_exception(f, exception_type, *args, **kwargs):
     except exception_type:
         return
     raise AssertionError(f"{getattr(f, '__name__', f)} did not raise {exception_type.__name__}")
+
+
+def getenv(name):
+    """The value of environment variable ``name``, or None when it is unset."""
+    import os
+    return os.environ.get(name)
+
+
+def setenv(name, value):
+    """Set environment variable ``name`` to ``value``; ``None`` unsets it."""
+    import os
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = str(value)
+
+
+@_contextmanager
+def environment(*args):
+    """Set environment variables for the ``with`` block and restore them afterwards.
+
+    ``environment('NAME', 'value')`` sets one variable, ``environment({'A': '1', 'B': None})``
+    several; a value of ``None`` unsets the variable inside the block."""
+    if len(args) == 2:
+        updates = {args[0]: args[1]}
+    elif len(args) == 1 and isinstance(args[0], dict):
+        updates = dict(args[0])
+    else:
+        raise ValueError("environment() takes (name, value) or one dict of {name: value}; "
+                         f"got {len(args)} positional argument(s)")
+    saved = {name: getenv(name) for name in updates}
+    try:
+        for name, value in updates.items():
+            setenv(name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setenv(name, value)
+
+
+@_contextmanager
+def discard_stderr():
+    """Silence everything written to the process's stderr (file descriptor 2) in the block,
+    output of C code included."""
+    import os
+    import sys
+    try:
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover - a closed stream
+        pass
+    saved_fd = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        try:
+            sys.stderr.flush()
+        except Exception:  # pragma: no cover
+            pass
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        os.close(devnull)

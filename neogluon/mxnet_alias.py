@@ -1,0 +1,131 @@
+"""Make ``import mxnet`` (and every ``mxnet.*`` module) resolve to neogluon.
+
+    import neogluon.mxnet_alias      # in a notebook, before the first ``import mxnet``
+    import mxnet as mx               # now neogluon; ``mx is neogluon``
+
+Each ``mxnet.X.Y`` is the *same module object* as ``neogluon.X.Y``: classes, registries and
+module-level state are shared, so ``isinstance`` checks and monkeypatches behave as expected.
+
+A real MXNet installation is never shadowed unless asked: by default the alias finder sits at
+the end of ``sys.meta_path`` and only answers when no other finder knows ``mxnet``. Call
+:func:`install` with ``shadow=True`` (or set ``NEOGLUON_SHADOW_MXNET=1`` before importing this
+module) to put neogluon in front of an installed MXNet.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+__all__ = ["install", "uninstall", "installed", "real_mxnet_present"]
+
+_ALIAS = "mxnet"
+_TARGET = "neogluon"
+
+
+class _SameModuleLoader(importlib.abc.Loader):
+    """Hands out the already-imported neogluon module for an ``mxnet.*`` name."""
+
+    def __init__(self, target_name: str):
+        self._target_name = target_name
+        self._target_spec = None
+
+    def create_module(self, spec):
+        module = importlib.import_module(self._target_name)
+        self._target_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # The import system stamped the alias spec on the shared module; give the module its
+        # own spec back so reload(), pickling by reference and ``python -m`` keep working.
+        if self._target_spec is not None:
+            module.__spec__ = self._target_spec
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != _ALIAS and not fullname.startswith(_ALIAS + "."):
+            return None
+        target_name = _TARGET + fullname[len(_ALIAS):]
+        try:
+            target_spec = importlib.util.find_spec(target_name)
+        except (ImportError, AttributeError, ValueError):
+            return None
+        if target_spec is None:
+            return None
+        is_package = target_spec.submodule_search_locations is not None
+        return importlib.machinery.ModuleSpec(fullname, _SameModuleLoader(target_name),
+                                              is_package=is_package)
+
+
+_finder = _AliasFinder()
+
+
+def real_mxnet_present() -> bool:
+    """True when an MXNet other than this alias can be imported."""
+    if installed():
+        for finder in sys.meta_path:
+            if finder is _finder:
+                continue
+            try:
+                if finder.find_spec(_ALIAS, None) is not None:
+                    return True
+            except (ImportError, AttributeError, ValueError):
+                continue
+        return False
+    return importlib.util.find_spec(_ALIAS) is not None
+
+
+def installed() -> bool:
+    """Whether the alias finder is on ``sys.meta_path``."""
+    return _finder in sys.meta_path
+
+
+def install(shadow: bool = False) -> bool:
+    """Put the ``mxnet`` -> ``neogluon`` alias on the import path.
+
+    Parameters
+    ----------
+    shadow : bool
+        Take precedence over a real MXNet installation. Without it the alias only answers when
+        no real ``mxnet`` can be found.
+
+    Returns
+    -------
+    bool
+        True when ``import mxnet`` now gives neogluon.
+    """
+    uninstall()
+    loaded = sys.modules.get(_ALIAS)
+    if shadow:
+        sys.meta_path.insert(0, _finder)
+        if loaded is not None and not _is_neogluon(loaded):
+            # A real mxnet was imported already: drop it so that new imports see neogluon.
+            for name in [n for n in sys.modules if n == _ALIAS or n.startswith(_ALIAS + ".")]:
+                del sys.modules[name]
+        return True
+    sys.meta_path.append(_finder)
+    if loaded is not None:
+        return _is_neogluon(loaded)
+    return not real_mxnet_present()
+
+
+def uninstall() -> None:
+    """Remove the alias finder (modules already imported under ``mxnet`` stay imported)."""
+    while _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)
+
+
+def _is_neogluon(module) -> bool:
+    return getattr(module, "__name__", "").split(".")[0] == _TARGET
+
+
+_active = install(shadow=os.environ.get("NEOGLUON_SHADOW_MXNET", "") not in ("", "0"))
+if not _active:
+    import warnings
+    warnings.warn("a real MXNet installation is present, so `import mxnet` still gives MXNet; "
+                  "set NEOGLUON_SHADOW_MXNET=1 or call neogluon.mxnet_alias.install(shadow=True) "
+                  "to use neogluon instead", stacklevel=2)

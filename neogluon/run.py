@@ -1,0 +1,63 @@
+"""Run an unmodified ``import mxnet`` program on neogluon.
+
+    python -m neogluon.run script.py [args ...]
+    python -m neogluon.run -m pytest -q test_gluon_trainer.py
+    python -m neogluon.run --shadow script.py      # even where a real MXNet is installed
+
+Every ``mxnet.*`` module the program imports is the same module object as its ``neogluon.*``
+twin (see :mod:`neogluon.mxnet_alias`). The program sees the ``sys.argv`` it would see when run
+with ``python script.py`` / ``python -m module``.
+"""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+_USAGE = ("usage: python -m neogluon.run [--shadow] script.py [args ...]\n"
+          "       python -m neogluon.run [--shadow] -m module [args ...]")
+
+
+def main(argv=None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    shadow = False
+    while args and args[0] in ("--shadow", "-h", "--help"):
+        if args[0] == "--shadow":
+            shadow = True
+            args.pop(0)
+        else:
+            print(_USAGE)
+            raise SystemExit(0)
+    if not args:
+        print(_USAGE, file=sys.stderr)
+        raise SystemExit(2)
+    if shadow:
+        os.environ["NEOGLUON_SHADOW_MXNET"] = "1"
+
+    from . import mxnet_alias
+    if not mxnet_alias.install(shadow=shadow):
+        print("neogluon.run: a real MXNet is installed and would be imported; "
+              "pass --shadow to run on neogluon anyway", file=sys.stderr)
+        raise SystemExit(2)
+
+    if args[0] == "-m":
+        if len(args) < 2:
+            print("neogluon.run: -m needs a module name\n" + _USAGE, file=sys.stderr)
+            raise SystemExit(2)
+        module = args[1]
+        sys.argv = [module] + args[2:]
+        # As ``python -m`` does, the current directory comes first on the path.
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    else:
+        script = args[0]
+        if not os.path.exists(script):
+            print(f"neogluon.run: can't open file {script!r}: no such file", file=sys.stderr)
+            raise SystemExit(2)
+        sys.argv = args
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
