@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 # torch is pinned for development; these machines install 2.13.0 from a local file.
 TORCH   ?= torch==2.13.0
 
-.PHONY: demo test bench clean venv
+.PHONY: demo test conformance bench clean venv
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -24,6 +24,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VPY) -m pytest -n 2 tests
+
+# MXNet 1.9.1's own unit tests (../shared/mxnet-tests) run unmodified through the mxnet alias.
+conformance: $(STAMP)
+	$(VPY) conformance/run.py
 
 bench: $(STAMP)
 	$(VPY) bench/run_all.py
