@@ -12,7 +12,11 @@ from . import random
 from . import ndarray
 from . import ndarray as nd
 
-__version__ = "0.1.0"
+# ``__version__`` is the MXNet API level neogluon implements: MXNet programs and libraries
+# (GluonCV, GluonNLP) compare ``mx.__version__`` against MXNet releases. neogluon's own release
+# is ``__neogluon_version__`` (the package metadata's version).
+__version__ = "1.9.1"
+__neogluon_version__ = "0.1.0"
 
 
 def __getattr__(name):
