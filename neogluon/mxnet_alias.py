@@ -46,8 +46,15 @@ class _SameModuleLoader(importlib.abc.Loader):
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
+    shadow = False
+
     def find_spec(self, fullname, path=None, target=None):
         if fullname != _ALIAS and not fullname.startswith(_ALIAS + "."):
+            return None
+        if fullname == _ALIAS:
+            if not self.shadow and _other_finder_knows(_ALIAS):
+                return None
+        elif not _is_neogluon(sys.modules.get(_ALIAS)):
             return None
         target_name = _TARGET + fullname[len(_ALIAS):]
         try:
@@ -64,18 +71,22 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 _finder = _AliasFinder()
 
 
+def _other_finder_knows(name) -> bool:
+    for finder in sys.meta_path:
+        if finder is _finder:
+            continue
+        try:
+            if finder.find_spec(name, None) is not None:
+                return True
+        except (ImportError, AttributeError, ValueError):
+            continue
+    return False
+
+
 def real_mxnet_present() -> bool:
     """True when an MXNet other than this alias can be imported."""
     if installed():
-        for finder in sys.meta_path:
-            if finder is _finder:
-                continue
-            try:
-                if finder.find_spec(_ALIAS, None) is not None:
-                    return True
-            except (ImportError, AttributeError, ValueError):
-                continue
-        return False
+        return _other_finder_knows(_ALIAS)
     return importlib.util.find_spec(_ALIAS) is not None
 
 
@@ -100,14 +111,18 @@ def install(shadow: bool = False) -> bool:
     """
     uninstall()
     loaded = sys.modules.get(_ALIAS)
+    # The finder always goes first: once ``mxnet`` is neogluon, the path finder would otherwise
+    # find ``mxnet.X`` in neogluon's own directory and execute a second copy of the module
+    # (a second MXNetError class, registry, ...). Without ``shadow`` the finder itself steps
+    # aside for the top-level name when another finder knows a real MXNet.
+    _finder.shadow = shadow
+    sys.meta_path.insert(0, _finder)
     if shadow:
-        sys.meta_path.insert(0, _finder)
         if loaded is not None and not _is_neogluon(loaded):
             # A real mxnet was imported already: drop it so that new imports see neogluon.
             for name in [n for n in sys.modules if n == _ALIAS or n.startswith(_ALIAS + ".")]:
                 del sys.modules[name]
         return True
-    sys.meta_path.append(_finder)
     if loaded is not None:
         return _is_neogluon(loaded)
     return not real_mxnet_present()
