@@ -25,7 +25,8 @@ def __getattr__(name):
     lazy = {"gluon": ".gluon", "optimizer": ".optimizer", "lr_scheduler": ".lr_scheduler",
             "kv": ".kvstore", "kvstore": ".kvstore", "init": ".initializer",
             "initializer": ".initializer", "metric": ".metric", "amp": ".amp",
-            "test_utils": ".test_utils", "image": ".image", "img": ".image"}
+            "test_utils": ".test_utils", "image": ".image", "img": ".image",
+            "io": ".io"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         globals()[name] = mod

@@ -1,0 +1,7 @@
+"""Data iterators (``mx.io``): DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter,
+PrefetchingIter, CSVIter."""
+from . import io
+from .io import (DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter, PrefetchingIter,
+                 CSVIter)
+from . import utils
+from .utils import _init_data, _getdata_by_idx, _has_instance

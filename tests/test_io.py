@@ -1,0 +1,58 @@
+"""mx.io: NDArrayIter & co. against MXNet 1.9.1's recorded behaviour, plus argument checks."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from io_cases import ndarrayiter_records
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures", "io")
+
+
+def test_iterators_match_mxnet():
+    with open(os.path.join(FIX, "ndarrayiter.json")) as f:
+        expected = json.load(f)
+    got = ndarrayiter_records(mx)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g == e
+
+
+def test_csr_needs_discard_and_bad_inputs():
+    c = mx.nd.array(np.arange(8).reshape(4, 2)).tostype("csr")
+    with pytest.raises(NotImplementedError):
+        mx.io.NDArrayIter(c, None, 2)
+    with pytest.raises(TypeError):
+        mx.io.NDArrayIter("abc", None, 2)
+    with pytest.raises(ValueError, match="last_batch_handle"):
+        mx.io.NDArrayIter(np.zeros(4), None, 2, last_batch_handle="keep")
+    batches = list(mx.io.NDArrayIter(c, None, 2, last_batch_handle="discard"))
+    assert all(b.data[0].stype == "csr" for b in batches)
+
+
+def test_databatch_and_dataiter_protocol():
+    b = mx.io.DataBatch([mx.nd.ones((2, 3))], [mx.nd.zeros((2,))], pad=0)
+    assert str(b) == "DataBatch: data shapes: [(2, 3)] label shapes: [(2,)]"
+    with pytest.raises(AssertionError):
+        mx.io.DataBatch(mx.nd.ones((2, 3)))
+    it = mx.io.NDArrayIter(np.arange(6), np.arange(6), 2)
+    assert isinstance(it, mx.io.DataIter)
+    assert [b.data[0].asnumpy().tolist() for b in it] == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(StopIteration):
+        it.next()
+    it.reset()
+    assert it.next().label[0].asnumpy().tolist() == [0, 1]
+
+
+def test_csviter(tmp_path):
+    d = tmp_path / "d.csv"
+    lab = tmp_path / "l.csv"
+    np.savetxt(d, np.arange(20).reshape(5, 4), delimiter=",")
+    np.savetxt(lab, np.arange(5), delimiter=",")
+    it = mx.io.CSVIter(data_csv=str(d), data_shape=(2, 2), label_csv=str(lab), batch_size=2)
+    batches = list(it)
+    assert len(batches) == 3 and batches[-1].pad == 1
+    assert batches[0].data[0].shape == (2, 2, 2)
+    assert batches[2].label[0].asnumpy().ravel().tolist() == [4, 0]
