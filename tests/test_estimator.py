@@ -427,3 +427,11 @@ def test_fit_accepts_numpy_integers_and_rejects_bad_counts():
     _fit(batches=np.int64(2))
     with pytest.raises(ValueError, match="epochs must be a positive integer"):
         _fit(epochs=1.5)
+
+
+def test_unavailable_context_is_an_assertion_error_as_in_mxnet():
+    # MXNet 1.9.1 asserts; neogluon's error is both AssertionError and ValueError.
+    with pytest.raises(AssertionError, match="gpu\\(100\\) is not available"):
+        est.Estimator(gluon.nn.Dense(2), gluon.loss.L2Loss(), context=[mx.cpu(), mx.gpu(100)])
+    with pytest.raises(ValueError):
+        est.Estimator(gluon.nn.Dense(2), gluon.loss.L2Loss(), context=[mx.gpu(100)])

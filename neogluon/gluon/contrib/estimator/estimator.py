@@ -16,6 +16,14 @@ from .utils import _check_handler_metric_ref, _check_metrics, _suggest_metric_fo
 __all__ = ["Estimator"]
 
 
+class ContextUnavailableError(ValueError, AssertionError):
+    """A context given to the Estimator is not on this machine.
+
+    An AssertionError as in MXNet 1.9.1 (which asserts), and a ValueError as the bad
+    argument it is.
+    """
+
+
 def _data_loader_type():
     from ...data import DataLoader
     return DataLoader
@@ -105,9 +113,9 @@ class Estimator:
                                  f"{context!r}")
             for ctx in context:
                 if not (ctx in available_gpus or str(ctx).startswith("cpu")):
-                    raise ValueError(f"{ctx} is not available, please make sure your context is "
-                                     "in one of: mx.cpu(), "
-                                     + ", ".join(str(c) for c in available_gpus))
+                    raise ContextUnavailableError(
+                        f"{ctx} is not available, please make sure your context is "
+                        "in one of: mx.cpu(), " + ", ".join(str(c) for c in available_gpus))
             return context
         if gpus > 0:
             if gpus > 1:
