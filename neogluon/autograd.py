@@ -83,6 +83,9 @@ def set_recording(is_recording: bool) -> bool:  # noqa: D401 - MXNet's name
     """Set recording on or off; returns the previous value."""
     prev = _state.recording
     _state.recording = bool(is_recording)
+    if is_recording:
+        # inside pause() or torch.no_grad() torch would otherwise build no graph
+        _set_grad_enabled(True)
     return prev
 
 
@@ -195,12 +198,31 @@ def _check_heads(heads):
     for h in heads:
         if not isinstance(h, NDArray):
             raise TypeError(f"heads must be NDArrays, got {type(h).__name__}")
-        if not _leaf(h).requires_grad:
+        t = _leaf(h)
+        if not t.requires_grad:
             raise MXNetError(
                 "Cannot differentiate node because it is not in a computational graph. "
                 "You need to set is_recording to true or use autograd.record() to save "
                 "computational graphs for backward. If you want to differentiate the same "
                 "graph twice, you need to pass retain_graph=True to backward.")
+        gf = t.grad_fn
+        if gf is not None and _FREED in gf.metadata:
+            raise MXNetError(
+                "the graph of this head was freed by an earlier backward; pass "
+                "retain_graph=True to backward to differentiate the same graph twice")
+
+
+# Key set in a head's grad_fn metadata by a backward without retain_graph. torch keeps a graph
+# whose nodes saved no tensors (x + 1) usable after backward; MXNet frees every graph it
+# differentiated, so a second backward through the same head fails there, and here too.
+_FREED = "neogluon_graph_freed"
+
+
+def _mark_freed(heads_t):
+    for t in heads_t:
+        gf = t.grad_fn
+        if gf is not None:
+            gf.metadata[_FREED] = True
 
 
 def _fill(h, g):
@@ -272,6 +294,8 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     try:
         if not variables:
             torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
+            if not retain_graph:
+                _mark_freed(heads_t)
             return
         grads = _engine_grad(heads_t, grads_out, leaves, retain_graph)
     except RuntimeError as err:
@@ -280,6 +304,8 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
                 "the graph was freed by an earlier backward; pass retain_graph=True to "
                 "backward to differentiate the same graph twice") from None
         raise MXNetError(f"backward failed: {err}") from None
+    if not retain_graph:
+        _mark_freed(heads_t)
     # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
     # of being copied into it: the buffer tensor and its NDArray stay the same objects.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
@@ -345,6 +371,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
                                         allow_unused=True)
         except RuntimeError as err:
             raise MXNetError(f"autograd.grad failed: {err}") from None
+    if not retain_graph:
+        _mark_freed(heads_t)
     out = []
     for v, g in zip(variables, grads):
         if v.stype != "default" or (g is not None and g.layout is not torch.strided):

@@ -194,3 +194,65 @@ def test_function_outside_record_builds_no_graph():
     y = Sq()(x)
     assert y.asnumpy().tolist() == [4.0, 9.0]
     assert not nd.to_torch(y).requires_grad
+
+
+def test_second_backward_without_retain_graph_fails_even_when_torch_could():
+    # x + 1 saves no tensors, so torch alone would run it twice; MXNet frees every graph.
+    x = nd.ones((2, 2))
+    x.attach_grad(grad_req="add")
+    with autograd.record():
+        y = x + 1
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [[2, 2], [2, 2]]
+    with pytest.raises(mx.base.MXNetError, match="retain_graph"):
+        y.backward()
+    with autograd.record():
+        z = x * 3
+    autograd.grad(z, [x])
+    with pytest.raises(mx.base.MXNetError, match="retain_graph"):
+        autograd.grad(z, [x])
+
+
+def test_set_recording_records_even_inside_pause():
+    x = nd.ones(2)
+    x.attach_grad()
+    with autograd.pause():
+        prev = autograd.set_recording(True)
+        try:
+            y = x * 2
+        finally:
+            autograd.set_recording(prev)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [2, 2]
+
+
+def test_contrib_autograd_sections_and_grad_and_loss():
+    from neogluon.contrib import autograd as cag
+    x = nd.ones((3, 5))
+    with cag.train_section():
+        assert autograd.is_recording() and autograd.is_training()
+        assert not (nd.Dropout(x, p=0.5).asnumpy() == 1).all()
+        with cag.test_section():
+            assert not autograd.is_recording() and not autograd.is_training()
+            assert (nd.Dropout(x, p=0.5).asnumpy() == 1).all()
+        assert autograd.is_recording() and autograd.is_training()
+    assert not autograd.is_recording() and not autograd.is_training()
+
+    a, b = nd.array([[1.0, 2.0]]), nd.array([[3.0, 4.0]])
+    grads, out = cag.grad_and_loss(lambda a, b: a * b)(a, b)
+    assert out.asnumpy().tolist() == [[3, 8]]
+    assert [g.asnumpy().tolist() for g in grads] == [[[3, 4]], [[1, 2]]]
+    (ga,) = cag.grad(lambda a, b: a * b + b, argnum=0)(a, b)
+    assert ga.asnumpy().tolist() == [[3, 4]]
+    with pytest.raises(TypeError):
+        cag.grad(lambda a: a)(1.0)
+
+    dx = nd.zeros_like(x)
+    cag.mark_variables([x], [dx])
+    with cag.train_section():
+        parts = nd.split(x, axis=0, num_outputs=3, squeeze_axis=True)
+        cag.backward(list(parts), [None, nd.array([1, 2, 3, 4, 5]), nd.array([5, 4, 3, 2, 1])])
+    assert dx.asnumpy().tolist() == [[1] * 5, [1, 2, 3, 4, 5], [5, 4, 3, 2, 1]]
+    with pytest.raises(TypeError):
+        cag.backward(parts[0])
