@@ -409,11 +409,21 @@ class Constant(Initializer):
         _fill_from(arr, src)
 
     def dumps(self):
+        """``'["constant", {"value": ...}]'``; an array value is written as nested lists.
+
+        As in MXNet, the array value in ``_kwargs`` is replaced by its list form (the
+        initializer itself keeps filling with ``self.value``).
+        """
         val = self._kwargs["value"]
         if not np.isscalar(val):
-            val = val.tolist() if isinstance(val, np.ndarray) else (
-                val.asnumpy().tolist() if hasattr(val, "asnumpy") else list(val))
-        return json.dumps([type(self).__name__.lower(), {"value": val}])
+            if isinstance(val, np.ndarray):
+                val = val.tolist()
+            elif hasattr(val, "asnumpy"):
+                val = val.asnumpy().tolist()
+            elif isinstance(val, tuple):
+                val = list(val)
+            self._kwargs["value"] = val
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
 
 
 @register

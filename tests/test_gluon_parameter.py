@@ -281,7 +281,10 @@ def test_trainer_link_contract():
     p.initialize()
     t = FakeTrainer()
     p._set_trainer(t)
-    assert isinstance(p._trainer, weakref.ref) and p._trainer() is t
+    assert p._trainer is t and isinstance(p._trainer_ref, weakref.ref)
+    p._set_trainer(None)
+    assert p._trainer is None
+    p._set_trainer(t)
     p.set_data(nd.ones((2,)))
     assert FakeTrainer.resets == 1
     sp = gluon.Parameter("s", shape=(2,), stype="row_sparse")

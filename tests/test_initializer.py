@@ -80,6 +80,17 @@ def test_dumps_and_create_roundtrip():
         mx.init.create("nope")
     assert json.loads(mx.init.Constant(nd.array([1, 2])).dumps()) == [
         "constant", {"value": [1.0, 2.0]}]
+    # MXNet keeps the list form in _kwargs, so dumps() equals json.dumps of [name, _kwargs]
+    # and the initializer made back from it fills the same values.
+    for value in (nd.ones((2, 3)), np.ones((2, 3)) * 2):
+        init = mx.init.Constant(value)
+        text = init.dumps()
+        assert text == json.dumps(["constant", init._kwargs])
+        again = mx.init.create(text)
+        a = nd.zeros((2, 3))
+        again(mx.init.InitDesc("c_weight"), a)
+        np.testing.assert_array_equal(a.asnumpy(), np.asarray(value.asnumpy() if hasattr(
+            value, "asnumpy") else value))
 
 
 def test_default_initialisation_matches_mxnet():

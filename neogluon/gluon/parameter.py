@@ -114,7 +114,7 @@ class Parameter:
         self._grad = None
         self._ctx_list = None
         self._ctx_map = None
-        self._trainer = None
+        self._trainer_ref = None
         self._deferred_init = ()
         self._differentiable = differentiable
         self._allow_deferred_init = allow_deferred_init
@@ -194,18 +194,32 @@ class Parameter:
         return self._stype
 
     # ------------------------------------------------------------------ trainer link
+    @property
+    def _trainer(self):
+        """The Trainer that updates this parameter, or None (MXNet's attribute).
+
+        Held through a weak reference, so that a Trainer the program has dropped (with its
+        optimizer states and store buffers) is freed even while its parameters live on.
+        """
+        ref = self._trainer_ref
+        return ref() if ref is not None else None
+
+    @_trainer.setter
+    def _trainer(self, trainer):
+        self._trainer_ref = weakref.ref(trainer) if trainer is not None else None
+
     def _set_trainer(self, trainer):
-        """Remember (weakly) the Trainer that updates this parameter."""
-        current = self._trainer() if self._trainer is not None else None
+        """Set the Trainer that updates this parameter (None unsets it)."""
+        current = self._trainer
         if (self._stype != "default" and current is not None and trainer is not None
                 and current is not trainer):
             raise RuntimeError(
                 f"Failed to set the trainer for Parameter '{self.name}' because it was already "
                 f"set. More than one trainers for a {self._stype} Parameter is not supported.")
-        self._trainer = weakref.ref(trainer) if trainer is not None else None
+        self._trainer = trainer
 
     def _get_trainer(self):
-        return self._trainer() if self._trainer is not None else None
+        return self._trainer
 
     def _notify_trainer_of_load(self):
         trainer = self._get_trainer()
@@ -546,9 +560,19 @@ class Parameter:
                     g._assign(g.zeros_like())  # MXNet's zeros_like(out=g): no stored rows
 
     def var(self):
-        """Not available: neogluon has no symbolic graph."""
-        raise MXNetError(f"Parameter.var() (Parameter '{self.name}'): neogluon has no Symbol "
-                         "API")
+        """The ``mx.sym`` variable standing for this Parameter (named by its name).
+
+        The variable carries the shape (0 for unknown dimensions), dtype, lr/wd multipliers,
+        initializer and storage type; the same Symbol is returned while those are unchanged.
+        """
+        from .. import symbol
+        key = (self.name, self._shape, str(self.dtype), self.lr_mult, self.wd_mult,
+               id(self.init), self._stype)
+        if self._var is None or self._var[0] != key:
+            self._var = (key, symbol.var(self.name, shape=self._shape, dtype=self.dtype,
+                                         lr_mult=self.lr_mult, wd_mult=self.wd_mult,
+                                         init=self.init, stype=self._stype))
+        return self._var[1]
 
     def cast(self, dtype):
         """Cast data and gradients to ``dtype``."""
