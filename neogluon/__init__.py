@@ -11,6 +11,8 @@ from . import autograd
 from . import random
 from . import ndarray
 from . import ndarray as nd
+from .util import (is_np_shape, set_np_shape, np_shape, use_np_shape, is_np_array, np_array,
+                   use_np_array, use_np)
 
 # ``__version__`` is the MXNet API level neogluon implements: MXNet programs and libraries
 # (GluonCV, GluonNLP) compare ``mx.__version__`` against MXNet releases. neogluon's own release
@@ -26,7 +28,10 @@ def __getattr__(name):
             "kv": ".kvstore", "kvstore": ".kvstore", "init": ".initializer",
             "initializer": ".initializer", "metric": ".metric", "amp": ".amp",
             "test_utils": ".test_utils", "image": ".image", "img": ".image",
-            "io": ".io"}
+            "io": ".io",
+            "runtime": ".runtime", "util": ".util", "contrib": ".contrib", "library": ".library",
+            "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
+            "npx": ".numpy_extension"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         globals()[name] = mod

@@ -1,11 +1,15 @@
 """Errors, dtype tables and small helpers shared by every layer of neogluon."""
 from __future__ import annotations
 
+import os
+import platform
+
 import numpy as np
 import torch
 
-__all__ = ["MXNetError", "MXNetValueError", "NotSupportedForSparseNDArray", "numeric_types", "integer_types",
-           "string_types", "to_torch_dtype", "to_numpy_dtype", "dtype_name"]
+__all__ = ["MXNetError", "MXNetValueError", "NotSupportedForSparseNDArray", "NotImplementedForSymbol",
+           "numeric_types", "integer_types", "string_types", "to_torch_dtype", "to_numpy_dtype",
+           "dtype_name", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
 
 
 class MXNetError(RuntimeError):
@@ -19,6 +23,72 @@ class MXNetValueError(MXNetError, ValueError):
 
 class NotSupportedForSparseNDArray(MXNetError):
     """An operation that a sparse array does not support."""
+
+
+class NotImplementedForSymbol(MXNetError):
+    """An NDArray-only function was called with an ``mx.sym.Symbol``.
+
+    Parameters
+    ----------
+    function : callable
+        The function that was called.
+    alias : str or None
+        The operator name it stands for, if any.
+    *args
+        The arguments it was called with (only their types are reported).
+    """
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self):
+        parts = [f"Function {self.function}"]
+        if self.alias:
+            parts.append(f' (namely operator "{self.alias}")')
+        if self.args:
+            parts.append(f" with arguments ({', '.join(self.args)})")
+        parts.append(" is not implemented for Symbol and only available in NDArray.")
+        return "".join(parts)
+
+
+class _NullType:
+    """Marks an operator argument that was not given (MXNet's ``_Null``)."""
+
+    def __repr__(self):
+        return "_Null"
+
+
+_Null = _NullType()
+
+mx_real_t = np.float32  # MXNet's default real type
+mx_uint = np.uint32
+mx_float = np.float32
+
+
+def py_str(x) -> str:
+    """Decode the UTF-8 bytes ``x`` into a str (MXNet's helper for C strings)."""
+    return x.decode("utf-8")
+
+
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, else ``[obj]``."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+def data_dir_default() -> str:
+    """Where MXNet stores downloaded data by default: ``%APPDATA%/mxnet`` on Windows,
+    ``~/.mxnet`` elsewhere."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir() -> str:
+    """The data directory: ``$MXNET_HOME`` when set, else :func:`data_dir_default`."""
+    return os.getenv("MXNET_HOME", data_dir_default())
 
 
 numeric_types = (float, int, np.generic)
