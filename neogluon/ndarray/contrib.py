@@ -8,8 +8,10 @@ import torch
 from ..base import MXNetError
 from .ndarray import NDArray, _new, _run, _assign_out
 from .ops import isnan, isinf, isfinite  # noqa: F401
+from ._deformable import DeformableConvolution, ModulatedDeformableConvolution  # noqa: F401
 
-__all__ = ["isnan", "isinf", "isfinite", "arange_like", "boolean_mask", "index_copy",
+__all__ = ["isnan", "isinf", "isfinite", "DeformableConvolution",
+           "ModulatedDeformableConvolution", "arange_like", "boolean_mask", "index_copy",
            "div_sqrt_dim"]
 
 

@@ -1,4 +1,3 @@
-"""``gluon.contrib.nn``: contributed layers (so far :class:`SparseEmbedding`)."""
-from .basic_layers import SparseEmbedding
-
-__all__ = ["SparseEmbedding"]
+"""``gluon.contrib.nn``: contributed layers."""
+from .basic_layers import *  # noqa: F401,F403
+from .basic_layers import __all__  # noqa: F401
