@@ -31,7 +31,8 @@ def __getattr__(name):
             "io": ".io",
             "runtime": ".runtime", "util": ".util", "contrib": ".contrib", "library": ".library",
             "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
-            "npx": ".numpy_extension"}
+            "npx": ".numpy_extension",
+            "sym": ".symbol", "symbol": ".symbol", "name": ".name"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         globals()[name] = mod

@@ -28,6 +28,9 @@ import numpy as np
 
 from .. import autograd
 from .. import initializer
+from .. import name as _name
+from .. import symbol as _sym
+from ..symbol.symbol import Symbol as _Symbol, _evaluate
 from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context, current_context
@@ -61,6 +64,7 @@ class _BlockScope:
         self._block = block
         self._counter = {}
         self._old_scope = None
+        self._name_scopes = []
 
     @staticmethod
     def create(prefix, params, hint):
@@ -89,11 +93,16 @@ class _BlockScope:
             return self
         self._old_scope = getattr(_BlockScope._current, "value", None)
         _BlockScope._current.value = self
+        # Symbols made inside the scope are named after the block ('dense0_fwd').
+        scope = _name.Prefix(self._block.prefix)
+        scope.__enter__()
+        self._name_scopes.append(scope)
         return self
 
     def __exit__(self, ptype, value, trace):
         if self._block._empty_prefix:
             return
+        self._name_scopes.pop().__exit__(ptype, value, trace)
         _BlockScope._current.value = self._old_scope
 
 
@@ -1126,14 +1135,32 @@ class HybridBlock(Block):
     def infer_shape(self, *args):
         """Fill in the unknown dimensions of this block's parameters from the inputs.
 
-        Built-in layers implement this; a custom HybridBlock with parameters of unknown shape
-        must implement it too (neogluon has no symbolic shape inference).
+        Built-in layers implement this directly; for other blocks the forward pass is run on
+        symbols (``F = mx.sym``) and the parameter shapes come from symbolic shape inference.
         """
+        try:
+            flat, fmt = _flatten_in(args)
+            names, out = self._symbolic_graph(len(flat), fmt)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                arg_s, _, aux_s = out.infer_shape(**{n: a.shape for n, a in zip(names, flat)})
+        except Exception as err:  # noqa: BLE001 - any failure means: cannot infer
+            arg_s, why = None, f" ({err})"
+        else:
+            why = ""
+        if arg_s is not None:
+            sdict = dict(zip(out.list_arguments(), arg_s))
+            sdict.update(zip(out.list_auxiliary_states(), aux_s))
+            for p in self.collect_params().values():
+                if p.name in sdict:
+                    p.shape = sdict[p.name]
+            return
         raise ValueError(
             f"Deferred initialization failed because shape cannot be inferred: "
             f"{type(self).__name__} '{self.name}' has parameters with unknown shape "
             f"({', '.join(f'{p.name} {p.shape}' for p in self.params.values() if p._deferred_init)}"
-            f") and does not implement infer_shape(); give the shapes explicitly")
+            f") that neither its infer_shape() nor symbolic shape inference could infer{why}; "
+            "give the shapes explicitly")
 
     def infer_type(self, *args):
         """Set the dtype of this block's parameters to the first input's dtype."""
@@ -1162,7 +1189,14 @@ class HybridBlock(Block):
             return {k: v.data(ctx) for k, v in reg.items()}
 
     def forward(self, x, *args):
-        """Run ``hybrid_forward`` with ``F = nd`` and this block's parameter arrays."""
+        """Run ``hybrid_forward`` with this block's parameters.
+
+        With NDArray inputs ``F`` is ``nd`` and the parameters are arrays; with Symbol inputs
+        ``F`` is ``mx.sym``, the parameters are variables named by the Parameters' names, and
+        the result is a Symbol. Mixing the two raises ValueError.
+        """
+        if (type(x) is not NDArray or args) and _has_symbol(x, args):
+            return self._forward_symbol(x, args)
         tr = _TRACE.tracer
         if tr is not None:
             return self._forward_traced(tr, x, args)
@@ -1177,6 +1211,30 @@ class HybridBlock(Block):
             return self.hybrid_forward(_nd, x, *args, **params)
         with ctx:
             return self.hybrid_forward(_nd, x, *args, **params)
+
+    def _forward_symbol(self, x, args):
+        params = {k: v.var() for k, v in self._reg_params.items()}
+        with self.name_scope():
+            return self.hybrid_forward(_sym, x, *args, **params)
+
+    def _symbolic_graph(self, flat_count, in_fmt):
+        """This block's forward pass as a Symbol over inputs 'data' (or 'data0', 'data1'...)."""
+        names = ["data"] if flat_count == 1 else [f"data{i}" for i in range(flat_count)]
+        inputs = [_sym.var(n) for n in names]
+        rebuilt = _rebuild(in_fmt, inputs, 0)[0]
+        out = self._forward_symbol(rebuilt[0], tuple(rebuilt[1:]))
+        outs = []
+
+        def walk(o):
+            if isinstance(o, _sym.Symbol):
+                outs.append(o)
+            elif isinstance(o, (list, tuple)):
+                for i in o:
+                    walk(i)
+            else:
+                raise ValueError(f"the forward pass returned {type(o).__name__}, not Symbols")
+        walk(out)
+        return names, (outs[0] if len(outs) == 1 else _sym.Group(outs))
 
     def _forward_traced(self, tr, x, args):
         if id(self) not in tr.block_ids:
@@ -1231,6 +1289,7 @@ class HybridBlock(Block):
             return self.hybrid_forward(_nd, x, *args, **params)
 
     def _capture(self, flat, fmt, ctx, key):
+        in_fmt = fmt
         tr = _Tracer()
         traced = [tr.add_input(a) for a in flat]
         rebuilt = _rebuild(fmt, traced, 0)[0]
@@ -1255,6 +1314,7 @@ class HybridBlock(Block):
             self._cached_graph = ()
         else:
             graph.blocks = tr.blocks
+            graph.in_fmt = in_fmt
             graph.snapshot = _snapshot(tr.blocks)
             graph.version = _STRUCTURE[0]
             if len(self._graphs) >= 16:
@@ -1264,18 +1324,32 @@ class HybridBlock(Block):
         return _untrace(out)
 
     def export(self, path, epoch=0, remove_amp_cast=True):
-        """Write ``path-symbol.json`` (neogluon's graph description) and ``path-%04d.params``.
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's formats).
 
-        The parameter file is MXNet's format with ``arg:``/``aux:`` keys. The block must have
-        been hybridized and run forward once.
+        The symbol file is MXNet's JSON graph of this block's forward pass, made by running
+        ``hybrid_forward`` on symbols (inputs ``data``, or ``data0``, ``data1``... for several);
+        the parameter file has ``arg:``/``aux:`` keys. Both load in MXNet 1.9.1
+        (``SymbolBlock.imports``) and in neogluon. The block must have been hybridized and run
+        forward once. A forward pass that cannot run on symbols (it reads values into Python,
+        say) is written as neogluon's own graph description instead, with a warning: only
+        neogluon reads that file.
         """
         if not self._cached_graph:
             raise RuntimeError("Please first call block.hybridize() and then run forward with "
                                "this block at least once before calling export.")
         _, graph = self._cached_graph
         n = len(graph.inputs)
-        names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
-        text = graph.to_json(names)
+        try:
+            _, sym = self._symbolic_graph(n, getattr(graph, "in_fmt", tuple(0 for _ in
+                                                                            range(n))))
+            text = sym.tojson()
+        except Exception as err:  # noqa: BLE001 - fall back to neogluon's graph file
+            warnings.warn(f"export: the forward pass of {type(self).__name__} '{self.name}' "
+                          f"cannot run on symbols ({err}); writing neogluon's own graph "
+                          "description, which MXNet cannot read", stacklevel=2)
+            sym = None
+            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+            text = graph.to_json(names)
         sym_file = f"{path}-symbol.json"
         folder = os.path.dirname(os.path.abspath(sym_file))
         fd, tmp = tempfile.mkstemp(prefix=".tmp-symbol.", dir=folder)
@@ -1283,14 +1357,41 @@ class HybridBlock(Block):
             f.write(text)
         os.replace(tmp, sym_file)
         arg_dict = {}
-        for _, p in graph.params:
-            kind = "arg" if p._differentiable else "aux"
-            arg_dict[f"{kind}:{p.name}"] = p._reduce()
+        if sym is not None:
+            arg_names = set(sym.list_arguments())
+            aux_names = set(sym.list_auxiliary_states())
+            for p in self.collect_params().values():
+                if p.name in arg_names:
+                    arg_dict[f"arg:{p.name}"] = p._reduce()
+                elif p.name in aux_names:
+                    arg_dict[f"aux:{p.name}"] = p._reduce()
+        else:
+            for _, p in graph.params:
+                kind = "arg" if p._differentiable else "aux"
+                arg_dict[f"{kind}:{p.name}"] = p._reduce()
         _atomic_nd_save("%s-%04d.params" % (path, epoch), arg_dict)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """Override: compute the output with ``F`` operators (``F`` is ``neogluon.nd``)."""
         raise NotImplementedError
+
+
+def _has_symbol(x, args):
+    """Whether the inputs are Symbols; ValueError when Symbols and NDArrays are mixed."""
+    has_sym = has_nd = False
+    stack = [x, *args]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, _Symbol):
+            has_sym = True
+        elif isinstance(a, NDArray):
+            has_nd = True
+        elif isinstance(a, (list, tuple)):
+            stack.extend(a)
+    if has_sym and has_nd:
+        raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types "
+                         "for the input. Please check the type of the args.\n")
+    return has_sym
 
 
 def _common_prefix(names):
@@ -1306,15 +1407,23 @@ def _common_prefix(names):
 
 
 class SymbolBlock(HybridBlock):
-    """A block that runs a graph loaded by :meth:`imports` (written by ``export``).
+    """A block that runs a Symbol graph.
 
-    neogluon has no Symbol API, so SymbolBlocks are made from exported graph files only.
+    Parameters
+    ----------
+    outputs : Symbol or list of Symbol
+        The outputs to compute.
+    inputs : Symbol or list of Symbol
+        The input variables.
+    params : ParameterDict, optional
+        Parameters to reuse (by name); the graph's other free variables become new
+        Parameters whose shapes are inferred from the first input.
     """
 
     @staticmethod
     def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
                 ignore_extra=False):
-        """Load a model written by :meth:`HybridBlock.export`.
+        """Load a model written by :meth:`HybridBlock.export` (MXNet's or neogluon's).
 
         Parameters
         ----------
@@ -1327,17 +1436,22 @@ class SymbolBlock(HybridBlock):
         ctx : Context or list of Context, optional
         """
         with open(symbol_file) as f:
-            try:
-                desc = json.load(f)
-            except ValueError as err:
-                raise MXNetError(f"{symbol_file}: not a graph file written by neogluon's "
-                                 f"export ({err})") from None
-        if not isinstance(desc, dict) or desc.get("format") != "neogluon-graph":
-            raise MXNetError(f"{symbol_file}: not a graph file written by neogluon's export "
-                             "(MXNet symbol JSON cannot be run by neogluon)")
+            text = f.read()
+        try:
+            desc = json.loads(text)
+        except ValueError as err:
+            raise MXNetError(f"{symbol_file}: not a symbol file ({err})") from None
         if isinstance(input_names, str):
             input_names = [input_names]
-        ret = SymbolBlock(desc, input_names)
+        if isinstance(desc, dict) and desc.get("format") == "neogluon-graph":
+            ret = SymbolBlock(desc, input_names)
+        else:
+            sym = _sym.load_json(text)
+            if param_file is None:
+                inputs = [_sym.var(i, dtype="float32") for i in input_names]
+            else:
+                inputs = [_sym.var(i) for i in input_names]
+            ret = SymbolBlock(sym, inputs)
         if param_file is not None:
             ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
                                       cast_dtype=True, dtype_source="saved")
@@ -1345,12 +1459,55 @@ class SymbolBlock(HybridBlock):
 
     def __init__(self, outputs, inputs, params=None):
         super().__init__(prefix=None, params=None)
-        if not isinstance(outputs, dict):
-            raise MXNetError("neogluon has no Symbol API: build SymbolBlocks with "
-                             "SymbolBlock.imports from files written by HybridBlock.export")
-        desc = outputs
         self._prefix = ""
         self._params = ParameterDict("", params)
+        self._graph = None
+        if isinstance(outputs, dict):
+            self._init_graph_file(outputs, inputs)
+            return
+        if isinstance(inputs, _Symbol) and len(inputs.list_outputs()) == 1:
+            inputs = [inputs]
+        if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
+            outputs = outputs[0]
+        syms, self._in_format = _flatten_sym(inputs, "input")
+        out, self._out_format = _flatten_sym(outputs, "output")
+        input_names = set()
+        for i in syms:
+            if len(i.get_internals().list_outputs()) != 1:
+                raise AssertionError(f"Input symbols must be variable, but {i} is an output of "
+                                     "operators")
+            input_names.add(i.name)
+        for o in out:
+            for j in o.get_internals():
+                if j.attr("__storage_type__") == "1":
+                    raise AssertionError(f"SymbolBlock doesn't support Parameter '{j.name}' "
+                                         "because its storage type is 'row_sparse'.")
+        out = _sym.Group(out) if len(out) > 1 else out[0]
+        arg_params = out.list_arguments()
+        aux_params = out.list_auxiliary_states()
+        in_types = {}
+        for i in syms:
+            t = i.attr("__dtype__")
+            if t is not None:
+                in_types[i.name] = np.dtype(_sym.symbol._CODE_TO_DTYPE[int(t)]).type
+        arg_types, _, aux_types = out.infer_type_partial(**in_types)
+        for i, arg in enumerate(arg_params):
+            if arg not in input_names:
+                self.params.get(arg, allow_deferred_init=True,
+                                dtype=arg_types[i] if arg_types[i] is not None else np.float32)
+        for i, aux in enumerate(aux_params):
+            if aux not in input_names:
+                self.params.get(aux, grad_req="null", allow_deferred_init=True,
+                                dtype=aux_types[i] if aux_types[i] is not None else np.float32)
+        self._symbol = out
+        self._input_syms = syms
+        self._cached_graph = (syms, out)
+        names = list(self._params.keys())
+        lp = len(_common_prefix(names)) if len(names) > 1 else 0
+        self._reg_params = {k[lp:]: v for k, v in self._params.items()}
+
+    def _init_graph_file(self, desc, inputs):
+        # A graph description written by an earlier neogluon export.
         by_name = {i["name"]: i["slot"] for i in desc["inputs"]}
         missing = [n for n in inputs if n not in by_name]
         if missing or len(inputs) != len(by_name):
@@ -1364,27 +1521,74 @@ class SymbolBlock(HybridBlock):
                 kw["differentiable"] = False
             p = self.params.get(pd["name"], **kw)
             slot_params.append((pd["slot"], p))
-        nodes = desc["nodes"]
-        self._graph = _Graph(desc["nslots"], [by_name[n] for n in inputs], slot_params, nodes,
-                             desc["outputs"], desc["output_format"])
+        self._graph = _Graph(desc["nslots"], [by_name[n] for n in inputs], slot_params,
+                             desc["nodes"], desc["outputs"], desc["output_format"])
+        self._symbol = None
         self._cached_graph = (self._graph.inputs, self._graph)
         names = list(self._params.keys())
         lp = len(_common_prefix(names)) if len(names) > 1 else 0
         self._reg_params = {k[lp:]: v for k, v in self._params.items()}
 
     def __repr__(self):
-        g = self._graph
-        return (f"SymbolBlock(\n<graph of {len(g.nodes)} ops> : {len(g.inputs)} -> "
-                f"{len(g.out_slots)}\n)")
+        if self._graph is not None:
+            g = self._graph
+            return (f"SymbolBlock(\n<graph of {len(g.nodes)} ops> : {len(g.inputs)} -> "
+                    f"{len(g.out_slots)}\n)")
+        return (f"SymbolBlock(\n{self._symbol} : {len(self._input_syms)} -> "
+                f"{len(self._symbol.list_outputs())}\n)")
+
+    def _finish_params(self, flat):
+        if not any(p._deferred_init for p in self.params.values()):
+            return
+        shapes = {s.name: a.shape for s, a in zip(self._input_syms, flat)}
+        try:
+            arg_s, _, aux_s = self._symbol.infer_shape_partial(**shapes)
+        except MXNetError as err:
+            raise ValueError(f"Deferred initialization failed because shape cannot be "
+                             f"inferred. {err}") from None
+        sdict = dict(zip(self._symbol.list_arguments(), arg_s))
+        sdict.update(zip(self._symbol.list_auxiliary_states(), aux_s))
+        for p in self.params.values():
+            if p._deferred_init:
+                shape = sdict.get(p.name)
+                if shape:
+                    p.shape = shape
+                p._finish_deferred_init()
 
     def forward(self, x, *args):
-        allargs = (x,) + args
-        ctx = _first_ctx(allargs)
-        for _, p in self._graph.params:
-            if p._deferred_init:
-                p._finish_deferred_init()
+        if self._graph is not None:
+            allargs = (x,) + args
+            ctx = _first_ctx(allargs)
+            for _, p in self._graph.params:
+                if p._deferred_init:
+                    p._finish_deferred_init()
+            with ctx:
+                return self._graph.run(allargs, ctx)
+        flat, fmt = _flatten_sym([x] + list(args), "input")
+        if fmt != self._in_format:
+            raise AssertionError("Invalid input format")
+        if isinstance(flat[0], _Symbol) or any(isinstance(a, _Symbol) for a in flat):
+            if not all(isinstance(a, _Symbol) for a in flat):
+                raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols "
+                                 "types for the input. Please check the type of the args.\n")
+            mapping = {s.name: a for s, a in zip(self._input_syms, flat)}
+            ret = _sym.symbol._substitute(self._symbol, mapping)
+            return _regroup_sym(list(ret), self._out_format)
+        ctx = flat[0]._ctx
+        self._finish_params(flat)
+        tr = _TRACE.tracer
+        env = {s.name: a for s, a in zip(self._input_syms, flat)}
+        if tr is not None:
+            for p in self.params.values():
+                env[p.name] = tr.param(p, _param_data(p, ctx))
+            F = tr.F
+        else:
+            for p in self.params.values():
+                env[p.name] = p.data(ctx)
+            F = _nd
         with ctx:
-            return self._graph.run(allargs, ctx)
+            outs = _evaluate(self._symbol, env, F=F, ctx=ctx)
+        return _regroup_sym(outs, self._out_format)
 
     def _clear_cached_op(self):
         pass
@@ -1394,3 +1598,44 @@ class SymbolBlock(HybridBlock):
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError
+
+
+def _flatten_sym(args, inout_str):
+    """MXNet's ``_flatten``: a flat list and a format (a Symbol counts its outputs)."""
+    if isinstance(args, (NDArray, _Symbol)):
+        if isinstance(args, _Symbol):
+            n = len(args.list_outputs())
+            return [args], (n if n > 1 else 0)
+        return [args], 0
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise AssertionError(f"HybridBlock {inout_str} must be (nested) list of Symbol or "
+                             f"NDArray, but got {args} of type {type(args)}")
+    flat, fmts = [], []
+    for i in args:
+        f, fmt = _flatten_sym(i, inout_str)
+        flat.extend(f)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _regroup_sym(args, fmt):
+    def rec(args, fmt):
+        if isinstance(fmt, int):
+            if fmt == 0:
+                return args[0], args[1:]
+            if fmt == -1:
+                if args[0] is not None:
+                    raise ValueError("We do not support passing types that are not None when "
+                                     "the initial HybridBlock has received NoneType and has "
+                                     "been hybridized. Received arg = {}, fmt = {}."
+                                     .format(args[0], fmt))
+                return None, args[1:]
+            return args[:fmt], args[fmt:]
+        ret = []
+        for i in fmt:
+            res, args = rec(args, i)
+            ret.append(res)
+        return ret, args
+    return rec(args, fmt)[0]

@@ -22,6 +22,10 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "lins
            "to_torch", "from_numpy", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
            "waitall", "concat", "stack"]
 
+# MXNet's storage type ids (programs and tests import this table from here).
+_STORAGE_TYPE_STR_TO_ID = {"_undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
+
 _state = _ag_mod._state
 _object_new = object.__new__
 _is_grad_enabled = torch.is_grad_enabled

@@ -24,7 +24,7 @@ class Activation(HybridBlock):
         return self._act_type
 
     def hybrid_forward(self, F, x):
-        return F.Activation(x, act_type=self._act_type)
+        return F.Activation(x, act_type=self._act_type, name="fwd")
 
     def __repr__(self):
         return f"{type(self).__name__}({self._act_type})"
@@ -46,7 +46,7 @@ class LeakyReLU(HybridBlock):
         self._alpha = alpha
 
     def hybrid_forward(self, F, x):
-        return F.LeakyReLU(x, act_type="leaky", slope=self._alpha)
+        return F.LeakyReLU(x, act_type="leaky", slope=self._alpha, name="fwd")
 
     def __repr__(self):
         return f"{type(self).__name__}({self._alpha})"
@@ -68,7 +68,7 @@ class PReLU(HybridBlock):
             self.alpha = self.params.get("alpha", shape=(in_channels,), init=alpha_initializer)
 
     def hybrid_forward(self, F, x, alpha):
-        return F.LeakyReLU(x, gamma=alpha, act_type="prelu")
+        return F.LeakyReLU(x, gamma=alpha, act_type="prelu", name="fwd")
 
 
 class ELU(HybridBlock):
@@ -86,14 +86,14 @@ class SELU(HybridBlock):
     """Scaled exponential linear unit."""
 
     def hybrid_forward(self, F, x):
-        return F.LeakyReLU(x, act_type="selu")
+        return F.LeakyReLU(x, act_type="selu", name="fwd")
 
 
 class GELU(HybridBlock):
     """Gaussian error linear unit (erf form)."""
 
     def hybrid_forward(self, F, x):
-        return F.LeakyReLU(x, act_type="gelu")
+        return F.LeakyReLU(x, act_type="gelu", name="fwd")
 
 
 class Swish(HybridBlock):
@@ -109,4 +109,4 @@ class Swish(HybridBlock):
         self._beta = beta
 
     def hybrid_forward(self, F, x):
-        return x * F.sigmoid(self._beta * x)
+        return x * F.sigmoid(self._beta * x, name="fwd")

@@ -141,6 +141,7 @@ class Dense(HybridBlock):
 
     def hybrid_forward(self, F, x, weight, bias=None):
         out = F.FullyConnected(x, weight, bias, no_bias=bias is None, num_hidden=self._units,
+                               name="fwd",
                                flatten=self._flatten)
         if self.act is not None:
             out = self.act(out)
@@ -169,7 +170,7 @@ class Dropout(HybridBlock):
 
     def hybrid_forward(self, F, x):
         if self._rate > 0:
-            return F.Dropout(x, p=self._rate, axes=self._axes, cudnn_off=False)
+            return F.Dropout(x, p=self._rate, axes=self._axes, name="fwd", cudnn_off=False)
         return F.identity(x)
 
     def __repr__(self):
@@ -212,7 +213,7 @@ class _BatchNorm(HybridBlock):
         super().cast(dtype)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, **self._kwargs)
+        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd", **self._kwargs)
 
     def __repr__(self):
         c = self.gamma.shape[0]
@@ -265,7 +266,7 @@ class Embedding(HybridBlock):
                                       allow_deferred_init=True, grad_stype=grad_stype)
 
     def hybrid_forward(self, F, x, weight):
-        return F.Embedding(x, weight, **self._kwargs)
+        return F.Embedding(x, weight, name="fwd", **self._kwargs)
 
     def __repr__(self):
         k = self._kwargs
@@ -314,9 +315,10 @@ class InstanceNorm(HybridBlock):
 
     def hybrid_forward(self, F, x, gamma, beta):
         if self._axis == 1:
-            return F.InstanceNorm(x, gamma, beta, eps=self._epsilon)
+            return F.InstanceNorm(x, gamma, beta, name="fwd", eps=self._epsilon)
         x = x.swapaxes(1, self._axis)
-        return F.InstanceNorm(x, gamma, beta, eps=self._epsilon).swapaxes(1, self._axis)
+        return F.InstanceNorm(x, gamma, beta, name="fwd",
+                              eps=self._epsilon).swapaxes(1, self._axis)
 
     def __repr__(self):
         content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())

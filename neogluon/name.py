@@ -1,0 +1,83 @@
+"""``mx.name``: how symbols get their default names, as in MXNet 1.x.
+
+An operator symbol created without ``name=`` is named by the current :class:`NameManager`
+from a hint (the operator's name in lower case) and a per-hint counter: ``fullyconnected0``,
+``fullyconnected1``... Inside ``with Prefix('net_'):`` (what ``block.name_scope()`` opens)
+names get the prefix, and an explicit ``name='fwd'`` becomes ``net_fwd``.
+"""
+from __future__ import annotations
+
+import threading
+
+__all__ = ["NameManager", "Prefix"]
+
+
+class _Current(threading.local):
+    def __init__(self):
+        self.value = None
+
+
+class NameManager:
+    """Gives unique default names to symbols.
+
+    Use as a context manager to make a fresh manager current for the enclosed code.
+    """
+    _current = _Current()
+
+    def __init__(self):
+        self._counter = {}
+        self._old_manager = None
+
+    def get(self, name, hint):
+        """The name to use: ``name`` when given, else ``hint`` followed by a counter.
+
+        Parameters
+        ----------
+        name : str or None
+        hint : str
+        """
+        if name:
+            return name
+        n = self._counter.get(hint, 0)
+        self._counter[hint] = n + 1
+        return f"{hint}{n}"
+
+    def __enter__(self):
+        self._old_manager = NameManager._current.value
+        NameManager._current.value = self
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        NameManager._current.value = self._old_manager
+
+    @classmethod
+    def current_manager(cls):
+        """The manager in effect in this thread (a default one outside any ``with``)."""
+        cur = cls._current.value
+        if cur is None:
+            cur = cls._current.value = NameManager()
+        return cur
+
+
+class _CurrentDescriptor:
+    def __get__(self, obj, owner):
+        return owner.current_manager()
+
+
+NameManager.current = _CurrentDescriptor()
+
+
+class Prefix(NameManager):
+    """A name manager that puts ``prefix`` in front of every name it gives.
+
+    Parameters
+    ----------
+    prefix : str
+    """
+
+    def __init__(self, prefix):
+        super().__init__()
+        self._prefix = prefix
+
+    def get(self, name, hint):
+        return self._prefix + super().get(name, hint)

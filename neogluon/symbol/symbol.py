@@ -1,0 +1,1509 @@
+"""``mx.sym``: MXNet 1.x's symbolic graphs, as lazy expressions over neogluon's nd operators.
+
+A :class:`Symbol` is a list of outputs of graph nodes. A node is either a variable (``op`` is
+``'null'``) or an operator call that records the operator's MXNet name, its symbol inputs and
+its attributes. Any ``nd`` operator ``X`` has a symbolic twin ``mx.sym.X`` made on the fly:
+calling it records a node, and evaluating the node calls ``nd.X`` again, so the symbolic and
+the imperative results are the same computation.
+
+What is here: variables with their attributes, operators, arithmetic, ``Group``, indexing
+multi-output symbols, the ``list_*`` queries, ``get_internals``/``get_children``, attributes,
+shape and type inference (operators run on torch ``meta`` tensors; parameter shapes of the
+layer operators come from shape rules), MXNet's JSON graph format (``tojson``/``save``/
+``load``/``load_json``; MXNet 1.9.1's files load and neogluon's load in MXNet) and an eager
+evaluator (:meth:`Symbol.eval`). What is not: executors (``bind``, ``simple_bind``) and the
+Module API, symbolic gradients, subgraph backends.
+"""
+from __future__ import annotations
+
+import ast
+import copy as _copy
+import inspect
+import json
+import os
+import threading
+
+import numpy as np
+import torch
+
+from ..base import MXNetError
+from ..context import Context, cpu, current_context
+from .. import ndarray as _nd
+from ..ndarray.ndarray import NDArray, _new
+from ..name import NameManager
+
+__all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
+           "arange", "pow", "power", "maximum", "minimum", "hypot", "eval_symbol"]
+
+# MXNet's type codes (__dtype__) and storage type codes (__storage_type__).
+_DTYPE_TO_CODE = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+                  "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11,
+                  "bfloat16": 12}
+_CODE_TO_DTYPE = {v: k for k, v in _DTYPE_TO_CODE.items()}
+_STYPE_TO_CODE = {"default": 0, "row_sparse": 1, "csr": 2}
+_CODE_TO_STYPE = {v: k for k, v in _STYPE_TO_CODE.items()}
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_op_table.json")) as _f:
+    _TABLE = json.load(_f)
+_ALIAS = _TABLE["aliases"]          # alias -> canonical operator name
+_OPS = _TABLE["ops"]                # canonical name -> {"inputs": [...], ...}
+_ALIASES_OF = {}
+for _a, _c in _ALIAS.items():
+    _ALIASES_OF.setdefault(_c, []).append(_a)
+
+# Inputs an operator mutates (they become auxiliary states), by canonical name.
+_MUTATE = {"BatchNorm": (3, 4), "_contrib_SyncBatchNorm": (3, 4),
+           "_contrib_BatchNormWithReLU": (3, 4), "BatchNorm_v1": (3, 4)}
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return None
+    if isinstance(dtype, torch.dtype):
+        return str(dtype).replace("torch.", "")
+    return np.dtype(dtype).name
+
+
+# ---------------------------------------------------------------------------- graph nodes
+class _Node:
+    """One node: a variable (op 'null') or an operator call."""
+    __slots__ = ("op", "name", "attrs", "raw", "extra", "inputs", "input_names", "nout",
+                 "path", "variadic")
+
+    def __init__(self, op, name, attrs=None, inputs=(), input_names=None, extra=None,
+                 path=None, variadic=False, raw=None):
+        self.op = op
+        self.name = name
+        self.attrs = attrs if attrs is not None else {}   # variables: str values
+        self.raw = raw                                     # loaded op attrs as written
+        self.extra = extra if extra is not None else {}   # user attributes (str)
+        self.inputs = list(inputs)                         # [(node, index)]
+        self.input_names = input_names
+        self.path = path
+        self.variadic = variadic
+        self.nout = _num_outputs(op, self.attrs) if op != "null" else 1
+
+    @property
+    def is_var(self):
+        return self.op == "null"
+
+
+def _num_outputs(op, attrs):
+    """(total outputs, visible output suffixes) of an operator node."""
+    if op in ("SliceChannel",):
+        n = int(attrs.get("num_outputs", 1))
+        return n
+    if op == "_split_v2":
+        ind = attrs.get("indices")
+        sec = attrs.get("sections", 0)
+        if sec:
+            return int(sec)
+        return len(tuple(ind)) + (0 if tuple(ind) and tuple(ind)[0] == 0 else 1) if ind else 1
+    if op in ("topk",) and attrs.get("ret_typ") == "both":
+        return 2
+    if op == "moments":
+        return 2
+    if op == "RNN":
+        if _truthy(attrs.get("state_outputs", False)):
+            return 3 if attrs.get("mode") == "lstm" else 2
+        return 1
+    if op == "_gluon_rnn":
+        return 1 + int(attrs.get("num_states", 1))
+    return 1
+
+
+def _truthy(v):
+    if isinstance(v, str):
+        return v.lower() in ("true", "1")
+    return bool(v)
+
+
+def _visible(node):
+    """Names of a node's visible outputs (MXNet hides BatchNorm's mean/var by default)."""
+    op, a, n = node.op, node.attrs, node.nout
+    if op == "null":
+        return [node.name]
+    if op in ("BatchNorm", "_contrib_SyncBatchNorm", "BatchNorm_v1"):
+        if _truthy(a.get("output_mean_var", False)):
+            return [f"{node.name}_output", f"{node.name}_mean", f"{node.name}_var"]
+        return [f"{node.name}_output"]
+    if op in ("LayerNorm", "GroupNorm") and _truthy(a.get("output_mean_var", False)):
+        return [f"{node.name}_output", f"{node.name}_mean", f"{node.name}_std"]
+    if op == "RNN" and n > 1:
+        return [f"{node.name}_output", f"{node.name}_state_output",
+                f"{node.name}_statecell_output"][:n]
+    if n == 1:
+        return [f"{node.name}_output"]
+    return [f"{node.name}_output{i}" for i in range(n)]
+
+
+def _n_visible(node):
+    return len(_visible(node))
+
+
+def _topo(entries):
+    """Nodes reachable from ``entries`` in MXNet's order (depth first, inputs in order)."""
+    order, seen = [], set()
+    for head, _ in entries:
+        if id(head) in seen:
+            continue
+        stack = [(head, 0)]
+        while stack:
+            node, i = stack.pop()
+            if i == 0 and id(node) in seen:
+                continue
+            if i < len(node.inputs):
+                stack.append((node, i + 1))
+                child = node.inputs[i][0]
+                if id(child) not in seen:
+                    stack.append((child, 0))
+            else:
+                if id(node) not in seen:
+                    seen.add(id(node))
+                    order.append(node)
+    return order
+
+
+def _aux_nodes(order):
+    aux = set()
+    for node in order:
+        for pos in _MUTATE.get(node.op, ()):
+            if pos < len(node.inputs) and node.inputs[pos][0].is_var:
+                aux.add(id(node.inputs[pos][0]))
+    return aux
+
+
+# ---------------------------------------------------------------------------- attributes
+def _attr_str(key, v):
+    if key == "dtype" and v is not None and not isinstance(v, str):
+        return _dtype_name(v)
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, (np.generic,)):
+        return str(v.item())
+    if isinstance(v, list):
+        return str(tuple(v))
+    if isinstance(v, Context):
+        return str(v)
+    return str(v)
+
+
+def _parse_attr(s):
+    """A Python value from an attribute string of MXNet's JSON ("(3, 3)", "True", "relu")."""
+    if not isinstance(s, str):
+        return s
+    low = s.strip()
+    if low in ("True", "true"):
+        return True
+    if low in ("False", "false"):
+        return False
+    if low == "None":
+        return None
+    if low in ("inf", "-inf", "nan"):
+        return float(low)
+    try:
+        return ast.literal_eval(low)
+    except (ValueError, SyntaxError, MemoryError, TypeError):
+        return s
+
+
+# ---------------------------------------------------------------------------- Symbol
+class Symbol:
+    """A symbolic expression: one or more outputs of a graph of operators and variables."""
+    __slots__ = ("_outputs", "__weakref__")
+
+    def __init__(self, outputs):
+        self._outputs = list(outputs)
+
+    # -- identity and structure --------------------------------------------------------
+    @property
+    def name(self):
+        """The node's name (None for a group of several nodes' outputs)."""
+        nodes = {id(n) for n, _ in self._outputs}
+        if len(nodes) != 1:
+            return None
+        return self._outputs[0][0].name
+
+    def __repr__(self):
+        name = self.name
+        if name is None:
+            return "<Symbol group [" + ", ".join(n.name for n, _ in self._outputs) + "]>"
+        return f"<Symbol {name}>"
+
+    def __len__(self):
+        return len(self._outputs)
+
+    def __iter__(self):
+        return (Symbol([o]) for o in self._outputs)
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        return True
+
+    def __getitem__(self, index):
+        outs = self.list_outputs()
+        if isinstance(index, str):
+            idx = [i for i, n in enumerate(outs) if n == index]
+            if not idx:
+                raise ValueError(f"There is no output named {index!r}; outputs are {outs}")
+            if len(idx) > 1:
+                raise ValueError(f"There are multiple outputs with name {index!r}")
+            index = idx[0]
+        if isinstance(index, slice):
+            return Symbol(self._outputs[index])
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError("Symbol only supports integer index to fetch i-th output")
+        if index >= len(self._outputs) or index < -len(self._outputs):
+            raise IndexError(f"index {index} out of range for a symbol with "
+                             f"{len(self._outputs)} outputs")
+        return Symbol([self._outputs[index]])
+
+    def __copy__(self):
+        return Symbol(self._outputs)
+
+    def __deepcopy__(self, memo):
+        return load_json(self.tojson())
+
+    def __getstate__(self):
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state):
+        self._outputs = load_json(state["json"])._outputs
+
+    def _order(self):
+        return _topo(self._outputs)
+
+    def list_outputs(self):
+        """Names of the outputs (``<node>_output`` for operators, the name for variables)."""
+        res = []
+        for node, i in self._outputs:
+            vis = _visible(node)
+            res.append(vis[i] if i < len(vis) else f"{node.name}_output{i}")
+        return res
+
+    def list_arguments(self):
+        """Names of the variables that are not auxiliary states, in graph order."""
+        order = self._order()
+        aux = _aux_nodes(order)
+        return [n.name for n in order if n.is_var and id(n) not in aux]
+
+    def list_auxiliary_states(self):
+        """Names of the variables an operator updates (BatchNorm's moving statistics)."""
+        order = self._order()
+        aux = _aux_nodes(order)
+        return [n.name for n in order if n.is_var and id(n) in aux]
+
+    def list_inputs(self):
+        """Names of all variables (arguments and auxiliary states), in graph order."""
+        return [n.name for n in self._order() if n.is_var]
+
+    def get_internals(self):
+        """A group of every node's visible outputs, in graph order."""
+        outs = []
+        for node in self._order():
+            outs.extend((node, i) for i in range(_n_visible(node)))
+        return Symbol(outs)
+
+    def get_children(self):
+        """The inputs of this symbol's node as a group, or None for a variable."""
+        node = self._outputs[0][0]
+        if not node.inputs:
+            return None
+        return Symbol(node.inputs)
+
+    # -- attributes ----------------------------------------------------------------------
+    def attr(self, key):
+        """The attribute ``key`` of this symbol's node as a string, or None."""
+        node = self._outputs[0][0]
+        if len({id(n) for n, _ in self._outputs}) != 1:
+            return None
+        return self._node_attrs(node).get(key)
+
+    @staticmethod
+    def _node_attrs(node):
+        if node.is_var:
+            d = dict(node.attrs)
+        elif node.raw is not None:
+            d = dict(node.raw)
+        else:
+            d = {k: _attr_str(k, v) for k, v in node.attrs.items()}
+        d.update(node.extra)
+        return d
+
+    def list_attr(self, recursive=False):
+        """This node's attributes as strings (``recursive`` is not supported, as in MXNet)."""
+        if recursive:
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
+                                     "Please use attr_dict instead.")
+        return self._node_attrs(self._outputs[0][0])
+
+    def attr_dict(self):
+        """``{node name: {key: value}}`` for every node that has attributes."""
+        res = {}
+        for node in self._order():
+            d = self._node_attrs(node)
+            if d:
+                res[node.name] = d
+        return res
+
+    def _set_attr(self, **kwargs):
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise ValueError("Set Attr only accepts string values")
+            node = self._outputs[0][0]
+            if node.is_var:
+                node.attrs[k] = v
+            else:
+                node.extra[k] = v
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def _bin(self, other, op, scalar_op, hint, rscalar_op=None, reverse=False):
+        if isinstance(other, Symbol):
+            a, b = (other, self) if reverse else (self, other)
+            return _make_node(op, [a, b], {}, hint=hint)
+        if isinstance(other, (int, float, np.number, np.bool_)):
+            sop = rscalar_op if reverse and rscalar_op else scalar_op
+            return _make_node(sop, [self], {"scalar": other},
+                              hint="_" + sop.strip("_").replace("_", ""))
+        if isinstance(other, NDArray):
+            raise TypeError("type NDArray not supported with Symbol arithmetic: mixing "
+                            "Symbols and NDArrays is not allowed")
+        raise TypeError(f"type {type(other).__name__} not supported")
+
+    def __add__(self, o):
+        return self._bin(o, "elemwise_add", "_plus_scalar", "_plus")
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._bin(o, "elemwise_sub", "_minus_scalar", "_minus")
+
+    def __rsub__(self, o):
+        return self._bin(o, "elemwise_sub", "_minus_scalar", "_minus", "_rminus_scalar", True)
+
+    def __mul__(self, o):
+        return self._bin(o, "elemwise_mul", "_mul_scalar", "_mul")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        return self._bin(o, "elemwise_div", "_div_scalar", "_div")
+
+    def __rtruediv__(self, o):
+        return self._bin(o, "elemwise_div", "_div_scalar", "_div", "_rdiv_scalar", True)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __mod__(self, o):
+        return self._bin(o, "_mod", "_mod_scalar", "_mod")
+
+    def __rmod__(self, o):
+        return self._bin(o, "_mod", "_mod_scalar", "_mod", "_rmod_scalar", True)
+
+    def __pow__(self, o):
+        return self._bin(o, "_power", "_power_scalar", "_power")
+
+    def __rpow__(self, o):
+        return self._bin(o, "_power", "_power_scalar", "_power", "_rpower_scalar", True)
+
+    def __neg__(self):
+        return self._bin(-1.0, None, "_mul_scalar", "_mul")
+
+    def __abs__(self):
+        return _op_function("abs")(self)
+
+    def __eq__(self, o):
+        return self._bin(o, "_equal", "_equal_scalar", "_equal")
+
+    def __ne__(self, o):
+        return self._bin(o, "_not_equal", "_not_equal_scalar", "_notequal")
+
+    def __gt__(self, o):
+        return self._bin(o, "_greater", "_greater_scalar", "_greater")
+
+    def __ge__(self, o):
+        return self._bin(o, "_greater_equal", "_greater_equal_scalar", "_greaterequal")
+
+    def __lt__(self, o):
+        return self._bin(o, "_lesser", "_lesser_scalar", "_lesser")
+
+    def __le__(self, o):
+        return self._bin(o, "_lesser_equal", "_lesser_equal_scalar", "_lesserequal")
+
+    def __iadd__(self, o):
+        raise NotImplementedForSymbolError("__iadd__")
+
+    def __isub__(self, o):
+        raise NotImplementedForSymbolError("__isub__")
+
+    def __imul__(self, o):
+        raise NotImplementedForSymbolError("__imul__")
+
+    def __itruediv__(self, o):
+        raise NotImplementedForSymbolError("__itruediv__")
+
+    # -- fluent methods: x.sum(), x.reshape(...), ... --------------------------------------
+    def __getattr__(self, name):
+        if name.startswith("__") or name in _NOT_OPS:
+            raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+        if hasattr(NDArray, name) and callable(getattr(_nd, name, None)):
+            fn = _op_function(name)
+
+            def method(*args, **kwargs):
+                return fn(self, *args, **kwargs)
+            method.__name__ = name
+            return method
+        raise AttributeError(f"'Symbol' object has no attribute {name!r}")
+
+    def astype(self, dtype):
+        """Cast to ``dtype`` (MXNet's ``Cast``)."""
+        return _op_function("cast")(self, dtype=dtype)
+
+    # -- inference -----------------------------------------------------------------------
+    def infer_shape(self, *args, **kwargs):
+        """Shapes of the arguments, outputs and auxiliary states from some input shapes.
+
+        Parameters
+        ----------
+        *args : tuple
+            Shapes of the arguments, in :meth:`list_arguments` order (None for unknown).
+        **kwargs : tuple
+            Shapes by argument name.
+
+        Returns
+        -------
+        (arg_shapes, out_shapes, aux_shapes) : lists of tuples, or (None, None, None) when
+        some shape cannot be inferred.
+        """
+        res = self._infer_shape(args, kwargs, partial=False)
+        return res
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """Like :meth:`infer_shape`, but unknown shapes are returned as ``()`` or with 0s."""
+        return self._infer_shape(args, kwargs, partial=True)
+
+    def _infer_shape(self, args, kwargs, partial):
+        shapes = _named_args(self, args, kwargs, "infer_shape")
+        for k, v in shapes.items():
+            if v is not None and not isinstance(v, (tuple, list)):
+                raise TypeError(f"infer_shape: the shape of {k!r} must be a tuple, got {v!r}")
+        info = _Inference(self, shapes, {}).run()
+        order = self._order()
+        aux = _aux_nodes(order)
+
+        def shp(node, i=0):
+            s = info.shape.get((id(node), i))
+            if s is None:
+                return None
+            return tuple(int(d) for d in s)
+
+        def hint(node):
+            h = info.hint.get(id(node))
+            return tuple(h) if h is not None else ()
+        arg_nodes = [n for n in order if n.is_var and id(n) not in aux]
+        aux_nodes = [n for n in order if n.is_var and id(n) in aux]
+        args_s = [shp(n) for n in arg_nodes]
+        outs_s = [shp(n, i) for n, i in self._outputs]
+        aux_s = [shp(n) for n in aux_nodes]
+        if partial:
+            return ([s if s is not None else hint(n) for s, n in zip(args_s, arg_nodes)],
+                    [s if s is not None else () for s in outs_s],
+                    [s if s is not None else hint(n) for s, n in zip(aux_s, aux_nodes)])
+        if any(s is None for s in args_s + outs_s + aux_s):
+            unknown = [n.name for n, s in zip(arg_nodes + aux_nodes, args_s + aux_s)
+                       if s is None]
+            import warnings
+            warnings.warn("Cannot decide shape for the following arguments (0s in shape "
+                          f"means unknown dimensions). Consider providing them as input: "
+                          f"{unknown}", stacklevel=2)
+            return None, None, None
+        return args_s, outs_s, aux_s
+
+    def infer_type(self, *args, **kwargs):
+        """Data types of the arguments, outputs and auxiliary states from some input types.
+
+        Returns
+        -------
+        (arg_types, out_types, aux_types) : lists of numpy type classes, or
+        (None, None, None) when some type cannot be inferred.
+        """
+        return self._infer_type(args, kwargs, partial=False)
+
+    def infer_type_partial(self, *args, **kwargs):
+        """Like :meth:`infer_type`; unknown types are None."""
+        return self._infer_type(args, kwargs, partial=True)
+
+    def _infer_type(self, args, kwargs, partial):
+        types = _named_args(self, args, kwargs, "infer_type")
+        types = {k: _dtype_name(v) for k, v in types.items() if v is not None}
+        info = _Inference(self, {}, types, types_only=True).run()
+        order = self._order()
+        aux = _aux_nodes(order)
+
+        def t(node, i=0):
+            d = info.dtype.get((id(node), i))
+            return np.dtype(d).type if d is not None else None
+        a = [t(n) for n in order if n.is_var and id(n) not in aux]
+        o = [t(n, i) for n, i in self._outputs]
+        x = [t(n) for n in order if n.is_var and id(n) in aux]
+        if not partial and any(v is None for v in a + o + x):
+            return None, None, None
+        return a, o, x
+
+    # -- evaluation ----------------------------------------------------------------------
+    def eval(self, ctx=None, **kwargs):
+        """Evaluate eagerly with NDArray values for the variables.
+
+        Parameters
+        ----------
+        ctx : Context, optional
+            Where creation operators (``zeros``...) put their results.
+        **kwargs : NDArray
+            A value for each variable, by name.
+
+        Returns
+        -------
+        list of NDArray, one per output.
+        """
+        return _evaluate(self, kwargs, ctx=ctx)
+
+    # -- serialisation -------------------------------------------------------------------
+    def tojson(self):
+        """The graph in MXNet's JSON format (loadable by MXNet 1.9.1's ``mx.sym.load``)."""
+        order = self._order()
+        index = {id(n): i for i, n in enumerate(order)}
+        nodes, arg_nodes, row_ptr = [], [], [0]
+        for i, n in enumerate(order):
+            d = {"op": n.op, "name": n.name}
+            attrs = self._node_attrs(n)
+            if attrs:
+                d["attrs"] = attrs
+            mut = _MUTATE.get(n.op, ())
+            d["inputs"] = [[index[id(c)], int(j), 1 if (k in mut and c.is_var) else 0]
+                           for k, (c, j) in enumerate(n.inputs)]
+            nodes.append(d)
+            if n.is_var:
+                arg_nodes.append(i)
+            row_ptr.append(row_ptr[-1] + _total_outputs(n))
+        heads = [[index[id(n)], int(j), 0] for n, j in self._outputs]
+        return json.dumps({"nodes": nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
+                           "heads": heads, "attrs": {"mxnet_version": ["int", 10901]}},
+                          indent=2)
+
+    def save(self, fname, remove_amp_cast=True):
+        """Write :meth:`tojson` to ``fname``."""
+        if not isinstance(fname, str):
+            raise TypeError("fname need to be string")
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    def debug_str(self):
+        """A readable listing of the graph's nodes."""
+        lines = []
+        for n in self._order():
+            if n.is_var:
+                lines.append(f"Variable:{n.name}")
+            else:
+                ins = ", ".join(f"{c.name}[{j}]" for c, j in n.inputs)
+                lines.append(f"Op:{n.op}, Name={n.name}\nInputs:\n\t{ins}")
+        return "\n".join(lines)
+
+    # -- not provided ----------------------------------------------------------------------
+    def _no_executor(self, *args, **kwargs):
+        raise MXNetError("neogluon has no symbolic executors (bind, simple_bind): evaluate "
+                         "symbols with Symbol.eval or run them as a gluon.SymbolBlock")
+
+    bind = simple_bind = _bind = _simple_bind = _no_executor
+
+    def gradient(self, wrt):
+        """Not provided: neogluon differentiates with autograd, not symbolically."""
+        raise MXNetError("Symbol.gradient is not provided by neogluon; use autograd")
+
+    def __call__(self, *args, **kwargs):
+        raise MXNetError("composing symbols by calling them is not provided by neogluon")
+
+
+def NotImplementedForSymbolError(name):
+    return MXNetError(f"Symbol does not support in-place operator {name}")
+
+
+_NOT_OPS = {"shape", "dtype", "context", "ctx", "stype", "size", "ndim", "handle", "grad",
+            "asnumpy", "asscalar", "wait_to_read", "attach_grad", "backward", "copyto",
+            "as_in_context", "copy", "tostype", "item", "tolist", "T"}
+
+
+def _total_outputs(node):
+    if node.op in ("BatchNorm", "_contrib_SyncBatchNorm", "BatchNorm_v1"):
+        return 3
+    if node.op in ("LayerNorm", "GroupNorm"):
+        return 3
+    if node.op == "Dropout":
+        return 2
+    return node.nout
+
+
+def _named_args(sym, args, kwargs, what):
+    res = {}
+    if args:
+        names = sym.list_arguments()
+        if len(args) > len(names):
+            raise MXNetError(f"{what}: {len(args)} positional values for {len(names)} arguments")
+        for n, v in zip(names, args):
+            if v is not None:
+                res[n] = v
+    inputs = set(sym.list_inputs())
+    for k, v in kwargs.items():
+        if k not in inputs:
+            continue  # MXNet ignores names that are not arguments
+        res[k] = v
+    return res
+
+
+# ---------------------------------------------------------------------------- variables
+def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
+        stype=None, profiler_scope=None, **kwargs):
+    """A placeholder variable.
+
+    Parameters
+    ----------
+    name : str
+    attr : dict of str to str, optional
+        Extra attributes.
+    shape : tuple, optional
+    lr_mult, wd_mult : float, optional
+    dtype : str or numpy dtype, optional
+    init : Initializer or str, optional
+    stype : {'default', 'row_sparse', 'csr'}, optional
+    **kwargs
+        More attributes; their names must look like ``__name__``.
+
+    Returns
+    -------
+    Symbol
+    """
+    if not isinstance(name, str):
+        raise TypeError("Expect a string for variable `name`")
+    attrs = {}
+    if attr is not None:
+        if not isinstance(attr, dict):
+            raise TypeError("attr must be a dict of str to str")
+        attrs.update({k: str(v) for k, v in attr.items()})
+    if shape is not None:
+        if isinstance(shape, int):
+            shape = (shape,)
+        attrs["__shape__"] = str(tuple(shape))
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        dn = _dtype_name(dtype)
+        if dn not in _DTYPE_TO_CODE:
+            raise TypeError(f"var {name!r}: unsupported dtype {dtype!r}")
+        attrs["__dtype__"] = str(_DTYPE_TO_CODE[dn])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        if stype not in _STYPE_TO_CODE:
+            raise ValueError(f"var {name!r}: unknown stype {stype!r}")
+        attrs["__storage_type__"] = str(_STYPE_TO_CODE[stype])
+    if profiler_scope is not None:
+        attrs["__profiler_scope__"] = profiler_scope
+    for k, v in kwargs.items():
+        if k.startswith("__") and k.endswith("__"):
+            attrs[k] = str(v)
+        else:
+            raise ValueError(f"Attribute name={k} is not supported. Additional attributes must "
+                             "start and end with double underscores, e.g, __yourattr__")
+    return Symbol([(_Node("null", name, attrs), 0)])
+
+
+Variable = var
+
+
+def Group(symbols):
+    """One symbol holding the outputs of several symbols, in order."""
+    if not symbols or any(not isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Expected a list of symbols as input")
+    outs = []
+    for s in symbols:
+        outs.extend(s._outputs)
+    return Symbol(outs)
+
+
+def _var_shape(node):
+    s = node.attrs.get("__shape__")
+    return tuple(_parse_attr(s)) if s is not None else None
+
+
+def _var_dtype(node):
+    d = node.attrs.get("__dtype__")
+    if d is None:
+        return None
+    try:
+        return _CODE_TO_DTYPE[int(d)]
+    except (ValueError, KeyError):
+        return _dtype_name(d)
+
+
+def _var_stype(node):
+    s = node.attrs.get("__storage_type__")
+    if s is None:
+        return "default"
+    try:
+        return _CODE_TO_STYPE.get(int(s), "default")
+    except ValueError:
+        return s
+
+
+# ---------------------------------------------------------------------------- operators
+_SIG_CACHE = {}
+
+
+def _signature(fn):
+    s = _SIG_CACHE.get(fn)
+    if s is None:
+        try:
+            s = inspect.signature(fn)
+        except (TypeError, ValueError):
+            s = False
+        _SIG_CACHE[fn] = s
+    return s
+
+
+def _entry(sym, opname):
+    if not isinstance(sym, Symbol):
+        raise TypeError(f"{opname}: expected a Symbol, got {type(sym).__name__}")
+    if len(sym._outputs) != 1:
+        raise MXNetError(f"{opname}: an input symbol has {len(sym._outputs)} outputs; pass "
+                         "one output (index it) as an operator input")
+    return sym._outputs[0]
+
+
+def _make_node(op, inputs, attrs, hint=None, name=None, path=None, input_names=None,
+               variadic=False, extra=None):
+    name = NameManager.current.get(name, hint or op.lower())
+    entries = [_entry(s, op) for s in inputs]
+    node = _Node(op, name, attrs, entries, input_names=input_names, path=path,
+                 variadic=variadic, extra=extra)
+    n = _n_visible(node)
+    return Symbol([(node, i) for i in range(n)])
+
+
+def _canonical(path):
+    """The MXNet operator name recorded for the nd function at ``path``."""
+    if "." in path:
+        ns, fname = path.rsplit(".", 1)
+        for cand in (f"_{ns}_{fname}", f"{ns}_{fname}"):
+            if cand in _OPS:
+                return cand
+            if cand in _ALIAS:
+                return _ALIAS[cand]
+        return f"_{ns}_{fname}"
+    if path in _OPS:
+        return path
+    return _ALIAS.get(path, path)
+
+
+# Parameters an operator takes only for performance or placement, ignored when evaluating.
+_IGNORABLE = {"workspace", "cudnn_tune", "cudnn_off", "num_args", "ctx", "name", "out",
+              "__layout__"}
+
+# Inputs created automatically when an operator is called without them.
+_AUTO_INPUTS = {
+    "FullyConnected": ("weight", "bias"), "Convolution": ("weight", "bias"),
+    "Deconvolution": ("weight", "bias"),
+    "BatchNorm": ("gamma", "beta", "moving_mean", "moving_var"),
+    "LayerNorm": ("gamma", "beta"), "InstanceNorm": ("gamma", "beta"),
+    "GroupNorm": ("gamma", "beta"), "Embedding": ("weight",),
+}
+
+
+def _auto_inputs(canon, attrs):
+    names = list(_AUTO_INPUTS.get(canon, ()))
+    if "bias" in names:
+        default_no_bias = canon == "Deconvolution"
+        if _truthy(attrs.get("no_bias", default_no_bias)):
+            names.remove("bias")
+    if canon == "LeakyReLU" and attrs.get("act_type") == "prelu":
+        names = ["gamma"]
+    return names
+
+
+def _make_op(fn, path, args, kwargs):
+    canon = _canonical(path)
+    fname = path.rsplit(".", 1)[-1]
+    name = kwargs.pop("name", None)
+    attr = kwargs.pop("attr", None)
+    kwargs.pop("out", None)
+    sig = _signature(fn)
+    if not sig:
+        raise MXNetError(f"mx.sym.{path}: the operator's arguments cannot be inspected")
+    try:
+        bound = sig.bind_partial(*args, **kwargs)
+    except TypeError as err:
+        raise TypeError(f"mx.sym.{path}: {err}") from None
+    inputs, names, attrs = {}, {}, {}
+    variadic = []
+    params = sig.parameters
+    for pname, val in bound.arguments.items():
+        kind = params[pname].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            if len(val) == 1 and isinstance(val[0], (list, tuple)):
+                val = tuple(val[0])
+            for v in val:
+                if not isinstance(v, Symbol):
+                    raise TypeError(f"mx.sym.{path}: positional inputs must be Symbols, got "
+                                    f"{type(v).__name__}")
+                variadic.append(v)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            for k, v in val.items():
+                if isinstance(v, Symbol):
+                    inputs[k] = v
+                else:
+                    attrs[k] = v
+        elif isinstance(val, Symbol):
+            inputs[pname] = val
+        elif isinstance(val, NDArray):
+            raise TypeError(f"mx.sym.{path}: argument {pname!r} is an NDArray; symbols and "
+                            "NDArrays cannot be mixed")
+        else:
+            attrs[pname] = val
+    node_name = NameManager.current.get(name, fname.lower())
+    for iname in _auto_inputs(canon, attrs):
+        if iname not in inputs:
+            inputs[iname] = var(f"{node_name}_{iname}")
+    if variadic:
+        ins = variadic + [inputs[k] for k in params if k in inputs]
+        in_names = None
+        meta = _OPS.get(canon, {})
+        if meta.get("num_args") and meta["num_args"] not in attrs:
+            attrs[meta["num_args"]] = len(variadic)
+    else:
+        order = [k for k in params if k in inputs] + [k for k in inputs if k not in params]
+        ins = [inputs[k] for k in order]
+        in_names = order
+    extra = {k: str(v) for k, v in (attr or {}).items()}
+    entries = [_entry(s, path) for s in ins]
+    node = _Node(canon, node_name, attrs, entries, input_names=in_names, path=path,
+                 variadic=bool(variadic), extra=extra)
+    n = _n_visible(node)
+    return Symbol([(node, i) for i in range(n)])
+
+
+_NOT_OP_FUNCS = {"array", "empty", "load", "save", "load_frombuffer", "save_tobuffer",
+                 "from_numpy", "from_torch", "to_torch", "from_dlpack", "to_dlpack_for_read",
+                 "to_dlpack_for_write", "waitall", "NDArray", "infer_reshape", "zeros", "ones",
+                 "full", "arange", "eye", "linspace", "empty"}
+_FUNC_CACHE = {}
+
+
+def _op_function(path):
+    """The symbolic twin of the nd operator at ``path`` ('FullyConnected', 'contrib.x')."""
+    f = _FUNC_CACHE.get(path)
+    if f is not None:
+        return f
+    target = _resolve_path(_nd, path)
+    if target is None or not callable(target) or isinstance(target, type):
+        raise AttributeError(f"neogluon.symbol has no operator {path!r}")
+
+    def op(*args, **kwargs):
+        return _make_op(target, path, args, kwargs)
+    op.__name__ = path.rsplit(".", 1)[-1]
+    op.__qualname__ = op.__name__
+    op.__doc__ = (f"Symbolic ``{path}``: records a node; evaluating it calls "
+                  f"``nd.{path}``.\n\n" + (target.__doc__ or ""))
+    _FUNC_CACHE[path] = op
+    return op
+
+
+def _resolve_path(root, path):
+    target = root
+    for p in path.split("."):
+        target = getattr(target, p, None)
+        if target is None:
+            if path == "_gluon_rnn" and root is _nd:
+                from ..gluon.rnn import _op  # noqa: F401  (registers nd._gluon_rnn)
+                return getattr(_nd, "_gluon_rnn", None)
+            return None
+    return target
+
+
+class _Namespace:
+    """``mx.sym.contrib``, ``mx.sym.random``...: the twins of ``nd.<namespace>``."""
+
+    def __init__(self, ns):
+        self._ns = ns
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return _op_function(f"{self._ns}.{name}")
+        except AttributeError:
+            raise AttributeError(f"neogluon.symbol.{self._ns} has no operator {name!r}") \
+                from None
+
+    def __dir__(self):
+        mod = getattr(_nd, self._ns, None)
+        return [n for n in dir(mod) if not n.startswith("_")] if mod else []
+
+
+# Creation operators: no symbol inputs, recorded under MXNet's internal names.
+def zeros(shape, dtype=None, **kwargs):
+    """A symbol of zeros (``_zeros``)."""
+    return _creation("_zeros", "zeros", {"shape": _shape_tuple(shape), "dtype": dtype}, kwargs)
+
+
+def ones(shape, dtype=None, **kwargs):
+    """A symbol of ones (``_ones``)."""
+    return _creation("_ones", "ones", {"shape": _shape_tuple(shape), "dtype": dtype}, kwargs)
+
+
+def full(shape, val, dtype=None, **kwargs):
+    """A symbol filled with ``val`` (``_full``)."""
+    return _creation("_full", "full", {"shape": _shape_tuple(shape), "dtype": dtype,
+                                       "value": float(val)}, kwargs)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
+    """A symbol of evenly spaced values (``_arange``)."""
+    return _creation("_arange", "arange", {"start": start, "stop": stop, "step": step,
+                                           "repeat": repeat, "dtype": dtype},
+                     {"name": name})
+
+
+def _shape_tuple(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _creation(op, hint, attrs, kwargs):
+    name = kwargs.pop("name", None)
+    attr = kwargs.pop("attr", None)
+    kwargs.pop("ctx", None)
+    attrs.update(kwargs)
+    if attrs.get("dtype") is None:
+        attrs["dtype"] = "float32"
+    else:
+        attrs["dtype"] = _dtype_name(attrs["dtype"])
+    return _make_node(op, [], attrs, hint=hint, name=name,
+                      extra={k: str(v) for k, v in (attr or {}).items()})
+
+
+def _binary_function(op, scalar_op, rscalar_op, py):
+    def f(left, right):
+        if isinstance(left, Symbol) and isinstance(right, Symbol):
+            return _make_node(op, [left, right], {}, hint=op.strip("_"))
+        if isinstance(left, Symbol):
+            return _make_node(scalar_op, [left], {"scalar": right},
+                              hint=scalar_op.strip("_").replace("_", ""))
+        if isinstance(right, Symbol):
+            return _make_node(rscalar_op, [right], {"scalar": left},
+                              hint=rscalar_op.strip("_").replace("_", ""))
+        return py(left, right)
+    return f
+
+
+power = pow = _binary_function("_power", "_power_scalar", "_rpower_scalar",
+                               lambda a, b: a ** b)
+maximum = _binary_function("_maximum", "_maximum_scalar", "_maximum_scalar", max)
+minimum = _binary_function("_minimum", "_minimum_scalar", "_minimum_scalar", min)
+hypot = _binary_function("_hypot", "_hypot_scalar", "_hypot_scalar",
+                         lambda a, b: float(np.hypot(a, b)))
+
+
+# ---------------------------------------------------------------------------- load
+def load_json(json_str):
+    """A Symbol from MXNet's JSON graph format (what :meth:`Symbol.tojson` writes).
+
+    Parameters
+    ----------
+    json_str : str
+    """
+    if not isinstance(json_str, str):
+        raise TypeError("json_str needs to be string")
+    try:
+        desc = json.loads(json_str)
+    except ValueError as err:
+        raise MXNetError(f"load_json: not a JSON symbol graph ({err})") from None
+    if not isinstance(desc, dict) or "nodes" not in desc or "heads" not in desc:
+        raise MXNetError("load_json: not an MXNet symbol graph (needs 'nodes' and 'heads')")
+    raw_nodes = desc["nodes"]
+    row_ptr = desc.get("node_row_ptr")
+    nodes = []
+    for i, d in enumerate(raw_nodes):
+        op = d.get("op", "null")
+        name = d.get("name", f"node{i}")
+        sattrs = dict(d.get("attrs") or d.get("attr") or d.get("param") or {})
+        inputs = []
+        for e in d.get("inputs", []):
+            src = e[0]
+            if not 0 <= src < i:
+                raise MXNetError(f"load_json: node {name!r} has input {src} that is not an "
+                                 "earlier node")
+            inputs.append((nodes[src], int(e[1]) if len(e) > 1 else 0))
+        if op == "null":
+            node = _Node("null", name, {k: str(v) for k, v in sattrs.items()})
+        else:
+            extra = {k: v for k, v in sattrs.items() if k.startswith("__") and k.endswith("__")}
+            params = {k: _parse_attr(v) for k, v in sattrs.items() if k not in extra}
+            raw = {k: v for k, v in sattrs.items() if k not in extra}
+            node = _Node(op, name, params, inputs, extra=extra, raw=raw,
+                         variadic=bool(_OPS.get(op, {}).get("variadic")))
+            if row_ptr is not None and i + 1 < len(row_ptr):
+                total = row_ptr[i + 1] - row_ptr[i]
+                if total > node.nout and _total_outputs(node) != total:
+                    node.nout = total
+        nodes.append(node)
+    heads = []
+    for h in desc["heads"]:
+        if not 0 <= h[0] < len(nodes):
+            raise MXNetError(f"load_json: head {h} is not a node")
+        heads.append((nodes[h[0]], int(h[1]) if len(h) > 1 else 0))
+    return Symbol(heads)
+
+
+def load(fname):
+    """Read a symbol file (``-symbol.json``) written by MXNet or by :meth:`Symbol.save`."""
+    if not isinstance(fname, str):
+        raise TypeError("fname needs to be string")
+    with open(fname) as f:
+        return load_json(f.read())
+
+
+# ---------------------------------------------------------------------------- evaluation
+def _scalar(v):
+    v = _parse_attr(v)
+    return float(v) if not isinstance(v, bool) else float(v)
+
+
+def _scalar_op(fn):
+    def impl(F, ins, attrs, ctx):
+        return fn(ins[0], _scalar(attrs.get("scalar", 0)))
+    return impl
+
+
+def _creation_impl(kind):
+    def impl(F, ins, attrs, ctx):
+        a = {k: _parse_attr(v) for k, v in attrs.items()}
+        dtype = a.get("dtype") or "float32"
+        if kind == "arange":
+            return F.arange(a.get("start", 0), a.get("stop"), a.get("step", 1.0),
+                            repeat=int(a.get("repeat", 1)), ctx=ctx, dtype=dtype)
+        shape = a.get("shape", ())
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if kind == "zeros":
+            return F.zeros(shape, ctx=ctx, dtype=dtype)
+        if kind == "ones":
+            return F.ones(shape, ctx=ctx, dtype=dtype)
+        return F.full(shape, a.get("value", 0.0), ctx=ctx, dtype=dtype)
+    return impl
+
+
+def _cmp(name):
+    def f(x, s):
+        return getattr(x, name)(s)
+    return f
+
+
+_IMPL = {
+    "_plus_scalar": _scalar_op(lambda x, s: x + s),
+    "_minus_scalar": _scalar_op(lambda x, s: x - s),
+    "_rminus_scalar": _scalar_op(lambda x, s: s - x),
+    "_mul_scalar": _scalar_op(lambda x, s: x * s),
+    "_div_scalar": _scalar_op(lambda x, s: x / s),
+    "_rdiv_scalar": _scalar_op(lambda x, s: s / x),
+    "_mod_scalar": _scalar_op(lambda x, s: x % s),
+    "_rmod_scalar": _scalar_op(lambda x, s: s % x),
+    "_power_scalar": _scalar_op(lambda x, s: x ** s),
+    "_rpower_scalar": _scalar_op(lambda x, s: s ** x),
+    "_equal_scalar": _scalar_op(_cmp("__eq__")),
+    "_not_equal_scalar": _scalar_op(_cmp("__ne__")),
+    "_greater_scalar": _scalar_op(_cmp("__gt__")),
+    "_greater_equal_scalar": _scalar_op(_cmp("__ge__")),
+    "_lesser_scalar": _scalar_op(_cmp("__lt__")),
+    "_lesser_equal_scalar": _scalar_op(_cmp("__le__")),
+    "_zeros": _creation_impl("zeros"),
+    "_ones": _creation_impl("ones"),
+    "_full": _creation_impl("full"),
+    "_arange": _creation_impl("arange"),
+}
+
+
+def _binary_impl(path):
+    def impl(F, ins, attrs, ctx):
+        return _resolve_path(F, path)(ins[0], ins[1])
+    return impl
+
+
+for _op, _path in (("_mod", "modulo"), ("_power", "power"), ("_maximum", "maximum"),
+                   ("_minimum", "minimum"), ("_hypot", "hypot"), ("_equal", "equal"),
+                   ("_not_equal", "not_equal"), ("_greater", "greater"),
+                   ("_greater_equal", "greater_equal"), ("_lesser", "lesser"),
+                   ("_lesser_equal", "lesser_equal")):
+    _IMPL[_op] = _binary_impl(_path)
+for _op, _path in (("_maximum_scalar", "maximum"), ("_minimum_scalar", "minimum"),
+                   ("_hypot_scalar", "hypot")):
+    _IMPL[_op] = (lambda p: lambda F, ins, attrs, ctx:
+                  _resolve_path(F, p)(ins[0], _scalar(attrs.get("scalar", 0))))(_path)
+
+_PATH_CACHE = {}
+
+
+def _nd_path(op):
+    """The nd function path that computes the MXNet operator ``op``."""
+    p = _PATH_CACHE.get(op)
+    if p is not None:
+        return p
+    cands = [op] + sorted(_ALIASES_OF.get(op, ()), key=lambda a: (a.startswith("_"), a))
+    for prefix, ns in (("_contrib_", "contrib"), ("_random_", "random"),
+                       ("_sample_", "random"), ("_linalg_", "linalg"), ("_image_", "image"),
+                       ("_sparse_", "sparse")):
+        for c in list(cands):
+            if c.startswith(prefix):
+                cands.append(f"{ns}.{c[len(prefix):]}")
+    for c in cands:
+        t = _resolve_path(_nd, c)
+        if t is not None and callable(t) and not isinstance(t, type):
+            _PATH_CACHE[op] = c
+            return c
+    raise MXNetError(f"operator {op!r} is not supported by neogluon (no nd function computes "
+                     "it)")
+
+
+def _call_node(node, vals, F, ctx):
+    impl = _IMPL.get(node.op)
+    if impl is not None and node.path is None:
+        return impl(F, vals, node.attrs, ctx)
+    path = node.path or _nd_path(node.op)
+    fn = _resolve_path(F, path)
+    if fn is None:
+        raise MXNetError(f"operator {node.op!r} (node {node.name!r}): nd.{path} not found")
+    base = _resolve_path(_nd, path)
+    sig = _signature(base)
+    kwargs = {}
+    accepts_any = False
+    pnames = ()
+    if sig:
+        pnames = sig.parameters
+        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in pnames.values())
+    for k, v in node.attrs.items():
+        if sig and k not in pnames and not accepts_any:
+            if k in _IGNORABLE:
+                continue
+            raise MXNetError(f"operator {node.op!r} (node {node.name!r}): neogluon's nd.{path} "
+                             f"does not take the attribute {k}={v!r}")
+        if k in ("ctx",):
+            continue
+        kwargs[k] = v
+    if "ctx" in pnames and ctx is not None:
+        kwargs["ctx"] = ctx
+    names = node.input_names
+    if names is None and not node.variadic and node.op in _OPS and sig:
+        cand = _OPS[node.op]["inputs"][:len(vals)]
+        if all(c in pnames for c in cand):
+            names = cand
+    try:
+        if names and not node.variadic:
+            return fn(**dict(zip(names, vals)), **kwargs)
+        return fn(*vals, **kwargs)
+    except MXNetError:
+        raise
+    except (TypeError, ValueError, RuntimeError, IndexError) as err:
+        raise MXNetError(f"operator {node.op!r} (node {node.name!r}) failed: {err}") from err
+
+
+def _as_list(out):
+    if isinstance(out, (list, tuple)):
+        return list(out)
+    return [out]
+
+
+def _evaluate(symbol, args, F=None, ctx=None):
+    """Evaluate ``symbol`` with ``{variable name: NDArray}``; a list, one array per output.
+
+    ``F`` is the namespace operators are taken from (``nd``, or the tracer's proxy while a
+    hybridized parent block captures its forward pass).
+    """
+    F = _nd if F is None else F
+    if ctx is None:
+        ctx = next((v.context for v in args.values() if isinstance(v, NDArray)),
+                   current_context())
+    env = {}
+    for node in symbol._order():
+        if node.is_var:
+            if node.name not in args:
+                raise MXNetError(f"Symbol evaluation: no value was given for the variable "
+                                 f"{node.name!r}")
+            val = args[node.name]
+            if not isinstance(val, NDArray):
+                raise TypeError(f"Symbol evaluation: the value of {node.name!r} must be an "
+                                f"NDArray, got {type(val).__name__}")
+            env[id(node)] = [val]
+            continue
+        vals = []
+        for src, i in node.inputs:
+            outs = env[id(src)]
+            if i >= len(outs):
+                raise MXNetError(f"node {node.name!r} reads output {i} of {src.name!r}, which "
+                                 f"has {len(outs)}")
+            vals.append(outs[i])
+        env[id(node)] = _as_list(_call_node(node, vals, F, ctx))
+    res = []
+    for node, i in symbol._outputs:
+        outs = env[id(node)]
+        if i >= len(outs):
+            raise MXNetError(f"output {i} of {node.name!r} was not computed")
+        res.append(outs[i])
+    return res
+
+
+def eval_symbol(symbol, ctx=None, **kwargs):
+    """Evaluate ``symbol`` eagerly (same as :meth:`Symbol.eval`)."""
+    return _evaluate(symbol, kwargs, ctx=ctx)
+
+
+# ---------------------------------------------------------------------------- inference
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _channel_axis(layout, ndim):
+    if layout and isinstance(layout, str) and "C" in layout:
+        return layout.index("C")
+    return 1
+
+
+def _rule_fc(a, s):
+    d = s.get("data")
+    h = int(a.get("num_hidden"))
+    fin = d[-1] if not _truthy(a.get("flatten", True)) else _prod(d[1:])
+    return {"weight": (h, fin), "bias": (h,)}
+
+
+def _rule_conv(a, s, deconv=False):
+    d = s.get("data")
+    kernel = tuple(_parse_attr(a.get("kernel", ())))
+    g = int(a.get("num_group", 1) or 1)
+    nf = int(a.get("num_filter"))
+    layout = a.get("layout")
+    cax = _channel_axis(layout, len(d))
+    c = d[cax]
+    if deconv:
+        w = (c, nf // g) + kernel
+    elif cax == 1:
+        w = (nf, c // g) + kernel
+    else:
+        w = (nf,) + kernel + (c // g,)
+    return {"weight": w, "bias": (nf,)}
+
+
+def _rule_bn(a, s):
+    d = s.get("data")
+    ax = int(a.get("axis", 1))
+    c = (d[ax],)
+    return {"gamma": c, "beta": c, "moving_mean": c, "moving_var": c}
+
+
+def _rule_ln(a, s):
+    d = s.get("data")
+    c = (d[int(a.get("axis", -1))],)
+    return {"gamma": c, "beta": c}
+
+
+def _rule_in(a, s):
+    c = (s.get("data")[1],)
+    return {"gamma": c, "beta": c}
+
+
+def _rule_gn(a, s):
+    c = (int(a.get("num_groups", 1)),)
+    return {"gamma": c, "beta": c}
+
+
+def _rule_emb(a, s):
+    return {"weight": (int(a.get("input_dim")), int(a.get("output_dim")))}
+
+
+def _rule_prelu(a, s):
+    d = s.get("data")
+    return {"gamma": (d[1] if len(d) > 1 else 1,)}
+
+
+_RULES = {"FullyConnected": _rule_fc, "Convolution": _rule_conv,
+          "Deconvolution": lambda a, s: _rule_conv(a, s, True), "BatchNorm": _rule_bn,
+          "_contrib_SyncBatchNorm": _rule_bn, "LayerNorm": _rule_ln, "InstanceNorm": _rule_in,
+          "GroupNorm": _rule_gn, "Embedding": _rule_emb, "LeakyReLU": _rule_prelu}
+_SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_power",
+               "_maximum", "_minimum", "_mod", "_hypot", "_equal", "_not_equal", "_greater",
+               "_greater_equal", "_lesser", "_lesser_equal", "add_n", "ElementWiseSum",
+               "_grad_add", "where"}
+
+
+def _known(shape):
+    return shape is not None and all(int(d) > 0 for d in shape) if shape else shape == ()
+
+
+def _merge(name, hint, shape):
+    if hint is None:
+        return tuple(shape)
+    if len(hint) != len(shape) or any(h and h != d for h, d in zip(hint, shape)):
+        raise MXNetError(f"infer_shape: shape inconsistent for {name!r}: provided or declared "
+                         f"{tuple(hint)}, inferred {tuple(shape)}")
+    return tuple(shape)
+
+
+class _Inference:
+    """Shape and type inference: operators run on meta tensors (zero tensors as fallback)."""
+
+    def __init__(self, symbol, shapes, dtypes, types_only=False):
+        self.symbol = symbol
+        self.given_shapes = shapes
+        self.given_dtypes = dtypes
+        self.types_only = types_only
+        self.shape = {}
+        self.dtype = {}
+        self.hint = {}
+
+    def run(self):
+        order = self.symbol._order()
+        for node in order:
+            if node.is_var:
+                self._var(node)
+        for node in order:
+            if not node.is_var:
+                self._op(node)
+        return self
+
+    def _var(self, node):
+        key = (id(node), 0)
+        decl = _var_shape(node)
+        given = self.given_shapes.get(node.name)
+        if given is not None:
+            given = tuple(int(d) for d in given)
+            if decl is not None and len(decl) == len(given) and \
+                    any(a and b and a != b for a, b in zip(decl, given)):
+                raise MXNetError(f"infer_shape: shape inconsistent for {node.name!r}: declared "
+                                 f"{decl}, provided {given}")
+            shape = given
+        else:
+            shape = decl
+        self.hint[id(node)] = shape
+        if shape is not None and _known(shape):
+            self.shape[key] = tuple(shape)
+        dt = self.given_dtypes.get(node.name) or _var_dtype(node)
+        if dt is not None:
+            self.dtype[key] = dt
+
+    def _op(self, node):
+        names = node.input_names
+        if names is None:
+            meta = _OPS.get(node.op, {})
+            names = meta.get("inputs", []) if not meta.get("variadic") else []
+        in_shapes = [self.shape.get((id(s), i)) for s, i in node.inputs]
+        in_types = [self.dtype.get((id(s), i)) for s, i in node.inputs]
+        # Fill variables of unknown shape from the operator's rules.
+        if any(s is None for s in in_shapes) and not self.types_only:
+            by_name = {n: s for n, s in zip(names, in_shapes)}
+            rule = _RULES.get(node.op)
+            filled = {}
+            if rule is not None and by_name.get("data") is not None:
+                if node.op != "LeakyReLU" or node.attrs.get("act_type") == "prelu":
+                    try:
+                        filled = rule(node.attrs, by_name)
+                    except (TypeError, ValueError, IndexError, KeyError):
+                        filled = {}
+            elif node.op in _SAME_SHAPE:
+                known = [s for s in in_shapes if s is not None]
+                if known:
+                    filled = {j: known[0] for j in range(len(in_shapes))}
+            for j, (src, i) in enumerate(node.inputs):
+                if in_shapes[j] is not None or not src.is_var:
+                    continue
+                key = names[j] if j < len(names) and names[j] in filled else j
+                if key in filled:
+                    shape = _merge(src.name, self.hint.get(id(src)), filled[key])
+                    self.shape[(id(src), 0)] = shape
+                    in_shapes[j] = shape
+        # Unknown dtypes of variables follow the operator's first known input.
+        first = next((t for t in in_types if t is not None), None)
+        for j, (src, i) in enumerate(node.inputs):
+            if in_types[j] is None:
+                t = first or "float32"
+                if src.is_var:
+                    self.dtype[(id(src), 0)] = t
+                in_types[j] = t
+        if self.types_only:
+            dt = node.attrs.get("dtype")
+            out_t = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else first
+            for i in range(node.nout):
+                self.dtype[(id(node), i)] = out_t
+            return
+        if any(s is None for s in in_shapes):
+            return
+        outs = self._run(node, in_shapes, in_types)
+        if outs is None:
+            return
+        for i, o in enumerate(outs):
+            self.shape[(id(node), i)] = tuple(o.shape)
+            self.dtype[(id(node), i)] = _dtype_name(o._t.dtype)
+
+    def _run(self, node, shapes, types):
+        for device in ("meta", "cpu"):
+            vals = [_new(torch.zeros(s, dtype=_torch_dtype(t), device=device), cpu())
+                    for s, t in zip(shapes, types)]
+            try:
+                with torch.no_grad():
+                    return _as_list(_call_node(node, vals, _nd, cpu()))
+            except MXNetError as err:
+                if device == "cpu":
+                    raise MXNetError(f"infer_shape: operator {node.op!r} (node {node.name!r}) "
+                                     f"failed with input shapes {shapes}: {err}") from None
+            except Exception as err:  # noqa: BLE001 - meta tensors refuse some ops
+                if device == "cpu":
+                    raise MXNetError(f"infer_shape: operator {node.op!r} (node {node.name!r}) "
+                                     f"failed with input shapes {shapes}: {err}") from None
+        return None
+
+
+def _torch_dtype(name):
+    from ..base import to_torch_dtype
+    return to_torch_dtype(name or "float32")
+
+
+_lock = threading.Lock()
+
+
+def _substitute(symbol, mapping):
+    """A copy of ``symbol`` whose variables named in ``mapping`` are replaced by symbols."""
+    new = {}
+    for node in symbol._order():
+        if node.is_var:
+            rep = mapping.get(node.name)
+            if rep is not None:
+                new[id(node)] = ("sym", _entry(rep, "compose"))
+            else:
+                new[id(node)] = ("node", node)
+            continue
+        c = _Node.__new__(_Node)
+        for slot in _Node.__slots__:
+            setattr(c, slot, getattr(node, slot))
+        c.attrs = dict(node.attrs)
+        c.extra = dict(node.extra)
+        ins = []
+        for src, i in node.inputs:
+            kind, val = new[id(src)]
+            ins.append(val if kind == "sym" else (val, i))
+        c.inputs = ins
+        new[id(node)] = ("node", c)
+    outs = []
+    for node, i in symbol._outputs:
+        kind, val = new[id(node)]
+        outs.append(val if kind == "sym" else (val, i))
+    return Symbol(outs)
