@@ -17,7 +17,26 @@ class _UnknownDevice(MXNetError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class Context:
+class _ContextMeta(type):
+    # MXNet's ``Context.default_ctx``: the current default context, readable and settable on
+    # the class (scripts assign it to change the default for the thread).
+    @property
+    def default_ctx(cls):
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        if not isinstance(ctx, Context):
+            raise TypeError(f"default_ctx must be a Context, got {type(ctx).__name__}")
+        Context._default.value = ctx
+
+
+class _InstanceDefaultCtx:
+    def __get__(self, obj, owner=None):
+        return current_context()
+
+
+class Context(metaclass=_ContextMeta):
     """A device an array lives on.
 
     ``cpu(i)`` for every ``i`` is a distinct context that lives on torch's CPU device, so a
@@ -29,6 +48,7 @@ class Context:
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
     _default = threading.local()
+    default_ctx = _InstanceDefaultCtx()
 
     def __init__(self, device_type, device_id: int = 0):
         if isinstance(device_type, Context):

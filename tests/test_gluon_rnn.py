@@ -116,3 +116,70 @@ def test_lstm_export_imports(tmp_path):
                                     str(tmp_path / "lstm-0000.params"))
     states = layer.begin_state(2)
     np.testing.assert_array_equal(blk(x, *states).asnumpy(), y.asnumpy())
+
+
+@pytest.mark.parametrize("make", [lambda: rnn.RNNCell(3), lambda: rnn.LSTMCell(3),
+                                  lambda: rnn.GRUCell(3)])
+def test_unroll_inside_hybridized_block_is_captured(make):
+    import warnings
+
+    class Layer(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.cell = make()
+
+        def hybrid_forward(self, F, seq):
+            return self.cell.unroll(inputs=seq, length=4, merge_outputs=True)[0]
+
+    net = Layer()
+    net.initialize()
+    x = nd.random.uniform(shape=(2, 4, 5))
+    ref = net(x).asnumpy()
+    net.hybridize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = net(x).asnumpy()
+    assert net._cached_graph, "the unroll (begin states, split, stack) must be in the graph"
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_unroll_on_symbols_names_outputs_as_mxnet():
+    cell = rnn.LSTMCell(4, prefix="rnn_")
+    outs, states = cell.unroll(2, [mx.sym.var("rnn_t0_data"), mx.sym.var("rnn_t1_data")])
+    assert mx.sym.Group(outs).list_outputs() == ["rnn_t0_out_output", "rnn_t1_out_output"]
+    assert sorted(cell.collect_params().keys()) == ["rnn_h2h_bias", "rnn_h2h_weight",
+                                                    "rnn_i2h_bias", "rnn_i2h_weight"]
+    bi = rnn.BidirectionalCell(rnn.GRUCell(3, prefix="l_"), rnn.GRUCell(3, prefix="r_"),
+                               output_prefix="bi_")
+    outs, _ = bi.unroll(2, [mx.sym.var("a"), mx.sym.var("b")])
+    assert mx.sym.Group(outs).list_outputs() == ["bi_t0_output", "bi_t1_output"]
+    with pytest.raises(TypeError, match="NDArrays or Symbols"):
+        rnn.RNNCell(3).unroll(2, [1.0, 2.0])
+
+
+def test_residual_cell_unrolls_a_bidirectional_cell():
+    # ResidualCell over a cell that cannot be stepped: the base cell unrolls, the inputs are
+    # added to its outputs (zero weights: GRU outputs 0, so the result is the input).
+    cell = rnn.ResidualCell(rnn.BidirectionalCell(rnn.GRUCell(3), rnn.GRUCell(3)))
+    cell.initialize(mx.init.Zero())
+    x = nd.random.uniform(shape=(2, 5, 6))
+    for merge in (True, False):
+        outs, states = cell.unroll(5, x, merge_outputs=merge)
+        got = outs if merge else nd.stack(*outs, axis=1)
+        np.testing.assert_allclose(got.asnumpy(), x.asnumpy(), rtol=1e-6)
+        assert len(states) == 2
+
+
+def test_context_default_ctx_class_property():
+    assert mx.Context.default_ctx == mx.current_context()
+    with mx.cpu(3):
+        assert mx.Context.default_ctx == mx.cpu(3)
+    prev = mx.Context.default_ctx
+    try:
+        mx.Context.default_ctx = mx.cpu(2)
+        assert nd.zeros(1).context == mx.cpu(2)
+    finally:
+        mx.Context.default_ctx = prev
+    with pytest.raises(TypeError):
+        mx.Context.default_ctx = "cpu"

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from ... import ndarray as _nd
+from ... import symbol as _sym
 from ...ndarray.ndarray import NDArray
-from ..block import Block, HybridBlock, _indent
+from ...symbol.symbol import Symbol
+from ..block import Block, HybridBlock, _indent, _TRACE, _TracedNDArray
 
 __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
            "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ModifierCell",
@@ -14,42 +16,95 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+_TENSORS = (NDArray, Symbol)
+
+
+def _F_of(x):
+    """The operator namespace that matches ``x`` (an array, a Symbol, or a list of them):
+    ``mx.sym`` for symbols, the capturing tracer's ``F`` while a hybridized forward pass is
+    being captured (so that what unroll adds is part of the graph), ``nd`` otherwise."""
+    while isinstance(x, (list, tuple)) and x:
+        x = x[0]
+    if isinstance(x, Symbol):
+        return _sym
+    if isinstance(x, _TracedNDArray):
+        tr = _TRACE.tracer
+        if tr is not None:
+            return tr.F
+    if isinstance(x, NDArray):
+        return _nd
+    raise TypeError(f"unroll: inputs must be NDArrays or Symbols (or lists of them), got "
+                    f"{type(x).__name__}")
+
+
+def _named(F, name):
+    """``name=`` for operators that build symbols (what MXNet's graphs call the nodes); some
+    nd functions take no name."""
+    return {"name": name} if F is _sym else {}
+
+
 def _format_sequence(length, inputs, layout, merge, in_layout=None):
+    """Bring ``inputs`` to one array (``merge=True``), a list of per-step arrays
+    (``merge=False``) or leave the form as it is (``None``); returns
+    ``(inputs, time_axis, batch_size)`` (batch size 0 for symbols: unknown)."""
     if inputs is None:
         raise AssertionError("unroll(inputs=None) has been deprecated. Please create input "
                              "variables outside unroll.")
     axis = layout.find("T")
     batch_axis = layout.find("N")
     in_axis = in_layout.find("T") if in_layout is not None else axis
-    if isinstance(inputs, NDArray):
+    batch_size = 0
+    F = _F_of(inputs)
+    if isinstance(inputs, Symbol):
+        if merge is False:
+            if len(inputs.list_outputs()) != 1:
+                raise AssertionError("unroll doesn't allow grouped symbol as input. Please "
+                                     "convert to list with list(inputs) first or let unroll "
+                                     "handle splitting.")
+            inputs = list(_sym.split(inputs, axis=in_axis, num_outputs=length, squeeze_axis=1))
+    elif isinstance(inputs, NDArray):
         batch_size = inputs.shape[batch_axis]
         if merge is False:
             if length is not None and length != inputs.shape[in_axis]:
                 raise AssertionError(f"unroll: length {length} does not match the input's "
                                      f"time axis of size {inputs.shape[in_axis]}")
-            inputs = _as_list(_nd.split(inputs, axis=in_axis,
-                                        num_outputs=inputs.shape[in_axis], squeeze_axis=1))
+            inputs = _as_list(F.split(inputs, axis=in_axis,
+                                      num_outputs=inputs.shape[in_axis], squeeze_axis=1))
     else:
         if length is not None and len(inputs) != length:
             raise AssertionError(f"unroll: length {length} but {len(inputs)} inputs")
-        batch_size = inputs[0].shape[0]
+        if not isinstance(inputs[0], Symbol):
+            batch_size = inputs[0].shape[0]
         if merge is True:
-            inputs = _nd.stack(*inputs, axis=axis)
+            inputs = F.stack(*inputs, axis=axis)
             in_axis = axis
-    if isinstance(inputs, NDArray) and axis != in_axis:
-        inputs = _nd.swapaxes(inputs, axis, in_axis)
+    if isinstance(inputs, _TENSORS) and axis != in_axis:
+        inputs = F.swapaxes(inputs, dim1=axis, dim2=in_axis)
     return inputs, axis, batch_size
 
 
 def _mask_sequence_variable_length(data, length, valid_length, time_axis, merge):
-    if not isinstance(data, NDArray):
-        data = _nd.stack(*data, axis=time_axis)
-    outputs = _nd.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
-                               axis=time_axis)
+    F = _F_of(data)
+    if not isinstance(data, _TENSORS):
+        data = F.stack(*data, axis=time_axis)
+    outputs = F.SequenceMask(data, sequence_length=valid_length, use_sequence_length=True,
+                             axis=time_axis)
     if not merge:
-        outputs = _as_list(_nd.split(outputs, num_outputs=length, axis=time_axis,
-                                     squeeze_axis=True))
+        outputs = _as_list(F.split(outputs, num_outputs=length, axis=time_axis,
+                                   squeeze_axis=True))
     return outputs
+
+
+def _begin_state(cell, F, inputs, batch_size):
+    """The cell's default begin states for ``inputs``: zeros of the inputs' batch size,
+    context and dtype (made by ``F`` so that a captured graph or a symbol includes them)."""
+    if F is _sym:
+        return cell.begin_state(batch_size=0, func=F.zeros)
+    first = inputs
+    while isinstance(first, (list, tuple)):
+        first = first[0]
+    return cell.begin_state(batch_size=batch_size, func=F.zeros, ctx=first.context,
+                            dtype=first.dtype)
 
 
 class RecurrentCell(Block):
@@ -97,7 +152,7 @@ class RecurrentCell(Block):
             info = dict(info) if info is not None else {}
             info.pop("__layout__", None)
             info.update(kwargs)
-            states.append(func(**info))
+            states.append(func(name=f"{self._prefix}begin_state_{self._init_counter}", **info))
         return states
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
@@ -122,9 +177,9 @@ class RecurrentCell(Block):
         """
         self.reset()
         inputs, axis, batch_size = _format_sequence(length, inputs, layout, False)
+        F = _F_of(inputs)
         if begin_state is None:
-            begin_state = self.begin_state(batch_size=batch_size, ctx=inputs[0].context,
-                                           dtype=inputs[0].dtype)
+            begin_state = _begin_state(self, F, inputs, batch_size)
         states = begin_state
         outputs = []
         all_states = []
@@ -134,8 +189,8 @@ class RecurrentCell(Block):
             if valid_length is not None:
                 all_states.append(states)
         if valid_length is not None:
-            states = [_nd.SequenceLast(_nd.stack(*ele, axis=0), sequence_length=valid_length,
-                                       use_sequence_length=True, axis=0)
+            states = [F.SequenceLast(F.stack(*ele, axis=0), sequence_length=valid_length,
+                                     use_sequence_length=True, axis=0)
                       for ele in zip(*all_states)]
             outputs = _mask_sequence_variable_length(outputs, length, valid_length, axis, True)
         outputs, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
@@ -225,9 +280,13 @@ class RNNCell(HybridRecurrentCell):
         self.i2h_weight.shape = (self.i2h_weight.shape[0], inputs.shape[1])
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
-        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=self._hidden_size)
-        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=self._hidden_size)
-        output = self._get_activation(F, i2h + h2h, self._activation)
+        t = f"t{self._counter}_"
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=self._hidden_size,
+                               name=t + "i2h")
+        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=self._hidden_size,
+                               name=t + "h2h")
+        pre = F.elemwise_add(i2h, h2h, name=t + "plus0")
+        output = self._get_activation(F, pre, self._activation, name=t + "out")
         return output, [output]
 
 
@@ -266,15 +325,23 @@ class LSTMCell(HybridRecurrentCell):
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         nh = self._hidden_size
-        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 4)
-        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=nh * 4)
-        gates = F.split(i2h + h2h, num_outputs=4, axis=1)
-        in_gate = self._get_activation(F, gates[0], self._recurrent_activation)
-        forget_gate = self._get_activation(F, gates[1], self._recurrent_activation)
-        in_transform = self._get_activation(F, gates[2], self._activation)
-        out_gate = self._get_activation(F, gates[3], self._recurrent_activation)
-        next_c = forget_gate * states[1] + in_gate * in_transform
-        next_h = out_gate * self._get_activation(F, next_c, self._activation)
+        t = f"t{self._counter}_"
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 4, name=t + "i2h")
+        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=nh * 4,
+                               name=t + "h2h")
+        gates = F.SliceChannel(F.elemwise_add(i2h, h2h, name=t + "plus0"), num_outputs=4,
+                               axis=1, name=t + "slice")
+        rec, act = self._recurrent_activation, self._activation
+        in_gate = self._get_activation(F, gates[0], rec, name=t + "i")
+        forget_gate = self._get_activation(F, gates[1], rec, name=t + "f")
+        in_transform = self._get_activation(F, gates[2], act, name=t + "c")
+        out_gate = self._get_activation(F, gates[3], rec, name=t + "o")
+        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1], name=t + "mul0"),
+                                F.elemwise_mul(in_gate, in_transform, name=t + "mul1"),
+                                name=t + "state")
+        next_h = F.elemwise_mul(out_gate,
+                                self._get_activation(F, next_c, act, name=t + "activation0"),
+                                name=t + "out")
         return next_h, [next_h, next_c]
 
 
@@ -311,15 +378,25 @@ class GRUCell(HybridRecurrentCell):
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         nh = self._hidden_size
+        t = f"t{self._counter}_"
         prev = states[0]
-        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 3)
-        h2h = F.FullyConnected(prev, h2h_weight, h2h_bias, num_hidden=nh * 3)
-        i2h_r, i2h_z, i2h = F.split(i2h, num_outputs=3, axis=1)
-        h2h_r, h2h_z, h2h = F.split(h2h, num_outputs=3, axis=1)
-        reset = self._get_activation(F, i2h_r + h2h_r, self._recurrent_activation)
-        update = self._get_activation(F, i2h_z + h2h_z, self._recurrent_activation)
-        cand = self._get_activation(F, i2h + reset * h2h, self._activation)
-        next_h = (1.0 - update) * cand + update * prev
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 3, name=t + "i2h")
+        h2h = F.FullyConnected(prev, h2h_weight, h2h_bias, num_hidden=nh * 3, name=t + "h2h")
+        i2h_r, i2h_z, i2h = F.SliceChannel(i2h, num_outputs=3, axis=1, name=t + "i2h_slice")
+        h2h_r, h2h_z, h2h = F.SliceChannel(h2h, num_outputs=3, axis=1, name=t + "h2h_slice")
+        rec = self._recurrent_activation
+        reset = self._get_activation(F, F.elemwise_add(i2h_r, h2h_r, name=t + "plus0"), rec,
+                                     name=t + "r_act")
+        update = self._get_activation(F, F.elemwise_add(i2h_z, h2h_z, name=t + "plus1"), rec,
+                                      name=t + "z_act")
+        cand = self._get_activation(
+            F, F.elemwise_add(i2h, F.elemwise_mul(reset, h2h, name=t + "mul0"),
+                              name=t + "plus2"), self._activation, name=t + "h_act")
+        ones = F.ones_like(update, name=t + "ones_like0")
+        next_h = F.elemwise_add(
+            F.elemwise_mul(F.elemwise_sub(ones, update, name=t + "minus0"), cand,
+                           name=t + "mul1"),
+            F.elemwise_mul(update, prev, name=t + "mul20"), name=t + "out")
         return next_h, [next_h]
 
 
@@ -368,9 +445,7 @@ class SequentialRNNCell(RecurrentCell):
         inputs, _, batch_size = _format_sequence(length, inputs, layout, None)
         num_cells = len(self._children)
         if begin_state is None:
-            first = inputs if isinstance(inputs, NDArray) else inputs[0]
-            begin_state = self.begin_state(batch_size=batch_size, ctx=first.context,
-                                           dtype=first.dtype)
+            begin_state = _begin_state(self, _F_of(inputs), inputs, batch_size)
         p = 0
         next_states = []
         for i, cell in enumerate(self._children.values()):
@@ -440,15 +515,16 @@ class DropoutCell(HybridRecurrentCell):
 
     def hybrid_forward(self, F, inputs, states):
         if self._rate > 0:
-            inputs = F.Dropout(data=inputs, p=self._rate, axes=self._axes)
+            inputs = F.Dropout(data=inputs, p=self._rate, axes=self._axes,
+                               name=f"t{self._counter}_fwd")
         return inputs, states
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
                valid_length=None):
         self.reset()
         inputs, _, _ = _format_sequence(length, inputs, layout, merge_outputs)
-        if isinstance(inputs, NDArray):
-            return self.hybrid_forward(_nd, inputs, begin_state if begin_state else [])
+        if isinstance(inputs, _TENSORS):
+            return self.hybrid_forward(_F_of(inputs), inputs, begin_state if begin_state else [])
         return super().unroll(length, inputs, begin_state=begin_state, layout=layout,
                               merge_outputs=merge_outputs, valid_length=valid_length)
 
@@ -573,7 +649,31 @@ class ResidualCell(ModifierCell):
 
     def hybrid_forward(self, F, inputs, states):
         output, states = self.base_cell(inputs, states)
-        return output + inputs, states
+        return F.elemwise_add(output, inputs, name=f"t{self._counter}_fwd"), states
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        # The base cell runs its own unroll (a BidirectionalCell cannot be stepped), then the
+        # inputs are added to its outputs in whichever form they came back.
+        self.reset()
+        self.base_cell._modified = False
+        try:
+            outputs, states = self.base_cell.unroll(length, inputs=inputs,
+                                                    begin_state=begin_state, layout=layout,
+                                                    merge_outputs=merge_outputs,
+                                                    valid_length=valid_length)
+        finally:
+            self.base_cell._modified = True
+        if merge_outputs is None:
+            merge_outputs = isinstance(outputs, _TENSORS)
+        inputs, axis, _ = _format_sequence(length, inputs, layout, merge_outputs)
+        F = _F_of(inputs)
+        if valid_length is not None:
+            inputs = _mask_sequence_variable_length(inputs, length, valid_length, axis,
+                                                    merge_outputs)
+        if merge_outputs:
+            return F.elemwise_add(outputs, inputs), states
+        return [F.elemwise_add(o, i) for o, i in zip(outputs, inputs)], states
 
 
 class BidirectionalCell(HybridRecurrentCell):
@@ -601,14 +701,13 @@ class BidirectionalCell(HybridRecurrentCell):
                valid_length=None):
         self.reset()
         inputs, axis, batch_size = _format_sequence(length, inputs, layout, False)
+        F = _F_of(inputs)
         reversed_inputs = list(reversed(inputs)) if valid_length is None else _as_list(
-            _nd.split(_nd.SequenceReverse(_nd.stack(*inputs, axis=0),
-                                          sequence_length=valid_length,
-                                          use_sequence_length=True),
-                      axis=0, num_outputs=length, squeeze_axis=True))
+            F.split(F.SequenceReverse(F.stack(*inputs, axis=0), sequence_length=valid_length,
+                                      use_sequence_length=True),
+                    axis=0, num_outputs=length, squeeze_axis=True))
         if begin_state is None:
-            begin_state = self.begin_state(batch_size=batch_size, ctx=inputs[0].context,
-                                           dtype=inputs[0].dtype)
+            begin_state = _begin_state(self, F, inputs, batch_size)
         states = begin_state
         l_cell, r_cell = self._children.values()
         nl = len(l_cell.state_info(batch_size))
@@ -621,18 +720,19 @@ class BidirectionalCell(HybridRecurrentCell):
         if valid_length is None:
             reversed_r = list(reversed(r_outputs))
         else:
-            reversed_r = _as_list(_nd.split(_nd.SequenceReverse(
-                _nd.stack(*r_outputs, axis=0), sequence_length=valid_length,
+            reversed_r = _as_list(F.split(F.SequenceReverse(
+                F.stack(*r_outputs, axis=0), sequence_length=valid_length,
                 use_sequence_length=True), axis=0, num_outputs=length, squeeze_axis=True))
         if merge_outputs is None:
-            merge_outputs = isinstance(l_outputs, NDArray)
+            merge_outputs = isinstance(l_outputs, _TENSORS)
             l_outputs, _, _ = _format_sequence(None, l_outputs, layout, merge_outputs)
         reversed_r, _, _ = _format_sequence(None, reversed_r, layout, merge_outputs)
+        out = self._output_prefix
         if merge_outputs:
-            outputs = _nd.concat(l_outputs, reversed_r, dim=2)
+            outputs = F.concat(l_outputs, reversed_r, dim=2, **_named(F, f"{out}out"))
         else:
-            outputs = [_nd.concat(l_o, r_o, dim=1)
-                       for l_o, r_o in zip(l_outputs, reversed_r)]
+            outputs = [F.concat(l_o, r_o, dim=1, **_named(F, f"{out}t{i}"))
+                       for i, (l_o, r_o) in enumerate(zip(l_outputs, reversed_r))]
         if valid_length is not None:
             outputs = _mask_sequence_variable_length(outputs, length, valid_length, axis,
                                                      merge_outputs)
