@@ -183,3 +183,25 @@ def test_context_default_ctx_class_property():
         mx.Context.default_ctx = prev
     with pytest.raises(TypeError):
         mx.Context.default_ctx = "cpu"
+
+
+@pytest.mark.parametrize("make", [lambda: rnn.GRU(4, num_layers=2, bidirectional=True),
+                                  lambda: rnn.LSTM(3, num_layers=2),
+                                  lambda: rnn.RNN(5, activation="tanh", bidirectional=True)])
+def test_unfuse_shares_parameters_and_computes_the_same(make):
+    layer = make()
+    layer.initialize(mx.init.Uniform(0.5))
+    x = nd.random.uniform(shape=(6, 2, 3))
+    y = layer(x)
+    stack = layer._unfuse()
+    own = {id(p) for p in layer.collect_params().values()}
+    assert {id(p) for p in stack.collect_params().values()} == own
+    y_cells = stack.unroll(6, x, layout="TNC", merge_outputs=True)[0]
+    np.testing.assert_allclose(y_cells.asnumpy(), y.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_unfuse_refuses_projection_and_clipping():
+    with pytest.raises(AssertionError, match="projection"):
+        rnn.LSTM(4, projection_size=2)._unfuse()
+    with pytest.raises(AssertionError, match="clipping"):
+        rnn.LSTM(4, state_clip_min=-1, state_clip_max=1)._unfuse()

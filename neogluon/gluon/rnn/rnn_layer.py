@@ -34,6 +34,10 @@ class _RNNLayer(HybridBlock):
         self._input_size = input_size
         self._dtype = dtype
         self._use_sequence_length = use_sequence_length
+        self._i2h_weight_initializer = i2h_weight_initializer
+        self._h2h_weight_initializer = h2h_weight_initializer
+        self._i2h_bias_initializer = i2h_bias_initializer
+        self._h2h_bias_initializer = h2h_bias_initializer
         self.skip_states = None
         self._gates = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[mode]
         ng, ni, nh = self._gates, input_size, hidden_size
@@ -89,6 +93,39 @@ class _RNNLayer(HybridBlock):
 
     def state_info(self, batch_size=0):
         raise NotImplementedError
+
+    def _unfuse(self):
+        """The same network as a stack of recurrent cells that share this layer's Parameters
+        (a :class:`HybridSequentialRNNCell`, with a :class:`BidirectionalCell` per layer when
+        bidirectional and a :class:`DropoutCell` between layers when ``dropout > 0``)."""
+        from . import rnn_cell
+        if self._projection_size:
+            raise AssertionError("_unfuse does not support projection layer yet!")
+        if self._lstm_state_clip_min or self._lstm_state_clip_max:
+            raise AssertionError("_unfuse does not support state clipping yet!")
+        nh = self._hidden_size
+        make = {"rnn_relu": lambda **kw: rnn_cell.RNNCell(nh, activation="relu", **kw),
+                "rnn_tanh": lambda **kw: rnn_cell.RNNCell(nh, activation="tanh", **kw),
+                "lstm": lambda **kw: rnn_cell.LSTMCell(nh, **kw),
+                "gru": lambda **kw: rnn_cell.GRUCell(nh, **kw)}[self._mode]
+        stack = rnn_cell.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
+        with stack.name_scope():
+            ni = self._input_size
+            for i in range(self._num_layers):
+                kw = {"input_size": ni,
+                      "i2h_weight_initializer": self._i2h_weight_initializer,
+                      "h2h_weight_initializer": self._h2h_weight_initializer,
+                      "i2h_bias_initializer": self._i2h_bias_initializer,
+                      "h2h_bias_initializer": self._h2h_bias_initializer}
+                if self._dir == 2:
+                    stack.add(rnn_cell.BidirectionalCell(make(prefix=f"l{i}_", **kw),
+                                                         make(prefix=f"r{i}_", **kw)))
+                else:
+                    stack.add(make(prefix=f"l{i}_", **kw))
+                if self._dropout > 0 and i != self._num_layers - 1:
+                    stack.add(rnn_cell.DropoutCell(self._dropout))
+                ni = nh * self._dir
+        return stack
 
     def cast(self, dtype):
         super().cast(dtype)
