@@ -205,3 +205,31 @@ def test_unfuse_refuses_projection_and_clipping():
         rnn.LSTM(4, projection_size=2)._unfuse()
     with pytest.raises(AssertionError, match="clipping"):
         rnn.LSTM(4, state_clip_min=-1, state_clip_max=1)._unfuse()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: rnn.LSTMCell(5),
+    lambda: rnn.BidirectionalCell(rnn.GRUCell(5), rnn.GRUCell(5)),
+    lambda: rnn.ResidualCell(rnn.RNNCell(4)),
+])
+@pytest.mark.parametrize("layout", ["NTC", "TNC"])
+def test_unroll_valid_length_equals_unrolling_each_sequence(make, layout):
+    cell = make()
+    cell.initialize()
+    cell.hybridize()
+    lengths = [3, 6, 1]
+    shape = (3, 6, 4) if layout == "NTC" else (6, 3, 4)
+    x = nd.random.normal(shape=shape)
+    outs, states = cell.unroll(6, x, valid_length=nd.array(lengths), merge_outputs=True,
+                               layout=layout)
+    t_ax = layout.find("T")
+    for i, n in enumerate(lengths):
+        one = x[i:i + 1, :n] if layout == "NTC" else x[:n, i:i + 1]
+        o1, s1 = cell.unroll(n, one, merge_outputs=True, layout=layout)
+        got = outs[i:i + 1] if layout == "NTC" else outs[:, i:i + 1]
+        got = got.asnumpy()
+        np.testing.assert_allclose(np.take(got, range(n), axis=t_ax), o1.asnumpy(),
+                                   rtol=1e-4, atol=1e-5)
+        assert not np.take(got, range(n, 6), axis=t_ax).any()
+        for s, g in zip(states, s1):
+            np.testing.assert_allclose(s[i:i + 1].asnumpy(), g.asnumpy(), rtol=1e-4, atol=1e-5)
