@@ -18,6 +18,15 @@ _USAGE = ("usage: python -m neogluon.run [--shadow] script.py [args ...]\n"
           "       python -m neogluon.run [--shadow] -m module [args ...]")
 
 
+def _set_first_path_entry(entry) -> None:
+    # ``python -m neogluon.run`` put the current directory first on sys.path; the program gets
+    # the entry its own ``python ...`` command line would have put there instead.
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        sys.path[0] = entry
+    else:
+        sys.path.insert(0, entry)
+
+
 def main(argv=None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     shadow = False
@@ -47,7 +56,7 @@ def main(argv=None) -> None:
         module = args[1]
         sys.argv = [module] + args[2:]
         # As ``python -m`` does, the current directory comes first on the path.
-        sys.path.insert(0, os.getcwd())
+        _set_first_path_entry(os.getcwd())
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     else:
         script = args[0]
@@ -55,7 +64,9 @@ def main(argv=None) -> None:
             print(f"neogluon.run: can't open file {script!r}: no such file", file=sys.stderr)
             raise SystemExit(2)
         sys.argv = args
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        # As ``python script.py`` does: the script's directory (symlinks resolved), and not the
+        # current directory, comes first on the path.
+        _set_first_path_entry(os.path.dirname(os.path.realpath(script)))
         runpy.run_path(script, run_name="__main__")
 
 

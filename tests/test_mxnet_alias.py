@@ -1,0 +1,190 @@
+"""`python -m neogluon.run` and neogluon.mxnet_alias: `import mxnet` gives neogluon, programs see
+the argv/path/__name__ they would see under plain `python`, and a real MXNet is never shadowed
+unless asked (simulated by a fake `mxnet` package on PYTHONPATH)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(args, cwd, extra_path=None, env=None):
+    environ = dict(os.environ)
+    environ.pop("NEOGLUON_SHADOW_MXNET", None)
+    paths = ([extra_path] if extra_path else []) + [REPO]
+    environ["PYTHONPATH"] = os.pathsep.join(paths)
+    environ.update(env or {})
+    return subprocess.run([sys.executable] + args, capture_output=True, text=True, cwd=str(cwd),
+                          env=environ, timeout=300)
+
+
+@pytest.fixture
+def fake_mxnet(tmp_path):
+    """A directory holding a fake 'real' MXNet package."""
+    root = tmp_path / "site"
+    (root / "mxnet").mkdir(parents=True)
+    (root / "mxnet" / "__init__.py").write_text("FAKE_REAL_MXNET = True\n")
+    (root / "mxnet" / "gluon.py").write_text("FAKE = True\n")
+    return root
+
+
+PROBE = textwrap.dedent("""
+    import sys
+    import mxnet
+    import mxnet.gluon
+    import neogluon
+    print("is_neogluon", mxnet is neogluon)
+    print("gluon_same", mxnet.gluon is neogluon.gluon)
+    print("fake", getattr(mxnet, "FAKE_REAL_MXNET", False))
+    print("argv", sys.argv[1:])
+    print("name", __name__)
+""")
+
+
+def _fields(stdout):
+    return dict(line.split(" ", 1) for line in stdout.strip().splitlines() if " " in line)
+
+
+def test_script_runs_on_neogluon_with_its_argv(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(PROBE + "print('argv0', sys.argv[0])\nprint('path0', sys.path[0])\n")
+    out = _run(["-m", "neogluon.run", str(script), "--lr", "0.1", "x y"], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    f = _fields(out.stdout)
+    assert f["is_neogluon"] == "True" and f["gluon_same"] == "True" and f["fake"] == "False"
+    assert f["argv"] == "['--lr', '0.1', 'x y']"
+    assert f["argv0"] == str(script) and f["name"] == "__main__"
+    assert f["path0"] == str(tmp_path)  # the script's directory, as for `python prog.py`
+
+
+def test_path_is_the_one_plain_python_gives(tmp_path):
+    """`python prog.py` puts the script's directory first and not the current directory;
+    `python -m mod` puts the current directory first."""
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "cwd" / "localmod.py").write_text("print('localmod imported')\n")
+    (tmp_path / "scripts" / "prog.py").write_text(
+        "try:\n    import localmod\nexcept ImportError:\n    print('not importable')\n")
+    out = _run(["-m", "neogluon.run", str(tmp_path / "scripts" / "prog.py")], cwd=tmp_path / "cwd")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "not importable"
+    out = _run(["-m", "neogluon.run", "-m", "localmod"], cwd=tmp_path / "cwd")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "localmod imported"
+
+
+def test_module_form_and_exit_status(tmp_path):
+    pkg = tmp_path / "mytool"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(PROBE + "raise SystemExit(3)\n")
+    (tmp_path / "single.py").write_text(PROBE)
+    out = _run(["-m", "neogluon.run", "-m", "mytool", "a", "--b"], cwd=tmp_path)
+    assert out.returncode == 3, out.stderr
+    f = _fields(out.stdout)
+    assert f["is_neogluon"] == "True" and f["argv"] == "['a', '--b']" and f["name"] == "__main__"
+    out = _run(["-m", "neogluon.run", "-m", "single"], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert _fields(out.stdout)["gluon_same"] == "True"
+
+
+def test_mxnet_modules_are_neogluon_modules(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import mxnet as mx
+        from mxnet import gluon, nd, autograd
+        from mxnet.gluon import nn
+        from mxnet.base import MXNetError
+        import neogluon
+        assert mx.gluon is neogluon.gluon and nn is neogluon.gluon.nn
+        assert nd is neogluon.nd and MXNetError is neogluon.MXNetError
+        assert mx.test_utils is neogluon.test_utils and mx.runtime is neogluon.runtime
+        net = nn.Dense(2)
+        net.initialize()
+        assert isinstance(net(nd.ones((1, 3))), neogluon.nd.NDArray)
+        print("ok")
+    """))
+    out = _run(["-m", "neogluon.run", str(script)], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_usage_errors(tmp_path):
+    out = _run(["-m", "neogluon.run"], cwd=tmp_path)
+    assert out.returncode == 2 and "usage" in out.stderr
+    out = _run(["-m", "neogluon.run", "--help"], cwd=tmp_path)
+    assert out.returncode == 0 and "usage" in out.stdout
+    out = _run(["-m", "neogluon.run", "missing.py"], cwd=tmp_path)
+    assert out.returncode == 2 and "missing.py" in out.stderr
+    out = _run(["-m", "neogluon.run", "-m"], cwd=tmp_path)
+    assert out.returncode == 2 and "-m needs a module name" in out.stderr
+
+
+def test_real_mxnet_is_not_shadowed_without_shadow(tmp_path, fake_mxnet):
+    script = tmp_path / "prog.py"
+    script.write_text(PROBE)
+    out = _run(["-m", "neogluon.run", str(script)], cwd=tmp_path, extra_path=str(fake_mxnet))
+    assert out.returncode == 2
+    assert "a real MXNet is installed" in out.stderr and "--shadow" in out.stderr
+    assert out.stdout == ""  # the program did not run
+    # a plain import of the alias leaves the real one in place, and says so
+    code = "import warnings\nwarnings.simplefilter('always')\nimport neogluon.mxnet_alias\n" + PROBE
+    out = _run(["-c", code], cwd=tmp_path, extra_path=str(fake_mxnet))
+    assert out.returncode == 0, out.stderr
+    f = _fields(out.stdout)
+    assert f["is_neogluon"] == "False" and f["fake"] == "True"
+    assert "NEOGLUON_SHADOW_MXNET" in out.stderr
+
+
+def test_shadow_makes_neogluon_win(tmp_path, fake_mxnet):
+    script = tmp_path / "prog.py"
+    script.write_text(PROBE)
+    out = _run(["-m", "neogluon.run", "--shadow", str(script), "--x"], cwd=tmp_path,
+               extra_path=str(fake_mxnet))
+    assert out.returncode == 0, out.stderr
+    f = _fields(out.stdout)
+    assert f["is_neogluon"] == "True" and f["gluon_same"] == "True" and f["fake"] == "False"
+    assert f["argv"] == "['--x']"
+    # the environment variable does the same for a plain import of the alias
+    out = _run(["-c", "import neogluon.mxnet_alias\n" + PROBE], cwd=tmp_path,
+               extra_path=str(fake_mxnet), env={"NEOGLUON_SHADOW_MXNET": "1"})
+    assert out.returncode == 0, out.stderr
+    assert _fields(out.stdout)["is_neogluon"] == "True"
+
+
+def test_install_shadow_replaces_an_already_imported_real_mxnet(tmp_path, fake_mxnet):
+    code = textwrap.dedent("""
+        import mxnet
+        assert mxnet.FAKE_REAL_MXNET
+        import mxnet.gluon
+        from neogluon import mxnet_alias
+        assert mxnet_alias.real_mxnet_present()
+        assert mxnet_alias.install(shadow=True) is True
+        import mxnet as again
+        import mxnet.gluon as g
+        import neogluon
+        assert again is neogluon and g is neogluon.gluon
+        mxnet_alias.uninstall()
+        assert not mxnet_alias.installed()
+        assert mxnet_alias.install() is True   # mxnet is neogluon now: nothing to step aside for
+        print("ok")
+    """)
+    out = _run(["-W", "ignore", "-c", code], cwd=tmp_path, extra_path=str(fake_mxnet))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_alias_without_real_mxnet_in_process(tmp_path):
+    code = textwrap.dedent("""
+        from neogluon import mxnet_alias
+        assert mxnet_alias.installed() and not mxnet_alias.real_mxnet_present()
+        import mxnet, neogluon, mxnet.ndarray.sparse as sp
+        assert mxnet is neogluon and sp is neogluon.ndarray.sparse
+        print("ok")
+    """)
+    out = _run(["-c", code], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
