@@ -5,9 +5,12 @@ from .ndarray import (NDArray, array, empty, zeros, ones, full, arange, linspace
 from .ops import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
 from . import random
+globals().update(random._LEGACY)  # nd.random_uniform, nd.sample_normal, nd.shuffle, ...
 from . import contrib
+from . import _internal
 from . import sparse
 from . import image
+from .legacy_ops import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer, save_tobuffer
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",

@@ -57,3 +57,62 @@ def div_sqrt_dim(data, out=None, name=None):
     """``data / sqrt(data.shape[-1])``."""
     t = _t(data, "div_sqrt_dim")
     return _assign_out(_new(_run(torch.div, t, math.sqrt(t.shape[-1])), data._ctx), out)
+
+
+def getnnz(data=None, axis=None, out=None, name=None):
+    """The number of stored values of a CSR matrix: in all (``axis=None``, a one-element
+    int64 array) or per row (``axis=1``).
+
+    Parameters
+    ----------
+    data : CSRNDArray
+    axis : None or 1
+        MXNet 1.9.1 supports no other axis.
+    out : NDArray, optional
+    """
+    if getattr(data, "stype", None) != "csr":
+        raise MXNetError(f"getnnz: data must be a CSRNDArray, got "
+                         f"{getattr(data, 'stype', type(data).__name__)}")
+    indptr = data.indptr._t.long()
+    if axis is None:
+        r = indptr[-1:].clone()
+    elif axis in (1, -1):
+        r = indptr[1:] - indptr[:-1]
+    else:
+        raise MXNetError(f"getnnz with axis = {axis} is not supported")
+    return _assign_out(_new(r, data._ctx), out)
+
+
+def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Draw ``num_sampled`` classes (with replacement) from the log-uniform distribution
+    ``P(c) = log((c+2)/(c+1)) / log(range_max+1)`` over ``[0, range_max)``.
+
+    Parameters
+    ----------
+    true_classes : NDArray
+        The target classes, for their expected counts.
+    num_sampled : int
+    range_max : int
+    ctx : Context, optional
+        Where the samples go (``true_classes``' context by default).
+
+    Returns
+    -------
+    sampled_classes : NDArray
+        int64, ``(num_sampled,)``.
+    expected_count_true : NDArray
+        float64, the expected count of each true class among ``num_sampled`` draws.
+    expected_count_sampled : NDArray
+        float64, the same for each sampled class.
+    """
+    from . import random as _random
+    ctx = ctx or true_classes.context
+    log_range = math.log(range_max + 1)
+    u = _random.uniform(0, log_range, shape=(num_sampled,), dtype="float64", ctx=ctx)._t
+    sampled = (torch.exp(u) - 1).long() % range_max
+
+    def expected(c):
+        c = c.double()
+        return torch.log((c + 2.0) / (c + 1.0)) / log_range * num_sampled
+    true_t = true_classes._t.detach().to(ctx.torch_device)
+    return (_new(sampled, ctx), _new(expected(true_t), ctx), _new(expected(sampled), ctx))

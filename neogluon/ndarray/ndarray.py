@@ -26,6 +26,9 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "lins
 _STORAGE_TYPE_STR_TO_ID = {"_undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
+# The builtin slice, under the name MXNet's ndarray module gives it (its ``slice`` is the op).
+py_slice = slice
+
 _state = _ag_mod._state
 _object_new = object.__new__
 _is_grad_enabled = torch.is_grad_enabled
@@ -694,22 +697,55 @@ class NDArray:
         return self.reshape(other.shape)
 
     def flatten(self, inplace=False):
-        """Collapse every axis but the first."""
+        """Collapse every axis but the first.
+
+        Parameters
+        ----------
+        inplace : bool
+            If True, the result is a view sharing this array's memory (as ``reshape``);
+            otherwise a new array (the ``flatten`` operator).
+        """
         t = self._t
         n = t.shape[0] if t.dim() else 1
         rest = 1
         for d in t.shape[1:]:
             rest *= d
         # The width is spelt out: reshape(0, -1) of a zero-size batch is ambiguous to torch.
-        return _new(_run(t.reshape, n, rest), self._ctx)
+        r = _run(t.reshape, n, rest)
+        return _new(r, self._ctx) if inplace else _new(_fresh(r, t), self._ctx)
 
-    def expand_dims(self, axis):
-        """Insert an axis of size 1 at ``axis``."""
+    def expand_dims(self, axis, inplace=False):
+        """Insert an axis of size 1 at ``axis``.
+
+        Parameters
+        ----------
+        axis : int
+            Where the new axis goes, in ``[-ndim-1, ndim]``.
+        inplace : bool
+            If True, the result is a view sharing this array's memory; otherwise a new array.
+        """
         nd_ = self._t.dim()
         if not -nd_ - 1 <= axis <= nd_:
             raise MXNetError(f"expand_dims: axis {axis} is out of range for an array of shape "
                              f"{self.shape}")
-        return _new(_run(self._t.unsqueeze, axis), self._ctx)
+        r = _run(self._t.unsqueeze, axis)
+        return _new(r, self._ctx) if inplace else _new(_fresh(r, self._t), self._ctx)
+
+    def squeeze(self, axis=None, inplace=False):
+        """Remove axes of size 1 (all of them, or those in ``axis``).
+
+        Parameters
+        ----------
+        axis : int, tuple of int or None
+            The axes to remove; each must have size 1.
+        inplace : bool
+            If True, the result is a view sharing this array's memory; otherwise a new array.
+        """
+        from .ops import squeeze as _squeeze_op
+        r = _squeeze_op(self, axis=axis)
+        if inplace:
+            return _new(_run(self._t.reshape, r.shape), self._ctx)
+        return r
 
     def zeros_like(self):
         """Zeros with this array's shape, dtype and context."""
@@ -766,6 +802,14 @@ def _np_tensor(a, dtype, device):
     if not a.flags["WRITEABLE"]:
         a = np.array(a, copy=True)
     return torch.as_tensor(a, dtype=dtype, device=device)
+
+
+def _fresh(r, src):
+    """``r``, or a copy of it when it shares memory with ``src``: MXNet's operators always
+    write a new array, so a later write into the input must not show through."""
+    if r._is_view() or r.data_ptr() == src.data_ptr() and r.numel():
+        return r.clone(memory_format=torch.contiguous_format)
+    return r
 
 
 def _int_div(a, b):
@@ -1002,8 +1046,12 @@ def array(source_array, ctx=None, dtype=None):
             raise TypeError(f"cannot create an NDArray from {type(source_array).__name__}: "
                             f"{err}") from None
     if np_arr.dtype == object:
-        raise TypeError(f"cannot create an NDArray from {type(source_array).__name__}: "
-                        "ragged or non-numeric data")
+        # MXNet converts an object array element by element (np.array([1, 2.5], dtype=object)
+        # is fine); only elements that are not numbers fail, with numpy's ValueError.
+        try:
+            np_arr = np_arr.astype(np.float32 if dtype is None else to_numpy_dtype(dtype))
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"cannot create an NDArray from an object array: {err}") from None
     if not np_arr.flags["C_CONTIGUOUS"] or not np_arr.flags["WRITEABLE"]:
         # (ascontiguousarray would turn a 0-d array into 1-d; torch warns on read-only data)
         np_arr = np.array(np_arr, order="C", copy=True)
@@ -1045,12 +1093,16 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
         float32 by default.
     stype : str, optional
         Storage type.
+    out : NDArray, optional (keyword)
+        Write the zeros into this array instead.
     """
     if stype not in (None, "default"):
         from . import sparse
-        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
+        return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype, **kwargs)
+    out = kwargs.pop("out", None)
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _new_on(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+    return _assign_out(_new_on(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device),
+                               ctx), out)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
@@ -1064,8 +1116,10 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
     dtype : str or numpy dtype, optional
         float32 by default.
     """
+    out = kwargs.pop("out", None)
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _new_on(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+    return _assign_out(_new_on(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device),
+                               ctx), out)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):

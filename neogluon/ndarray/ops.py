@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from ..base import MXNetError, to_torch_dtype
 from .. import autograd as _ag_mod
-from .ndarray import NDArray, _new, _run, _assign_out, concat, stack  # noqa: F401
+from .ndarray import NDArray, _new, _run, _assign_out, _fresh, concat, stack  # noqa: F401
 
 _state = _ag_mod._state
 
@@ -252,6 +252,7 @@ for _name, _fn in {"equal": torch.eq, "not_equal": torch.ne, "greater": torch.gt
 def _reduce(name, fn):
     def op(data, axis=None, keepdims=False, exclude=False, out=None, name=None):
         t = _t(data)
+        keepdims = bool(keepdims)  # MXNet takes 0/1 too
         axes = _norm_axis(axis, t.dim(), exclude)
         if t.dim() == 0:
             r = t
@@ -328,7 +329,7 @@ def _arg(name, fn):
         if axis is None:
             r = fn(t.reshape(-1), 0, False)
         else:
-            r = fn(t, axis, keepdims)
+            r = fn(t, _norm_axis(axis, t.dim())[0], bool(keepdims))
         if r.dim() == 0:
             r = r.reshape(1)
         return _assign_out(_new(r.to(t.dtype), data._ctx), out)
@@ -349,7 +350,8 @@ def argmax_channel(data, out=None, name=None):
 # ---------------------------------------------------------------- shape manipulation
 @_export(fluent=False)
 def reshape(data, shape=None, reverse=False, out=None, name=None, **kwargs):
-    return _assign_out(data.reshape(shape, reverse=reverse), out)
+    r = data.reshape(shape, reverse=reverse)
+    return _assign_out(_new(_fresh(r._t, data._t), data._ctx), out)
 
 
 @_export(fluent=False)
@@ -369,12 +371,13 @@ def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end
 def transpose(data, axes=None, out=None, name=None):
     t = _t(data)
     axes = tuple(range(t.dim() - 1, -1, -1)) if not axes else tuple(axes)
-    return _assign_out(_new(_run(t.permute, axes), data._ctx), out)
+    return _assign_out(_new(_fresh(_run(t.permute, axes), t), data._ctx), out)
 
 
 @_export()
 def swapaxes(data, dim1=0, dim2=0, out=None, name=None):
-    return _assign_out(_new(_run(torch.transpose, _t(data), dim1, dim2), data._ctx), out)
+    t = _t(data)
+    return _assign_out(_new(_fresh(_run(torch.transpose, t, dim1, dim2), t), data._ctx), out)
 
 
 globals()["SwapAxis"] = swapaxes
@@ -382,7 +385,7 @@ globals()["SwapAxis"] = swapaxes
 
 @_export(fluent=False)
 def expand_dims(data, axis, out=None, name=None):
-    return _assign_out(data.expand_dims(axis), out)
+    return _assign_out(data.expand_dims(axis, inplace=False), out)
 
 
 @_export()
@@ -399,12 +402,12 @@ def squeeze(data, axis=None, out=None, name=None):
         r = _run(torch.squeeze, t, axes)
     if r.dim() == 0:
         r = r.reshape(1)
-    return _assign_out(_new(r, data._ctx), out)
+    return _assign_out(_new(_fresh(r, t), data._ctx), out)
 
 
 @_export(fluent=False)
 def flatten(data, out=None, name=None):
-    return _assign_out(data.flatten(), out)
+    return _assign_out(data.flatten(inplace=False), out)
 
 
 globals()["Flatten"] = flatten
@@ -421,7 +424,8 @@ def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
                          f"split into {num_outputs} equal parts")
     def fn():
         parts = torch.chunk(t, num_outputs, axis)
-        return [p.squeeze(axis) for p in parts] if squeeze_axis else list(parts)
+        parts = [p.squeeze(axis) for p in parts] if squeeze_axis else list(parts)
+        return [_fresh(p, t) for p in parts]
     parts = _run(fn)
     if not _state.recording and t.requires_grad:
         parts = [p.detach() for p in parts]
@@ -438,7 +442,7 @@ def slice(data, begin, end, step=None, out=None, name=None):  # noqa: A001 - MXN
     import builtins
     step = step or [None] * len(begin)
     key = tuple(builtins.slice(b, e, s) for b, e, s in zip(begin, end, step))
-    return _assign_out(data[key], out)
+    return _assign_out(_new(_fresh(data[key]._t, data._t), data._ctx), out)
 
 
 @_export()
@@ -448,7 +452,7 @@ def slice_axis(data, axis, begin, end, out=None, name=None):
     end = n if end is None else end
     r = _run(torch.narrow, t, axis, begin % n if begin < 0 else begin,
              (end % n if end < 0 else end) - (begin % n if begin < 0 else begin))
-    return _assign_out(_new(r, data._ctx), out)
+    return _assign_out(_new(_fresh(r, t), data._ctx), out)
 
 
 @_export()
@@ -459,7 +463,7 @@ def slice_like(data, shape_like, axes=(), out=None, name=None):
     idx = [builtins.slice(None)] * t.dim()
     for a in axes:
         idx[a] = builtins.slice(0, shape_like.shape[a])
-    return _assign_out(_new(_run(t.__getitem__, tuple(idx)), data._ctx), out)
+    return _assign_out(_new(_fresh(_run(t.__getitem__, tuple(idx)), t), data._ctx), out)
 
 
 @_export()
@@ -570,13 +574,19 @@ def broadcast_to(data, shape, out=None, name=None):
 
 @_export()
 def broadcast_like(lhs, rhs, lhs_axes=None, rhs_axes=None, out=None, name=None):
-    if lhs_axes is None and rhs_axes is None:
+    if lhs_axes is None or rhs_axes is None:
+        # (MXNet broadcasts to the whole shape unless both axis lists are given)
         return broadcast_to(lhs, rhs.shape, out=out)
-    la = (lhs_axes,) if isinstance(lhs_axes, int) else tuple(lhs_axes or ())
-    ra = (rhs_axes,) if isinstance(rhs_axes, int) else tuple(rhs_axes or ())
+    la = (lhs_axes,) if isinstance(lhs_axes, int) else tuple(lhs_axes)
+    ra = (rhs_axes,) if isinstance(rhs_axes, int) else tuple(rhs_axes)
+    if not la or not ra:
+        raise MXNetError(f"broadcast_like: empty axes (lhs_axes={lhs_axes}, "
+                         f"rhs_axes={rhs_axes}) are not allowed")
     if len(la) != len(ra):
         raise MXNetError(f"broadcast_like: lhs_axes {lhs_axes} and rhs_axes {rhs_axes} must "
                          "have the same length")
+    la = _norm_axis(la, lhs.ndim)
+    ra = _norm_axis(ra, rhs.ndim)
     shape = list(lhs.shape)
     for a, b in zip(la, ra):
         shape[a] = rhs.shape[b]
@@ -627,34 +637,50 @@ globals()["reverse"] = flip
 @_export()
 def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32", out=None,
          name=None):
-    """Top ``k`` along ``axis``: indices (default), values, both, or a 0/1 mask."""
+    """Top ``k`` along ``axis`` (of the flattened array when None): indices (default),
+    values, both, or a 0/1 mask of ``data``'s shape."""
     t = _t(data)
-    if k <= 0:
-        k = t.shape[axis]
-    vals, idx = _run(torch.topk, t, k, axis, not is_ascend, True)
+    src = t.reshape(-1) if axis is None else t
+    ax = 0 if axis is None else _norm_axis(axis, t.dim())[0]
+    k = int(k)
+    if k <= 0 or k > src.shape[ax]:
+        k = src.shape[ax] if k <= 0 else k
+        if k > src.shape[ax]:
+            raise MXNetError(f"topk: k={k} is larger than the size {src.shape[ax]} of axis "
+                             f"{axis} (shape {tuple(t.shape)})")
+    if ret_typ not in ("indices", "value", "both", "mask"):
+        raise MXNetError(f"topk: ret_typ must be 'indices', 'value', 'both' or 'mask', got "
+                         f"{ret_typ!r}")
+    # A stable sort gives MXNet's order among equal values (lowest index first).
+    order = torch.sort(src.detach(), dim=ax, descending=not is_ascend, stable=True)[1]
+    idx = order.narrow(ax, 0, k)
     idx_out = _new(idx.to(to_torch_dtype(dtype)), data._ctx)
     if ret_typ == "indices":
-        return idx_out
-    if ret_typ == "value":
-        return _new(vals, data._ctx)
-    if ret_typ == "both":
-        return [_new(vals, data._ctx), idx_out]
+        return _assign_out(idx_out, out)
     if ret_typ == "mask":
-        mask = torch.zeros_like(t).scatter_(axis, idx, 1.0)
-        return _new(mask, data._ctx)
-    raise MXNetError(f"topk: ret_typ must be 'indices', 'value', 'both' or 'mask', got "
-                     f"{ret_typ!r}")
+        mask = torch.zeros_like(src.detach()).scatter_(ax, idx, 1).reshape(t.shape)
+        return _assign_out(_new(mask, data._ctx), out)
+    vals = _new(_run(torch.gather, src, ax, idx), data._ctx)
+    if ret_typ == "value":
+        return _assign_out(vals, out)
+    return [vals, idx_out]
 
 
 @_export()
 def sort(data, axis=-1, is_ascend=True, out=None, name=None):
-    r = _run(torch.sort, _t(data), dim=axis, descending=not is_ascend, stable=True)[0]
+    t = _t(data)
+    src = t.reshape(-1) if axis is None else t
+    ax = 0 if axis is None else axis
+    r = _run(torch.sort, src, dim=ax, descending=not is_ascend, stable=True)[0]
     return _assign_out(_new(r, data._ctx), out)
 
 
 @_export()
 def argsort(data, axis=-1, is_ascend=True, dtype="float32", out=None, name=None):
-    r = torch.sort(_t(data).detach(), dim=axis, descending=not is_ascend, stable=True)[1]
+    t = _t(data).detach()
+    src = t.reshape(-1) if axis is None else t
+    ax = 0 if axis is None else axis
+    r = torch.sort(src, dim=ax, descending=not is_ascend, stable=True)[1]
     return _assign_out(_new(r.to(to_torch_dtype(dtype)), data._ctx), out)
 
 
@@ -928,8 +954,30 @@ for _name, _fn in list(_logical.items()):
 
 @_export(fluent=False)
 def moveaxis(data, source, destination, out=None, name=None):
-    """Move axis ``source`` to position ``destination``."""
-    return _assign_out(_new(_run(torch.movedim, _t(data), source, destination), data._ctx), out)
+    """Move axes ``source`` (an int or a list) to positions ``destination``; the other axes
+    keep their order. Bad or repeated axes raise ValueError, as in MXNet."""
+    t = _t(data)
+    nd_ = t.dim()
+
+    def norm(ax, what):
+        ax = [ax] if _is_int(ax) else list(ax)
+        res = []
+        for a in ax:
+            if not _is_int(a) or not -nd_ <= a < nd_:
+                raise ValueError(f"moveaxis: {what} axis {a} is out of range for an array "
+                                 f"with {nd_} dimensions")
+            res.append(int(a) % nd_)
+        if len(set(res)) != len(res):
+            raise ValueError(f"moveaxis: repeated axis in {what} {ax}")
+        return res
+    src, dst = norm(source, "source"), norm(destination, "destination")
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must "
+                         "have the same number of elements")
+    order = [a for a in range(nd_) if a not in src]
+    for d, s_ in sorted(zip(dst, src)):
+        order.insert(d, s_)
+    return _assign_out(_new(_fresh(_run(t.permute, order), t), data._ctx), out)
 
 
 @_export(fluent=False)

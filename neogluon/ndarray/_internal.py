@@ -1,0 +1,128 @@
+"""``nd._internal``: MXNet's underscore-named operators that programs call directly.
+
+Names not defined here resolve to the public operator of the same name without its
+leading underscore (``_internal._copy`` is ``nd.identity``'s alias ``_copy``, ``_zeros`` is
+``nd.zeros``), as far as such an operator exists.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+import torch
+
+from ..base import MXNetError
+from ..context import current_context
+from ..random import generator
+from .ndarray import _new_on, _assign_out
+
+__all__ = ["_crop_assign", "_slice_assign", "_crop_assign_scalar", "_slice_assign_scalar",
+           "_sample_unique_zipfian"]
+
+
+def _region(shape, begin, end, step):
+    step = step or [None] * len(begin)
+    if not len(begin) == len(end) == len(step) or len(begin) > len(shape):
+        raise MXNetError(f"slice assignment: begin {begin}, end {end} and step {step} must have "
+                         f"the same length, at most the rank of shape {shape}")
+    return tuple(builtins.slice(b, e, s) for b, e, s in zip(begin, end, step))
+
+
+def _slice_assign(lhs, rhs, begin, end, step=None, out=None, name=None):
+    """A copy of ``lhs`` whose region ``begin:end:step`` is replaced by ``rhs``.
+
+    Parameters
+    ----------
+    lhs, rhs : NDArray
+        ``rhs`` has the region's shape.
+    begin, end : tuple
+        Per-axis bounds (None for the whole axis).
+    step : tuple, optional
+    out : NDArray, optional
+    """
+    r = lhs.copy()
+    key = _region(lhs.shape, begin, end, step)
+    if tuple(r[key].shape) != tuple(rhs.shape):
+        raise MXNetError(f"_slice_assign: rhs of shape {rhs.shape} does not fit the region "
+                         f"{key} of an array with shape {lhs.shape}")
+    r[key] = rhs
+    return _assign_out(r, out)
+
+
+def _slice_assign_scalar(data, scalar=0.0, begin=(), end=(), step=None, out=None, name=None):
+    """A copy of ``data`` whose region ``begin:end:step`` is set to ``scalar``.
+
+    Parameters
+    ----------
+    data : NDArray
+    scalar : float
+    begin, end : tuple
+    step : tuple, optional
+    out : NDArray, optional
+    """
+    r = data.copy()
+    r[_region(data.shape, begin, end, step)] = scalar
+    return _assign_out(r, out)
+
+
+_crop_assign = _slice_assign
+_crop_assign_scalar = _slice_assign_scalar
+
+
+def _sample_unique_zipfian(range_max, shape=(1,), ctx=None, out=None, name=None):
+    """Sample ``shape[1]`` distinct classes per row from the log-uniform (Zipfian)
+    distribution over ``[0, range_max)``, ``P(c) = log((c+2)/(c+1)) / log(range_max+1)``.
+
+    Returns
+    -------
+    (classes, num_trials) : int64 arrays of shape ``shape`` and ``(shape[0],)``; the number
+    of draws each row needed to collect its distinct classes.
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if len(shape) != 2:
+        raise MXNetError(f"_sample_unique_zipfian: shape must be (batch_size, num_sampled), "
+                         f"got {shape}")
+    batch, num_sampled = shape
+    if num_sampled > range_max:
+        raise MXNetError(f"_sample_unique_zipfian: cannot draw {num_sampled} distinct classes "
+                         f"from range_max={range_max}")
+    ctx = ctx or current_context()
+    gen = generator(torch.device("cpu"))
+    log_range = math.log(range_max + 1)
+    classes = np.empty(shape, dtype=np.int64)
+    trials = np.empty((batch,), dtype=np.int64)
+    for b in range(batch):
+        seen, order, n = set(), [], 0
+        while len(order) < num_sampled:
+            want = max(num_sampled - len(order), 64)
+            u = torch.rand(want, generator=gen, dtype=torch.float64).numpy()
+            draws = (np.exp(u * log_range) - 1).astype(np.int64) % range_max
+            for c in draws:
+                n += 1
+                if c not in seen:
+                    seen.add(c)
+                    order.append(c)
+                    if len(order) == num_sampled:
+                        break
+        classes[b] = order
+        trials[b] = n
+    dev = ctx.torch_device
+    res = (_new_on(torch.from_numpy(classes).to(dev), ctx),
+           _new_on(torch.from_numpy(trials).to(dev), ctx))
+    if out is not None:
+        out[0][:] = res[0]
+        out[1][:] = res[1]
+        return out
+    return res
+
+
+def __getattr__(name):
+    if name.startswith("_") and not name.startswith("__"):
+        from .. import ndarray as _nd
+        for cand in (name, name[1:]):
+            fn = getattr(_nd, cand, None)
+            if callable(fn) and not isinstance(fn, type):
+                return fn
+    raise AttributeError(f"module 'neogluon.ndarray._internal' has no attribute {name!r}")
+
