@@ -1,6 +1,7 @@
 """gluon.utils against MXNet 1.9.1 fixtures (tools/gen_utils_fixtures.py) and a local server."""
 import hashlib
 import http.server
+import io
 import json
 import os
 import threading
@@ -339,3 +340,37 @@ def test_download_attempts_match_mxnet(fx, server, tmp_path, capsys):
                                sha1_hash="0" * 40)
             assert hits[path] == ref["hits"], (kind, retries)
     assert os.listdir(tmp_path) == []
+
+
+def test_download_goes_through_requests_get(monkeypatch, tmp_path):
+    # MXNet downloads with requests.get; programs (and MXNet's own tests) patch it.
+    requests = pytest.importorskip("requests")
+    calls = []
+
+    class _Resp(requests.Response):
+        def __init__(self):
+            super().__init__()
+            self.status_code = 200
+            self.raw = io.BytesIO(b"MOCK CONTENT" * 100)
+
+    def fake_get(url, **kwargs):
+        calls.append((url, kwargs.get("verify")))
+        return _Resp()
+
+    monkeypatch.setattr(requests, "get", fake_get)
+    out = utils.download("https://example.invalid/README.md", path=str(tmp_path),
+                         verify_ssl=False)
+    assert calls == [("https://example.invalid/README.md", False)]
+    with open(out, "rb") as f:
+        assert f.read() == b"MOCK CONTENT" * 100
+
+
+def test_download_without_requests_uses_urllib(monkeypatch, server, tmp_path):
+    import sys
+    monkeypatch.setitem(sys.modules, "requests", None)
+    base, _ = server
+    out = utils.download(f"{base}/data/nr.bin", path=str(tmp_path))
+    with open(out, "rb") as f:
+        assert f.read() == PAYLOAD
+    with pytest.raises(RuntimeError, match="HTTP status 404"):
+        utils.download(f"{base}/missing/nr2.bin", path=str(tmp_path), retries=1)
