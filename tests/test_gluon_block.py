@@ -609,3 +609,41 @@ def test_load_parameters_on_two_contexts(tmp_path):
     w = other[0].weight
     assert w.list_ctx() == [mx.cpu(0), mx.cpu(1)]
     np.testing.assert_array_equal(w.data(mx.cpu(1)).asnumpy(), net[0].weight.data().asnumpy())
+
+
+def test_hybridized_block_keeps_the_argument_structure_of_its_first_call():
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b=None):
+            return a if b is None else a + b
+
+    blk = Add()
+    blk.hybridize()
+    one = nd.ones((3,))
+    assert blk(one).asnumpy().tolist() == [1, 1, 1]
+    # a trailing None stands for the default: passing or omitting it is the same structure
+    assert blk(one, None).asnumpy().tolist() == [1, 1, 1]
+    with pytest.raises(ValueError, match="argument structure"):
+        blk(one, one)
+    # hybridize() again starts a new cache, which takes the new structure
+    blk.hybridize()
+    assert blk(one, one).asnumpy().tolist() == [2, 2, 2]
+    with pytest.raises(ValueError, match="argument structure"):
+        blk(None, one)
+    # not hybridized: any structure
+    blk.hybridize(False)
+    assert blk(one, one).asnumpy().tolist() == [2, 2, 2]
+    assert blk(one).asnumpy().tolist() == [1, 1, 1]
+
+
+def test_hybridized_block_refuses_inputs_on_several_contexts():
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b):
+            return a + b.as_in_context(a.context)
+
+    blk = Add()
+    a, b = nd.ones((2,), ctx=mx.cpu(1)), nd.ones((2,), ctx=mx.cpu(2))
+    assert blk(a, b).context == mx.cpu(1)  # imperative: allowed, as in MXNet
+    blk.hybridize()
+    with pytest.raises(ValueError, match="multiple contexts"):
+        blk(a, b)
+    assert blk(a, nd.ones((2,), ctx=mx.cpu(1))).asnumpy().tolist() == [2, 2]

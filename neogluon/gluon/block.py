@@ -1071,6 +1071,7 @@ class HybridBlock(Block):
         self._capture_failed = None
         self._graph_version = None
         self._bad_static = False
+        self._arg_format = None
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -1081,6 +1082,7 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._graphs = {}
         self._capture_failed = None
+        self._arg_format = None
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -1261,6 +1263,14 @@ class HybridBlock(Block):
         if ctx is None:
             raise ValueError("In HybridBlock, there must be one NDArray in the input. Please "
                              "check the type of the args.\n")
+        if len(flat) > 1:
+            ctxs = {a._ctx for a in flat if a is not None}
+            if len(ctxs) > 1:
+                raise ValueError(
+                    "Find multiple contexts in the input, After hybridized, the HybridBlock "
+                    "only supports one input context. You can print the ele.ctx in the input "
+                    f"arguments to inspect their contexts. Find all contexts = {ctxs}")
+        self._check_arg_format(fmt)
         key = self._signature(flat, ctx) + (repr(fmt),)
         g = self._graphs.get(key)
         if g is not None and g.version != _STRUCTURE[0]:
@@ -1282,6 +1292,28 @@ class HybridBlock(Block):
                 self._capture_failed = (_STRUCTURE[0], failed[1], failed[2])
                 return self._imperative(x, args, ctx)
         return self._capture(flat, fmt, ctx, key)
+
+    def _check_arg_format(self, fmt):
+        """Hold a hybridized block to the argument structure of its first call, as MXNet's
+        CachedOp does: which arguments are arrays, None or nested lists. Arguments left to
+        their default (trailing ``None``) may be passed or omitted."""
+        top = [-1 if f is None else f for f in fmt["tuple"]]
+        stored = self._arg_format
+        if stored is None:
+            self._arg_format = top
+            return
+        if top == stored:
+            return
+        short, long_ = (top, stored) if len(top) < len(stored) else (stored, top)
+        if len(top) != len(stored) and long_[:len(short)] == short and all(
+                f == -1 for f in long_[len(short):]):
+            return
+
+        def show(f):
+            return [0 if i == 0 else i if i == -1 else "list" for i in f]
+        raise ValueError("The argument structure of HybridBlock does not match the cached "
+                         f"version. Stored format = {show(stored)}, input format = {show(top)}"
+                         " (0: an NDArray, -1: None)")
 
     def _imperative(self, x, args, ctx):
         params = self._param_arrays(ctx, x, args)
