@@ -12,6 +12,10 @@ from . import sparse
 from . import image
 from .legacy_ops import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer, save_tobuffer
+from .optimizer_ops import *  # noqa: F401,F403  multi-tensor and two-phase update operators
+from . import optimizer_ops as _optimizer_ops
+for _name in _optimizer_ops.CONTRIB:  # nd.contrib.adamw_update & co
+    setattr(contrib, _name, getattr(_optimizer_ops, _name))
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",

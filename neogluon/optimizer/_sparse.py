@@ -9,9 +9,10 @@ states) where MXNet has sparse kernels:
 * Ftrl when the weight itself is row_sparse,
 * LARS with ``lazy_update`` and LBSGD (whose SGD step MXNet runs with the default lazy update).
 
-Every other case (``lazy_update=False``, optimizers without a sparse kernel) is the dense update
-on the densified gradient: MXNet's standard update and its storage fallback both compute exactly
-that. Sparse weights and states are then updated through dense copies written back in place.
+Every other case (``lazy_update=False``, optimizers without a sparse kernel, csr weights or
+gradients) is the dense update on the densified gradient: MXNet's standard update and its storage
+fallback both compute exactly that. Sparse weights and states are then updated through dense
+copies written back in place, keeping their storage type.
 """
 from __future__ import annotations
 
@@ -172,9 +173,6 @@ def sparse_update(opt, indices, weights, grads, states, multi_precision=False, s
         fused.make_exact(indices, scales)
     dense = []
     for p, (i, w, g, s) in enumerate(zip(indices, weights, grads, states)):
-        if g.stype == "csr" or w.stype == "csr":
-            raise MXNetError(f"{type(opt).__name__}: index {i!r}: csr weights or gradients "
-                             "cannot be used by an optimizer (MXNet neither)")
         kind = _lazy_kind(opt, w, g, s)
         if kind is not None and _is_mp(opt, w, s):
             # MXNet's SGD family has no lazy multi-precision kernel (dense update); the other
