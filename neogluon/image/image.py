@@ -611,3 +611,11 @@ def random_rotate(src, angle_limits, zoom_in=False, zoom_out=False):
     else:
         deg = np.random.uniform(*angle_limits, size=src.shape[0])
     return imrotate(src, deg, zoom_in=zoom_in, zoom_out=zoom_out)
+
+
+# The augmenters and ImageIter live in augment.py; MXNet has them in mx.image.image too. Last
+# in this module because augment.py imports the functions above.
+from .augment import *  # noqa: E402,F401,F403
+from .augment import __all__ as _augment_all  # noqa: E402
+
+__all__ += _augment_all

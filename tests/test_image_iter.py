@@ -1,0 +1,56 @@
+"""mx.image augmenters and ImageIter against MXNet 1.9.1's recorded batches."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from image_iter_cases import ROOT, records
+
+
+def test_image_iter_matches_mxnet(tmp_path):
+    with open(os.path.join(ROOT, "expected.json")) as f:
+        expected = json.load(f)
+    got = records(mx, str(tmp_path / "images.lst"))
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g == e
+
+
+def test_image_iter_from_recordio(tmp_path):
+    names = sorted(x for x in os.listdir(ROOT) if x.endswith(".png"))
+    rec = mx.recordio.MXIndexedRecordIO(str(tmp_path / "i.idx"), str(tmp_path / "i.rec"), "w")
+    for i, name in enumerate(names):
+        with open(os.path.join(ROOT, name), "rb") as f:
+            rec.write_idx(i, mx.recordio.pack(mx.recordio.IRHeader(0, float(i), i, 0), f.read()))
+    rec.close()
+    it = mx.image.ImageIter(2, (3, 16, 16), path_imgrec=str(tmp_path / "i.rec"),
+                            path_imgidx=str(tmp_path / "i.idx"), resize=20)
+    lst = mx.image.ImageIter(2, (3, 16, 16), path_root=ROOT, resize=20,
+                             imglist=[[float(i), n] for i, n in enumerate(names)])
+    for a, b in zip(it, lst):
+        np.testing.assert_array_equal(a.data[0].asnumpy(), b.data[0].asnumpy())
+        np.testing.assert_array_equal(a.label[0].asnumpy(), b.label[0].asnumpy())
+    seq = mx.image.ImageIter(5, (3, 16, 16), path_imgrec=str(tmp_path / "i.rec"), resize=20)
+    assert next(seq).label[0].asnumpy().tolist() == [0, 1, 2, 3, 4]
+
+
+def test_augmenters_and_errors():
+    src = mx.nd.array(np.random.rand(20, 30, 3) * 255)
+    mean, std = np.array([100.0, 110.0, 120.0]), np.array([50.0, 60.0, 70.0])
+    before = src.asnumpy()
+    out = mx.image.ColorNormalizeAug(mean=mx.nd.array(mean), std=std)(src.copy())
+    np.testing.assert_allclose(out.asnumpy(), (before - mean) / std, rtol=1e-5)
+    assert mx.image.ForceResizeAug((7, 5))(src).shape == (5, 7, 3)
+    assert mx.image.CenterCropAug((10, 8))(src).shape == (8, 10, 3)
+    gray = mx.image.RandomGrayAug(1.0)(src)
+    np.testing.assert_allclose(gray[:, :, 0].asnumpy(), gray[:, :, 2].asnumpy(), rtol=1e-6)
+    flipped = mx.image.HorizontalFlipAug(1.0)(src)
+    np.testing.assert_array_equal(flipped.asnumpy(), src.asnumpy()[:, ::-1])
+    assert json.loads(mx.image.CastAug().dumps()) == ["castaug", {"type": "float32"}]
+    with pytest.raises(ValueError, match="3 channels"):
+        mx.image.ImageIter(2, (1, 8, 8), imglist=[])
+    with pytest.raises(ValueError, match="last_batch_handle"):
+        mx.image.ImageIter(2, (3, 8, 8), imglist=[], last_batch_handle="keep")
+    assert list(mx.image.ImageIter(2, (3, 8, 8), imglist=[])) == []
