@@ -32,7 +32,7 @@ def load_known_failures() -> set:
                 if line.strip() and not line.startswith("#")}
 
 
-def run_file(name: str, timeout: int, python: str) -> dict:
+def run_file(name: str, timeout: int, python: str, seed) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         xml = os.path.join(tmp, "report.xml")
         env = dict(os.environ)
@@ -40,6 +40,10 @@ def run_file(name: str, timeout: int, python: str) -> dict:
         env.setdefault("OMP_NUM_THREADS", "1")
         env["MXNET_HOME"] = tmp
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if seed is not None:
+            # common.py's with_seed() and setup_module() read these: one seed makes a run
+            # repeatable, so CI's verdict does not depend on the draw.
+            env["MXNET_TEST_SEED"] = env["MXNET_MODULE_SEED"] = str(seed)
         cmd = [python, "-m", "neogluon.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "-p", "neogluon_conformance_plugin", "--timeout", "300",
                f"--junitxml={xml}", "-o", "junit_family=xunit1", name]
@@ -64,6 +68,10 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=int, default=900, help="hard limit per file, seconds")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", help="write per-test outcomes here")
+    ap.add_argument("--seed", type=int, default=20231,
+                    help="MXNET_TEST_SEED/MXNET_MODULE_SEED for every test (default %(default)s)")
+    ap.add_argument("--random-seeds", action="store_true",
+                    help="draw seeds per test as MXNet's own CI does (results may vary by run)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args(argv)
     if not os.path.isdir(UNITTEST_DIR):
@@ -72,7 +80,8 @@ def main(argv=None) -> int:
     files = args.files or HANDED_FILES
     baseline, skips, known = load_baseline(), load_skips(), load_known_failures()
     with cf.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {name: pool.submit(run_file, name, args.timeout, args.python) for name in files}
+        futures = {name: pool.submit(run_file, name, args.timeout, args.python,
+                                           None if args.random_seeds else args.seed) for name in files}
         results = {name: fut.result() for name, fut in futures.items()}
 
     rows, new_failures, fixed = [], [], []
