@@ -166,3 +166,78 @@ def test_zipfian_samplers():
     sampled, cnt_true, cnt_sampled = nd.contrib.rand_zipfian(nd.array([1, 2]), 4, 10)
     assert sampled.shape == (4,) and cnt_true.dtype == np.float64
     np.testing.assert_allclose(cnt_true.asnumpy(), np.log([3 / 2, 4 / 3]) / np.log(11) * 4)
+
+
+def test_getstate_setstate_mxnet_bytes():
+    # MXNet 1.9.1's mx.nd.arange(1, ctx=mx.gpu()).__getstate__(): loads on the CPU here.
+    state = {"handle": bytearray(
+        b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"
+        b"\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")}
+    a = nd.ones((3,))
+    a.__setstate__(state)
+    assert a.shape == (1,) and a.context == mx.cpu() and a.asscalar() == 0
+    b = nd.zeros(1)
+    b.__setstate__(nd.array([[1, 2]], dtype="int64").__getstate__())
+    assert b.dtype == np.int64 and b.asnumpy().tolist() == [[1, 2]]
+
+
+def test_from_numpy_zero_copy_shares_and_locks():
+    a = np.array([[1, 2], [3, 4]], dtype="float32")
+    m = nd.from_numpy(a)
+    with pytest.raises(ValueError):
+        a[0, 0] = 5
+    m[1, 1] = 9
+    assert a[1, 1] == 9
+    with pytest.raises(ValueError):
+        nd.from_numpy(np.ones((2, 3)).T)
+    assert nd.from_numpy(np.ones((2, 3)).T, zero_copy=False).shape == (3, 2)
+
+
+def test_save_load_np_shape_semantics(tmp_path):
+    f = str(tmp_path / "a")
+    nd.save(f, [nd.array([1, 2])])
+    with mx.np_shape(True):
+        with pytest.raises(mx.base.MXNetError):
+            nd.load(f)
+        nd.save(f, [nd.array(np.array(3.0)), nd.zeros((0, 2))])
+        s, z = nd.load(f)
+        assert s.shape == () and s.asnumpy() == 3 and z.shape == (0, 2)
+    with pytest.raises(mx.base.MXNetError):
+        nd.load(f)
+
+
+def test_negative_step_with_advanced_index_get_and_set():
+    x = np.arange(2 * 3 * 4 * 5, dtype="float32").reshape(2, 3, 4, 5)
+    key = (1, [2], np.array([[3]]), slice(None, None, -2))
+    a = nd.array(x)
+    np.testing.assert_array_equal(a[key].asnumpy(), x[key])
+    x[key] = -1
+    a[key] = -1
+    np.testing.assert_array_equal(a.asnumpy(), x)
+
+
+def test_strided_basic_index_is_a_copy_contiguous_a_view():
+    a = nd.arange(12).reshape(3, 4)
+    assert nd.NDArray._basic_indexing_slice_is_contiguous((slice(1, 3),), (3, 4))
+    assert not nd.NDArray._basic_indexing_slice_is_contiguous((slice(None), slice(0, 2)),
+                                                             (3, 4))
+    a[1:3][:] = 0
+    a[:, 0:2][:] = 5
+    np.testing.assert_array_equal(a.asnumpy(), [[0, 1, 2, 3], [0] * 4, [0] * 4])
+
+
+def test_inplace_write_of_a_recorded_value_raises():
+    x = nd.zeros((3, 2))
+    y = nd.ones((2,))
+    y.attach_grad()
+    with pytest.raises(mx.base.MXNetError, match="Inplace operations"):
+        with mx.autograd.record():
+            x[0] = y
+    with pytest.raises(mx.base.MXNetError, match="Inplace operations"):
+        with mx.autograd.record():
+            x += nd.ones((3, 2)) * y
+    with mx.autograd.record():
+        x[:] = y  # a whole-array write is a copy, which records
+        z = (x * 2).sum()
+    z.backward()
+    np.testing.assert_array_equal(y.grad.asnumpy(), [6, 6])

@@ -210,7 +210,8 @@ def test_readonly_sources_copy_without_warning_and_are_never_written(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # torch's "non-writable" UserWarning would raise
             made = [nd.array(src), nd.array(src, dtype="float64"), nd.NDArray(src),
-                    nd.from_numpy(src), nd.array(src, ctx=mx.cpu(1))]
+                    nd.from_numpy(src, zero_copy=src.flags.c_contiguous),
+                    nd.array(src, ctx=mx.cpu(1))]
             a = nd.ones((2, 3))
             a += src
             a[:] = src

@@ -26,13 +26,16 @@ def test_torch_interop_is_zero_copy():
 def test_from_numpy_zero_copy_and_copy():
     n = np.arange(4, dtype=np.float32)
     a = nd.from_numpy(n)
-    n[0] = 9
-    assert a.asnumpy()[0] == 9
+    assert not n.flags.writeable  # as MXNet: writes go through the NDArray
+    a[0] = 9
+    assert n[0] == 9
     b = nd.from_numpy(n, zero_copy=False)
-    n[1] = 7
+    a[1] = 7
     assert b.asnumpy()[1] == 1
-    nc = np.arange(6, dtype=np.float32).reshape(2, 3).T  # not contiguous: copied
-    assert nd.from_numpy(nc).asnumpy().tolist() == nc.tolist()
+    nc = np.arange(6, dtype=np.float32).reshape(2, 3).T  # not contiguous: copied if asked
+    with pytest.raises(ValueError):
+        nd.from_numpy(nc)
+    assert nd.from_numpy(nc, zero_copy=False).asnumpy().tolist() == nc.tolist()
     assert nd.from_numpy(np.arange(3)).dtype == np.int64  # keeps the numpy dtype
 
 

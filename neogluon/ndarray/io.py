@@ -72,11 +72,12 @@ def _ctx_bytes(ctx):
                        ctx.device_id)
 
 
-def _record(arr, fname):
+def _record(arr, fname, np_shape=False):
     stype = getattr(arr, "stype", "default")
     if stype not in _STYPE_IDS:
         raise MXNetError(f"nd.save({fname!r}): storage type {stype!r} cannot be saved")
-    parts = [struct.pack("<Ii", _V2_MAGIC, _STYPE_IDS[stype])]
+    # Under NumPy shape semantics MXNet writes V3 records (a rank of 0 is a scalar there).
+    parts = [struct.pack("<Ii", _V3_MAGIC if np_shape else _V2_MAGIC, _STYPE_IDS[stype])]
     flag = _dtype_flag(arr, fname)
     if stype == "default":
         parts += [_shape_bytes(arr.shape), _ctx_bytes(arr.context), struct.pack("<i", flag),
@@ -120,7 +121,9 @@ def _encode(data, fname):
         raise ValueError("data needs to either be a NDArray, dict of (str, NDArray) pairs or "
                          f"a list of NDArrays; got {type(data).__name__}")
     out = [struct.pack("<QQQ", _LIST_MAGIC, 0, len(arrays))]
-    out += [_record(a, fname) for a in arrays]
+    from ..util import is_np_shape
+    np_shape = is_np_shape()
+    out += [_record(a, fname, np_shape) for a in arrays]
     out.append(struct.pack("<Q", len(names)))
     for n in names:
         b = n.encode("utf-8")
@@ -181,8 +184,10 @@ class _Reader:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt), what))
 
     def shape(self, wide=True):
-        (ndim,) = self.unpack("<I", "a shape's rank")
-        if ndim > 32:
+        (ndim,) = self.unpack("<i", "a shape's rank")
+        if ndim == -1:
+            return None  # (V3: an array with an unknown shape)
+        if not 0 <= ndim <= 32:
             raise MXNetError(f"nd.load({self.fname!r}): corrupt file (an array of rank {ndim})")
         fmt = f"<{ndim}{'q' if wide else 'I'}"
         dims = self.unpack(fmt, "a shape")
@@ -223,6 +228,15 @@ def _target_ctx(dev_type, dev_id, ctx):
 
 def _read_array(r, ctx):
     (magic,) = r.unpack("<I", "an array header")
+    from ..util import is_np_shape
+    if (magic == _V3_MAGIC) != is_np_shape():
+        if magic == _V3_MAGIC:
+            raise MXNetError(f"nd.load({r.fname!r}): the arrays were saved under NumPy shape "
+                             "semantics and must be loaded under them too (with "
+                             "mx.np_shape(True) / mx.util.use_np_shape)")
+        raise MXNetError(f"nd.load({r.fname!r}): the arrays were not saved under NumPy shape "
+                         "semantics but are being loaded under them; load them with "
+                         "mx.np_shape(False)")
     if magic in (_V2_MAGIC, _V3_MAGIC):
         (stype,) = r.unpack("<i", "a storage type")
         if stype not in _STYPES:
@@ -240,7 +254,7 @@ def _read_array(r, ctx):
             raise MXNetError(f"nd.load({r.fname!r}): not an MXNet NDArray record (magic "
                              f"{magic:#x})")
         shape = tuple(r.unpack(f"<{ndim}I", "a shape"))
-    if len(shape) == 0:
+    if shape is None or (len(shape) == 0 and magic != _V3_MAGIC):
         return None  # an empty (none) array
     dev_type, dev_id = r.unpack("<ii", "a context")
     (flag,) = r.unpack("<i", "a dtype flag")
@@ -267,6 +281,15 @@ def _read_array(r, ctx):
                                        dtype=np_dtype)
     return sparse.csr_matrix((d_nd, aux_nd[1], aux_nd[0]), shape=shape, ctx=target,
                              dtype=np_dtype)
+
+
+def _load_record(buf):
+    """One array record (``NDArray.__getstate__``'s bytes)."""
+    r = _Reader(memoryview(buf), "<array bytes>")
+    arr = _read_array(r, None)
+    if arr is None or r.pos != len(buf):
+        raise MXNetError("the bytes do not hold exactly one MXNet NDArray record")
+    return arr
 
 
 def _decode(buf, fname, ctx=None):

@@ -9,6 +9,8 @@ grad (attached variables) then run with torch's grad mode off; ops on plain arra
 from __future__ import annotations
 
 import numbers
+import warnings
+import weakref
 
 import numpy as np
 import torch
@@ -260,6 +262,24 @@ class NDArray:
     def __dlpack_device__(self):
         return self._t.__dlpack_device__()
 
+    def __getstate__(self):
+        """``{'handle': bytes}``: the array as one record of MXNet's binary format (what
+        MXNet's ``__getstate__`` gives)."""
+        from .io import _record
+        return {"handle": bytearray(_record(self, "__getstate__"))}
+
+    def __setstate__(self, state):
+        """Become the array in ``state`` (from ``__getstate__``, MXNet's included); an array
+        saved on a GPU loads on the CPU when there is none."""
+        from .io import _load_record
+        handle = state.get("handle") if isinstance(state, dict) else None
+        if handle is None:
+            raise MXNetError("__setstate__: expected a dict with the array's 'handle' bytes")
+        src = _load_record(bytes(handle))
+        self._t = src._t
+        self._ctx = src._ctx
+        self._ag = None
+
     def __reduce__(self):
         return (_rebuild, (self.asnumpy(), str(self._t.dtype).split(".")[1],
                            self._ctx.device_type, self._ctx.device_id))
@@ -366,6 +386,8 @@ class NDArray:
         if o is None:
             return NotImplemented
         t = self._t
+        if _state.recording and type(o) is _Tensor and o.requires_grad and not t.requires_grad:
+            raise MXNetError(_INPLACE_MSG + " (an operand needs a gradient)")
         if t.requires_grad:
             if _state.recording:
                 raise MXNetError("In-place operations (+=, -=, x[:]=, ...) on a variable with "
@@ -623,16 +645,10 @@ class NDArray:
                 if self._ctx.device_typeid > 2:
                     _keep_home(self, a)  # a contiguous view: MXNet keeps the context
                 return a
-        k, post = _convert_key(key, t.device, t.dim())
+        k, flips = _keyed(t, key)
         try:
-            if _state.recording or not t.requires_grad:
-                r = t[k]
-                if post:
-                    r = _negative_steps(r, post)
-            else:
-                r = t.detach()[k]
-                if post:
-                    r = _negative_steps(r, post)
+            src = t if (_state.recording or not t.requires_grad) else t.detach()
+            r = (src.flip(flips) if flips else src)[k]
         except IndexError as err:
             raise _index_error(key, self.shape, err) from None
         except (RuntimeError, TypeError, ValueError) as err:
@@ -640,6 +656,10 @@ class NDArray:
                              f"{self.shape}: {err}") from None
         if r.dim() == 0:
             r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
+        elif r._is_view() and not r.is_contiguous():
+            # MXNet gives a view only of a contiguous block; a strided one is a copy, so
+            # writing into it leaves this array as it is.
+            r = r.contiguous()
         a = _new(r, self._ctx)
         if self._ctx.device_typeid > 2 and r._is_view() and r.is_contiguous():
             _keep_home(self, a)  # MXNet keeps the context for contiguous views only
@@ -647,22 +667,31 @@ class NDArray:
 
     def __setitem__(self, key, value):
         t = self._t
-        k, post = _convert_key(key, t.device, t.dim())
-        if post:
-            k = _negative_steps_as_index(k, post, t)
+        k, flips = _keyed(t, key)
+        if flips:
+            # Write through the positions the key selects: torch has no view with negative
+            # steps to assign into.
+            pos = torch.arange(t.numel(), device=t.device).reshape(t.shape).flip(flips)[k]
+            t, k = t.view(-1), pos
         if isinstance(value, NDArray):
             v = value._t
             if v.dtype is not t.dtype:
                 v = v.to(t.dtype)
             if v.device != t.device:
                 v = v.to(t.device)
-        elif isinstance(value, (int, float, bool, np.generic)):
+        elif isinstance(value, (int, float, bool)):
             v = value
+        elif isinstance(value, np.generic):
+            v = value.item()
         else:
             v = _np_tensor(np.asarray(value), t.dtype, t.device)
-        if t.requires_grad and _state.recording:
-            raise MXNetError("In-place assignment to a variable with an attached gradient is "
-                             "not supported while recording")
+        if _state.recording:
+            if t.requires_grad:
+                raise MXNetError("In-place assignment to a variable with an attached gradient is "
+                                 "not supported while recording")
+            if type(v) is _Tensor and v.requires_grad and not _whole_key(key):
+                raise MXNetError(_INPLACE_MSG + f" (x[{_key_repr(key)}] = a value that needs "
+                                 "a gradient)")
         try:
             if t.requires_grad or (type(v) is _Tensor and v.requires_grad and not _state.recording):
                 _call_nograd(t.__setitem__, k, v)
@@ -692,9 +721,34 @@ class NDArray:
         target = infer_reshape(self.shape, tuple(shape), reverse)
         return _keep_home(self, _new(_run(self._t.reshape, target), self._ctx))
 
-    def reshape_like(self, other):
-        """This array reshaped to ``other``'s shape."""
-        return self.reshape(other.shape)
+    def reshape_like(self, *args, **kwargs):
+        """This array reshaped to the shape of ``rhs`` (or a range of its axes; see
+        ``nd.reshape_like``)."""
+        from .ops import reshape_like
+        return reshape_like(self, *args, **kwargs)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing with the slices ``slc_key`` (one per axis of ``shape``)
+        selects a C-contiguous block, as numpy's ``flags.contiguous`` says of the result;
+        MXNet returns a view for such a block and a copy otherwise."""
+        dims, strides = [], []
+        stride = 1
+        for n, k in reversed(list(zip(shape, tuple(slc_key) + (slice(None),) *
+                                      (len(shape) - len(slc_key))))):
+            start, stop, step = k.indices(n)
+            dims.append(len(range(start, stop, step)))
+            strides.append(stride * step)
+            stride *= n
+        if 0 in dims:
+            return True
+        expect = 1
+        for d, st in zip(dims, strides):  # innermost first
+            if d != 1:
+                if st != expect:
+                    return False
+                expect *= d
+        return True
 
     def flatten(self, inplace=False):
         """Collapse every axis but the first.
@@ -804,6 +858,17 @@ def _np_tensor(a, dtype, device):
     return torch.as_tensor(a, dtype=dtype, device=device)
 
 
+_INPLACE_MSG = ("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording "
+                "with autograd")
+
+
+def _whole_key(key):
+    """Whether ``x[key] = v`` writes the whole array (MXNet copies then, which records)."""
+    keys = key if type(key) is tuple else (key,)
+    return all(k is None or k is Ellipsis or (type(k) is slice and k == slice(None))
+               for k in keys)
+
+
 def _fresh(r, src):
     """``r``, or a copy of it when it shares memory with ``src``: MXNet's operators always
     write a new array, so a later write into the input must not show through."""
@@ -850,62 +915,50 @@ def _index_error(key, shape, err):
     return IndexError(f"index {_key_repr(key)} {what} for an array of shape {shape}: {err}")
 
 
-def _convert_key(key, device, ndim):
-    """torch form of an MXNet index, and the negative-step slices torch cannot take.
+def _convert_key(key, device, shape):
+    """torch form of an MXNet index, and the input axes to flip first.
 
-    Returns ``(key, post)`` where ``post`` lists ``(output_axis, slice)`` pairs to apply
-    after indexing (torch slices only with positive steps).
+    torch slices only with positive steps: a slice with a negative step over an axis becomes a
+    positive one over that axis reversed. Returns ``(key, flip_axes)``; index
+    ``t.flip(flip_axes)`` with ``key`` when ``flip_axes`` is not empty.
     """
     if type(key) is not tuple:
         k = _convert_one(key, device)
         if type(k) is slice and k.step is not None and k.step < 0:
-            return slice(None), [(0, k)]
-        return k, None
+            return _positive_slice(k, shape[0]), (0,)
+        return k, ()
     conv = [_convert_one(k, device) for k in key]
     if not any(type(k) is slice and k.step is not None and k.step < 0 for k in conv):
-        return tuple(conv), None
-    if any(isinstance(k, torch.Tensor) for k in conv):
-        raise IndexError(f"index {_key_repr(key)}: a negative-step slice together with an "
-                         "advanced (array) index is not supported")
+        return tuple(conv), ()
+    ndim = len(shape)
     n_real = sum(1 for k in conv if k is not None and k is not Ellipsis)
-    out, post, odim = [], [], 0
+    out, flips, axis = [], [], 0
     for k in conv:
         if k is Ellipsis:
-            odim += ndim - n_real
-            out.append(k)
+            axis += ndim - n_real
         elif k is None:
-            odim += 1
-            out.append(k)
-        elif type(k) is slice:
-            if k.step is not None and k.step < 0:
-                post.append((odim, k))
-                out.append(slice(None))
-            else:
-                out.append(k)
-            odim += 1
+            pass
         else:
-            out.append(k)
-    return tuple(out), post
+            if type(k) is slice and k.step is not None and k.step < 0:
+                flips.append(axis)
+                k = _positive_slice(k, shape[axis])
+            axis += 1
+        out.append(k)
+    return tuple(out), tuple(flips)
 
 
-def _negative_steps(r, post):
-    for d, slc in post:
-        idx = torch.arange(*slc.indices(r.shape[d]), device=r.device)
-        r = r.index_select(d, idx)
-    return r
+def _keyed(t, key):
+    """``_convert_key`` for tensor ``t``."""
+    return _convert_key(key, t.device, tuple(t.shape))
 
 
-def _negative_steps_as_index(k, post, t):
-    if len(post) != 1 or (type(k) is tuple and any(x is None or x is Ellipsis for x in k)):
-        raise IndexError("assignment through more than one negative-step slice (or with None "
-                         "/ Ellipsis) is not supported")
-    d, slc = post[0]
-    idx = torch.arange(*slc.indices(t.shape[d]), device=t.device)
-    if type(k) is not tuple:
-        return idx
-    k = list(k)
-    k[d] = idx
-    return tuple(k)
+def _positive_slice(slc, n):
+    """The slice of the reversed axis (length ``n``) that selects what the negative-step
+    ``slc`` selects, in the same order."""
+    idx = range(*slc.indices(n))
+    if not len(idx):
+        return slice(0, 0)
+    return slice(n - 1 - idx[0], n - idx[-1], -slc.step)
 
 
 def _convert_one(k, device):
@@ -1208,12 +1261,38 @@ def to_torch(arr: NDArray) -> torch.Tensor:
     return arr._t
 
 
+# numpy arrays that from_numpy made read-only, by id (weakly held)
+_LOCKED_BY_US = weakref.WeakValueDictionary()
+
+
 def from_numpy(ndarray, zero_copy=True, ctx=None):
-    """Wrap a numpy array; shares memory with it when ``zero_copy`` and possible."""
+    """An NDArray with the values of a numpy array, keeping its dtype.
+
+    Parameters
+    ----------
+    ndarray : numpy.ndarray
+    zero_copy : bool
+        Share the numpy array's memory (it must be C-contiguous, else ValueError). As in
+        MXNet, the numpy array is made read-only: writes go through the NDArray. An array
+        that was read-only already (and not made so by ``from_numpy``) is copied: neogluon
+        never writes into memory its owner locked (MXNet 1.9.1 does).
+    ctx : Context, optional
+        cpu(0) by default.
+    """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(ndarray).__name__}")
-    if zero_copy and ndarray.flags["C_CONTIGUOUS"] and ndarray.flags["WRITEABLE"]:
+    if zero_copy and not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("Only c-contiguous arrays are supported for zero-copy")
+    if zero_copy and ndarray.flags["WRITEABLE"]:
         t = torch.from_numpy(ndarray)
+        ndarray.flags["WRITEABLE"] = False
+        _LOCKED_BY_US[id(ndarray)] = ndarray
+    elif zero_copy and _LOCKED_BY_US.get(id(ndarray)) is ndarray:
+        # (read-only because an earlier from_numpy shares it: the memory is the arrays' to
+        # write, which torch would warn about)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = torch.from_numpy(ndarray)
     else:
         t = torch.from_numpy(np.array(ndarray, copy=True, order="C"))
     ctx = ctx or Context("cpu", 0)
