@@ -198,7 +198,7 @@ def _check_heads(heads):
     for h in heads:
         if not isinstance(h, NDArray):
             raise TypeError(f"heads must be NDArrays, got {type(h).__name__}")
-        t = _leaf(h)
+        t = _head_t(h)
         if not t.requires_grad:
             raise MXNetError(
                 "Cannot differentiate node because it is not in a computational graph. "
@@ -289,7 +289,7 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     _check_heads(heads)
     hg = _head_grads(heads, head_grads)
     variables, leaves = _live_variables()
-    heads_t = [_leaf(h) for h in heads]
+    heads_t = [_head_t(h) for h in heads]
     grads_out = [torch.ones_like(h) if g is None else g for h, g in zip(heads_t, hg)]
     try:
         if not variables:
@@ -362,7 +362,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
     hg = _head_grads(heads, head_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    heads_t = [_leaf(h) for h in heads]
+    heads_t = [_head_t(h) for h in heads]
     with torch.enable_grad() if create_graph else torch.no_grad():
         try:
             grads = torch.autograd.grad(heads_t, [_leaf(v) for v in variables],
@@ -410,6 +410,16 @@ def _leaf(v):
     values, else the array's tensor."""
     s = getattr(v, "_sdata", None)
     return v._t if s is None else s
+
+
+def _head_t(h):
+    """The torch tensor backward starts from for head ``h``: a sparse head's dense shadow when
+    it has one (its gradient then reaches every position, as in MXNet), else as ``_leaf``."""
+    s = getattr(h, "_sdata", None)
+    if s is None:
+        return h._t
+    shadow = getattr(h, "_shadow", None)
+    return s if shadow is None else shadow
 
 
 def _attach(arr, grad_req="write", grad_buf=None):

@@ -68,6 +68,7 @@ def _make_rsp(data, indices, shape, ctx):
     a._gr = None
     a._full = None
     a._extra = None
+    a._shadow = None
     return a
 
 
@@ -81,6 +82,7 @@ def _make_csr(data, indptr, indices, shape, ctx):
     a._gr = None
     a._full = None
     a._extra = None
+    a._shadow = None
     return a
 
 
@@ -164,7 +166,12 @@ class BaseSparseNDArray(NDArray):
     tensors are ``_sdata`` and ``_aux``.
     """
 
-    __slots__ = ("_sdata", "_aux", "_sshape", "_gr", "_full", "_extra")
+    # _shadow: for the result of a sparse operator recorded from inputs with a graph, the same
+    # result computed densely from the inputs' dense forms (with its graph). MXNet
+    # differentiates the dense array, so the gradient reaches positions neither the result nor
+    # the variable store (d(2x)/dx is 2 everywhere); backward through a sparse head, and dense
+    # ops reading the result inside record(), go through the shadow.
+    __slots__ = ("_sdata", "_aux", "_sshape", "_gr", "_full", "_extra", "_shadow")
 
     # ----------------------------------------------------------------- storage
     def _dense_t(self):
@@ -172,11 +179,18 @@ class BaseSparseNDArray(NDArray):
 
     def _get_t(self):
         d = self._sdata
+        if _state.recording:
+            shadow = getattr(self, "_shadow", None)
+            if shadow is not None:
+                return shadow
         if d.requires_grad:
             if _state.recording:
                 self._gr = True  # a dense op saw every row: the gradient may touch all of them
                 if self.stype == "row_sparse" and self._aux[0].numel() != self._sshape[0]:
                     return _RspDenseView.apply(d, self._aux[0], self._sshape,
+                                               weakref.ref(self))
+                if self.stype == "csr" and self._ag is not None:
+                    return _CsrDenseView.apply(d, self._aux[0], self._aux[1], self._sshape,
                                                weakref.ref(self))
                 return self._dense_t()
             return _call_nograd(self._dense_t)
@@ -320,6 +334,7 @@ class BaseSparseNDArray(NDArray):
         self._sdata = d
         self._aux = aux
         self._gr = None
+        self._shadow = None
 
     def _assign(self, value):
         """``self[:] = value`` with MXNet's conversions into this array's storage type."""
@@ -567,6 +582,40 @@ class _RspDenseView(torch.autograd.Function):
         if arr is not None:
             arr._full = g.clone() if arr._full is None else arr._full + g
         return g.index_select(0, idx), None, None, None
+
+
+class _CsrDenseView(torch.autograd.Function):
+    """The dense form of a csr variable inside ``record()``: like :class:`_RspDenseView`, the
+    stored values get their part of the gradient and the full dense gradient is kept on the
+    array for the positions it does not store."""
+
+    @staticmethod
+    def forward(ctx, data, indptr, indices, shape, owner):
+        rows = _csr_rows(indptr)
+        ctx.save_for_backward(rows, indices)
+        ctx.owner = owner
+        return _csr_dense_t(data, indptr, indices, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        rows, cols = ctx.saved_tensors
+        arr = ctx.owner()
+        if arr is not None:
+            arr._full = g.clone() if arr._full is None else arr._full + g
+        return g[rows, cols], None, None, None, None
+
+
+def _needs_shadow(*operands):
+    """Whether a sparse result of these operands, made inside ``record()``, needs a shadow."""
+    if not _state.recording:
+        return False
+    for a in operands:
+        if isinstance(a, BaseSparseNDArray):
+            if a._sdata.requires_grad or getattr(a, "_shadow", None) is not None:
+                return True
+        elif isinstance(a, NDArray) and a._t.requires_grad:
+            return True
+    return False
 
 
 def _rebuild_sparse(stype, data, aux, shape, dev_type, dev_id):
@@ -987,6 +1036,14 @@ def _mul_dense(sp, dense_t):
 
 def _binary(op, lhs, rhs):
     """Arithmetic where at least one operand is sparse, with MXNet 1.9.1's output storage."""
+    res = _binary_impl(op, lhs, rhs)
+    if isinstance(res, BaseSparseNDArray) and res is not lhs and res is not rhs and \
+            _needs_shadow(lhs, rhs):
+        res._shadow = _dense_result(op, lhs, rhs)._t
+    return res
+
+
+def _binary_impl(op, lhs, rhs):
     ls = _scalar(lhs)
     rs = _scalar(rhs)
     if ls is None and not isinstance(lhs, NDArray) or rs is None and not isinstance(rhs, NDArray):
@@ -1083,7 +1140,10 @@ def _unary_sparse(fn, x, *args):
     """A zero-preserving elementwise function: applied to the stored values only."""
     if not isinstance(x, BaseSparseNDArray):
         return _new(_grad_guard(fn, x._t, *args), x._ctx)
-    return x._with(_grad_guard(fn, x._sdata, *args), x._aux, x._ctx)
+    res = x._with(_grad_guard(fn, x._sdata, *args), x._aux, x._ctx)
+    if _needs_shadow(x):
+        res._shadow = fn(x._t, *args)
+    return res
 
 
 def _make_unary(name, fn):
@@ -1561,6 +1621,7 @@ def _attach_sparse_var(arr, grad_req, grad_buf):
         d.requires_grad_(True)
     arr._sdata = d
     arr._gr = None
+    arr._shadow = None
     if grad_buf is None:
         grad_buf = zeros(arr.stype, arr.shape, ctx=arr._ctx, dtype=arr.dtype)
     arr._ag = _ag_mod._AutogradInfo(grad_buf, grad_req)
@@ -1586,6 +1647,9 @@ def _grad_source(v, g):
             if extra:
                 src = add_n(src, *[_make_rsp(d, u, v.shape, v._ctx) for u, d in extra])
             return src
+        if full is not None:
+            full = full.index_put((_csr_rows(v._aux[0]), v._aux[1]), g)
+            return _from_dense_t(full, "csr", v._ctx)
         return _make_csr(g, v._aux[0], v._aux[1], v.shape, v._ctx)
     if g.layout is torch.sparse_coo:
         g = g.coalesce()
@@ -1627,9 +1691,12 @@ def _grad_result(v, g):
 
 
 def _head_grad(h, g):
-    """The head gradient for a sparse head ``h`` (whose torch tensor is its stored values),
-    taken from ``g`` (any storage type) at the stored positions."""
+    """The head gradient for a sparse head ``h``: all of ``g`` (dense) when the head has a
+    shadow (see ``BaseSparseNDArray``), else ``g`` at the positions ``h`` stores (the head's
+    torch tensor is then its stored values)."""
     gt = g._t.detach()
+    if getattr(h, "_shadow", None) is not None:
+        return gt
     if h.stype == "row_sparse":
         return gt.index_select(0, h._aux[0])
     return gt[_csr_rows(h._aux[0]), h._aux[1]]
