@@ -1,4 +1,5 @@
-"""SGLD: the fused CPU kernel with in-kernel noise (neogluon/optimizer/_rng_kernels.py).
+"""SGLD: the noise MXNet's SGLD draws (``nd.random.normal``'s, by default) and the fused CPU
+kernel with in-kernel noise (``fast_noise=True``, neogluon/optimizer/_rng_kernels.py).
 
 * the deterministic part of the update against MXNet 1.9.1 with its noise taken out
   (tools/gen_sgld_fixtures.py), on the kernel path and on the torch path;
@@ -212,7 +213,8 @@ def pure_noise(seed, dtype="float32", threads=None, lr=1.0, n_steps=1):
         torch.set_num_threads(threads)
     try:
         mx.random.seed(seed)
-        upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=lr))
+        upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=lr,
+                                                           fast_noise=True))
         ws = [mx.nd.zeros((n,), dtype=dtype) for n in SIZES]
         gs = [mx.nd.zeros((n,), dtype=dtype) for n in SIZES]
         out = []
@@ -310,7 +312,8 @@ def test_one_kernel_call_per_list(monkeypatch):
     real = rk.sgld_update
     monkeypatch.setattr(rk, "sgld_update", lambda ws, *a: (calls.append(len(ws)),
                                                            real(ws, *a))[1])
-    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", aggregate_num=64))
+    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", aggregate_num=64,
+                                                       fast_noise=True))
     ws = [mx.nd.ones((5, 3)) for _ in range(40)]
     gs = [mx.nd.ones((5, 3)) * 0.1 for _ in range(40)]
     upd(list(range(40)), gs, ws)
@@ -323,7 +326,7 @@ def run_against_mxnet(meta, mode, monkeypatch):
     MXNet's update minus its noise."""
     key, dt = meta["key"], meta["dtype"]
     n = len(meta["shapes"])
-    kw = dict(meta["kwargs"])
+    kw = dict(meta["kwargs"], fast_noise=(mode == "kernels"))
     if meta["sched"]:
         kw["lr_scheduler"] = getattr(mx.lr_scheduler, meta["sched"]["kind"])(
             **meta["sched"]["kwargs"])
@@ -412,7 +415,8 @@ def test_empty_and_tiny_tensors_in_a_list():
     """Zero-size tensors and tensors smaller than one 64-value block, between larger ones."""
     mx.random.seed(41)
     sizes = [0, 5, 64, 0, 65, 1]
-    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=1.0))
+    upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=1.0,
+                                                       fast_noise=True))
     ws = [mx.nd.zeros((n,)) for n in sizes]
     upd(list(range(len(sizes))), [mx.nd.zeros((n,)) for n in sizes], ws)
     got = np.concatenate([w.asnumpy() for w in ws])
@@ -429,10 +433,44 @@ def test_float16_multi_precision_uses_the_kernel_on_float32_masters(monkeypatch)
                                                            real(ws, *a))[1])
     mx.random.seed(1)
     upd = mx.optimizer.get_updater(mx.optimizer.create("sgld", learning_rate=0.01,
-                                                       multi_precision=True))
+                                                       multi_precision=True,
+                                                       fast_noise=True))
     w = mx.nd.ones((300, 400), dtype="float16")
     upd(0, mx.nd.ones((300, 400), dtype="float16"), w)
     assert seen == [torch.float32] and w.dtype == np.float16
     a = w.asnumpy().astype(np.float64)
     assert a.mean() == pytest.approx(1 - 0.005, abs=2e-3)
     assert a.std() == pytest.approx(0.1, rel=0.02)
+
+
+@pytest.mark.parametrize("dtype,mp", [("float32", False), ("float64", False),
+                                      ("float16", True)])
+def test_default_noise_is_nd_random_normal(dtype, mp):
+    """As in MXNet, after mx.random.seed(n) the noise of each weight is what
+    mx.nd.random.normal(0, sqrt(lr), shape, dtype) draws next, weight by weight in the
+    order of the update, also when the weights' learning rates differ (MXNet 1.9.1's
+    test_optimizer.py::test_sgld relies on it)."""
+    shapes = [(3, 4, 5), (7,), (2, 3)]
+    mults = [1.0, 0.25, 1.0]   # (lr, wd) groups interleave: 0 and 2 share one
+    params = {i: FakeParam(m, 1.0) for i, m in enumerate(mults)}
+    opt = mx.optimizer.create("sgld", learning_rate=0.04, wd=0.1, rescale_grad=0.5,
+                              clip_gradient=0.3, param_dict=params, multi_precision=mp)
+    upd = mx.optimizer.get_updater(opt)
+    rng = np.random.RandomState(0)
+    w0 = [rng.uniform(-1, 1, s) for s in shapes]
+    g0 = [rng.uniform(-1, 1, s) for s in shapes]
+    ws = [mx.nd.array(w, dtype=dtype) for w in w0]
+    gs = [mx.nd.array(g, dtype=dtype) for g in g0]
+    mx.random.seed(7)
+    upd(list(range(len(shapes))), gs, ws)
+    mx.random.seed(7)
+    ndt = "float32" if mp else dtype
+    for i, s in enumerate(shapes):
+        lr = 0.04 * mults[i]
+        z = mx.nd.random.normal(0, math.sqrt(lr), shape=s, dtype=ndt).asnumpy()
+        w = mx.nd.array(w0[i], dtype=dtype).astype(ndt).asnumpy()
+        g = np.clip(mx.nd.array(g0[i], dtype=dtype).astype(ndt).asnumpy() * 0.5, -0.3, 0.3)
+        want = w + (-lr / 2) * (g + 0.1 * w) + z
+        tol = 1e-3 if mp else 1e-6
+        np.testing.assert_allclose(ws[i].asnumpy().astype(ndt), want.astype(ndt), rtol=tol,
+                                   atol=tol)
