@@ -461,8 +461,80 @@ def mark_variables(variables, gradients, grad_reqs="write"):
 
 
 def get_symbol(x):
-    """Not available: neogluon records with torch's autograd and has no symbolic graph."""
-    raise MXNetError("autograd.get_symbol is not supported: neogluon has no symbolic graph")
+    """The recorded computation of ``x`` as a :class:`~neogluon.symbol.Symbol`.
+
+    Its arguments are the arrays the computation started from that take part in autograd
+    (variables, Parameters), named ``var0``, ``var1``... in MXNet's order (depth first from
+    the output); ``list_arguments``, ``get_internals``, ``tojson`` and the other graph queries
+    work on it. The operator nodes are the operations torch recorded (``node_0``,
+    ``node_1``..., with op names ``_torch_Mul``, ``_torch_Add``... taken from torch's graph),
+    not MXNet operators, and scalars are not kept, so the symbol describes the graph but
+    cannot be evaluated.
+
+    Parameters
+    ----------
+    x : NDArray
+        An array computed inside ``autograd.record()``.
+
+    Returns
+    -------
+    Symbol
+    """
+    import re
+    from .symbol.symbol import Symbol, _Node
+    NDArray = _nd_class()
+    if not isinstance(x, NDArray):
+        raise TypeError(f"get_symbol expects an NDArray, got {type(x).__name__}")
+    head = _head_t(x)
+    if not head.requires_grad:
+        raise MXNetError("get_symbol: the array was not computed inside autograd.record() "
+                         "from arrays with an attached gradient, so nothing was recorded")
+    made = {}            # id(torch node or leaf tensor) -> _Node
+    counters = {"var": 0, "node": 0}
+    keep = []            # keeps the torch objects alive while ids are in use
+
+    def leaf_node(t):
+        k = id(t)
+        if k not in made:
+            made[k] = _Node("null", f"var{counters['var']}")
+            counters["var"] += 1
+            keep.append(t)
+        return made[k]
+
+    def op_node(fn):
+        # iterative depth-first walk, inputs in order, so names follow MXNet's order
+        stack = [(fn, 0, [])]
+        while stack:
+            cur, i, ins = stack.pop()
+            nexts = [e for e in cur.next_functions if e[0] is not None]
+            if i < len(nexts):
+                child, nr = nexts[i]
+                if type(child).__name__ == "AccumulateGrad":
+                    ins.append((leaf_node(child.variable), 0))
+                elif id(child) in made:
+                    node = made[id(child)]
+                    node.nout = max(node.nout, nr + 1)
+                    ins.append((node, nr))
+                else:
+                    # walk the child first, then come back to this input
+                    stack.append((cur, i, ins))
+                    stack.append((child, 0, []))
+                    continue
+                stack.append((cur, i + 1, ins))
+                continue
+            if id(cur) not in made:
+                op = re.sub(r"Backward\d*$", "", type(cur).__name__).lstrip("_") or "op"
+                made[id(cur)] = _Node(f"_torch_{op}", f"node_{counters['node']}",
+                                      inputs=ins)
+                counters["node"] += 1
+                keep.append(cur)
+        return made[id(fn)]
+
+    fn = head.grad_fn
+    if fn is None:
+        return Symbol([(leaf_node(head), 0)])
+    out = op_node(fn)
+    return Symbol([(out, head.output_nr if out.nout > 1 else 0)])
 
 
 class Function:

@@ -289,3 +289,25 @@ def test_sparse_head_autograd_grad_reaches_unstored_rows():
         y = x * 3
     (g,) = autograd.grad([y], [x], head_grads=[nd.ones((3, 2)).tostype("row_sparse")])
     np.testing.assert_allclose(g.asnumpy(), np.full((3, 2), 3.0))
+
+
+def test_get_symbol_lists_the_variables_in_mxnet_order():
+    # MXNet 1.9.1: x*x + 2*z - 1 gives arguments [var0, var1] and nodes node_0..node_3
+    x, z = nd.ones((1,)), nd.ones((1,))
+    x.attach_grad()
+    z.attach_grad()
+    with autograd.record():
+        y = x * x + 2 * z - 1
+    sym = autograd.get_symbol(y)
+    assert sym.list_arguments() == ["var0", "var1"]
+    assert sym.list_outputs() == ["node_3_output"]
+    with autograd.record():
+        y1 = x * x + 2 * x - 1
+    assert autograd.get_symbol(y1).list_arguments() == ["var0"]
+    assert autograd.get_symbol(x).list_arguments() == ["var0"]
+    with pytest.raises(mx.base.MXNetError, match="not supported"):
+        sym.eval(var0=x, var1=z)
+    with pytest.raises(mx.base.MXNetError, match="record"):
+        autograd.get_symbol(nd.ones(2))
+    with pytest.raises(TypeError):
+        autograd.get_symbol(np.ones(2))
