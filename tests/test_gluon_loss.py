@@ -216,3 +216,20 @@ def test_loss_inside_hybridized_block_is_captured():
         np.testing.assert_allclose(pred.grad.asnumpy(), ARR["sce_basic/grad0"], rtol=1e-4,
                                    atol=1e-5)
     assert net._cached_graph
+
+
+def test_cosine_embedding_loss_as_mxnet_test_computes_it():
+    # MXNet's own check passes axis= to broadcast_maximum, which (parameterless, like every
+    # elementwise binary operator) ignores keyword arguments it does not know.
+    a = mx.nd.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])
+    b = mx.nd.array([[2.0, 1.0], [1.0, 1.0], [-1.0, 2.0]])
+    label = mx.nd.array([1, -1, -1])
+    loss = mx.gluon.loss.CosineEmbeddingLoss()(a, b, label)
+    num = mx.nd.sum(a * b, axis=1, keepdims=True)
+    den = mx.nd.sqrt(mx.nd.sum(a ** 2, axis=1, keepdims=True)) * \
+        mx.nd.sqrt(mx.nd.sum(b ** 2, axis=1, keepdims=True))
+    ref = mx.nd.where(label == 1, 1 - num / den,
+                      mx.nd.broadcast_maximum(mx.nd.array([0]), num / den, axis=1))
+    assert loss.shape == (3, 1)  # as MXNet 1.9.1
+    np.testing.assert_allclose(loss.asnumpy(), ref.asnumpy(), rtol=1e-5, atol=1e-6)
+    assert mx.nd.elemwise_add(a, b, foo=1).shape == (3, 2)

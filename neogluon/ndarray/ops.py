@@ -178,7 +178,9 @@ def isfinite(data):
 
 # ---------------------------------------------------------------- binary
 def _binary_fn(name, fn):
-    def op(lhs, rhs, out=None, name=None):
+    # MXNet's parameterless operators accept and ignore any other keyword argument (programs
+    # pass e.g. axis= to broadcast_maximum), so these do too.
+    def op(lhs, rhs, out=None, name=None, **_ignored):
         if isinstance(lhs, NDArray):
             return _assign_out(lhs._binary(rhs, fn), out)
         if isinstance(rhs, NDArray):
@@ -193,7 +195,7 @@ def _binary_fn(name, fn):
 def _same_shape_fn(name, fn):
     base = _binary_fn(name, fn)
 
-    def op(lhs, rhs, out=None, name=None):
+    def op(lhs, rhs, out=None, name=None, **_ignored):
         if isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and lhs.shape != rhs.shape:
             raise MXNetError(f"{op.__name__}: the inputs must have the same shape (no "
                              f"broadcasting), got {lhs.shape} and {rhs.shape}")
