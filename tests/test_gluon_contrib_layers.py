@@ -118,3 +118,16 @@ def test_interval_sampler():
     assert list(s) == [0, 3, 6, 9, 12] and len(s) == 13
     with pytest.raises(AssertionError):
         contrib.data.IntervalSampler(2, 3)
+
+
+@pytest.mark.parametrize("cell", ["Conv1DRNNCell", "Conv1DLSTMCell", "Conv1DGRUCell"])
+def test_conv_cells_unrolled_on_symbols_name_outputs_as_mxnet(cell):
+    c = getattr(contrib.rnn, cell)((10, 50), 100, 3, 3, prefix="rnn_")
+    inputs = [mx.sym.Variable("rnn_t%d_data" % i) for i in range(3)]
+    outputs, _ = c.unroll(3, inputs)
+    outputs = mx.sym.Group(outputs)
+    assert outputs.list_outputs() == ["rnn_t0_out_output", "rnn_t1_out_output",
+                                      "rnn_t2_out_output"]
+    _, outs, _ = outputs.infer_shape(rnn_t0_data=(1, 10, 50), rnn_t1_data=(1, 10, 50),
+                                     rnn_t2_data=(1, 10, 50))
+    assert outs == [(1, 100, 48)] * 3

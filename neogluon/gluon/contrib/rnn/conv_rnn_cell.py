@@ -91,10 +91,12 @@ class _BaseConvRNNCell(HybridRecurrentCell):
         n = self._hidden_channels * self._gates
         i2h = F.Convolution(inputs, i2h_weight, i2h_bias, num_filter=n,
                             kernel=self._i2h_kernel, stride=self._stride, pad=self._i2h_pad,
-                            dilate=self._i2h_dilate, layout=self._conv_layout)
+                            dilate=self._i2h_dilate, layout=self._conv_layout,
+                            name=f"t{self._counter}_i2h")
         h2h = F.Convolution(states[0], h2h_weight, h2h_bias, num_filter=n,
                             kernel=self._h2h_kernel, stride=self._stride, pad=self._h2h_pad,
-                            dilate=self._h2h_dilate, layout=self._conv_layout)
+                            dilate=self._h2h_dilate, layout=self._conv_layout,
+                            name=f"t{self._counter}_h2h")
         return i2h, h2h
 
 
@@ -104,7 +106,9 @@ class _ConvRNNCell(_BaseConvRNNCell):
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         i2h, h2h = self._convs(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias)
-        output = self._get_activation(F, i2h + h2h, self._activation)
+        # Node names as in MXNet's graphs (t<step>_out ...) for symbolic unrolls.
+        output = self._get_activation(F, i2h + h2h, self._activation,
+                                      name=f"t{self._counter}_out")
         return output, [output]
 
 
@@ -117,13 +121,16 @@ class _ConvLSTMCell(_BaseConvRNNCell):
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         i2h, h2h = self._convs(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias)
-        g = F.split(i2h + h2h, num_outputs=4, axis=self._channel_axis)
-        in_gate = F.sigmoid(g[0])
-        forget_gate = F.sigmoid(g[1])
-        in_transform = self._get_activation(F, g[2], self._activation)
-        out_gate = F.sigmoid(g[3])
-        next_c = forget_gate * states[1] + in_gate * in_transform
-        next_h = out_gate * self._get_activation(F, next_c, self._activation)
+        t = f"t{self._counter}_"
+        g = F.SliceChannel(i2h + h2h, num_outputs=4, axis=self._channel_axis, name=t + "slice")
+        in_gate = F.Activation(g[0], act_type="sigmoid", name=t + "i")
+        forget_gate = F.Activation(g[1], act_type="sigmoid", name=t + "f")
+        in_transform = self._get_activation(F, g[2], self._activation, name=t + "c")
+        out_gate = F.Activation(g[3], act_type="sigmoid", name=t + "o")
+        next_c = F.elemwise_add(forget_gate * states[1], in_gate * in_transform,
+                                name=t + "state")
+        next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, self._activation),
+                                name=t + "out")
         return next_h, [next_h, next_c]
 
 
@@ -135,12 +142,15 @@ class _ConvGRUCell(_BaseConvRNNCell):
 
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias):
         i2h, h2h = self._convs(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias)
-        i2h_r, i2h_z, i2h = F.split(i2h, num_outputs=3, axis=self._channel_axis)
-        h2h_r, h2h_z, h2h = F.split(h2h, num_outputs=3, axis=self._channel_axis)
-        reset = F.sigmoid(i2h_r + h2h_r)
-        update = F.sigmoid(i2h_z + h2h_z)
-        cand = self._get_activation(F, i2h + reset * h2h, self._activation)
-        next_h = (1. - update) * cand + update * states[0]
+        t = f"t{self._counter}_"
+        i2h_r, i2h_z, i2h = F.SliceChannel(i2h, num_outputs=3, axis=self._channel_axis,
+                                           name=t + "i2h_slice")
+        h2h_r, h2h_z, h2h = F.SliceChannel(h2h, num_outputs=3, axis=self._channel_axis,
+                                           name=t + "h2h_slice")
+        reset = F.Activation(i2h_r + h2h_r, act_type="sigmoid", name=t + "r_act")
+        update = F.Activation(i2h_z + h2h_z, act_type="sigmoid", name=t + "z_act")
+        cand = self._get_activation(F, i2h + reset * h2h, self._activation, name=t + "h_act")
+        next_h = F.elemwise_add((1. - update) * cand, update * states[0], name=t + "out")
         return next_h, [next_h]
 
 
