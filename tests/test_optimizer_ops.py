@@ -198,3 +198,24 @@ def test_optimizer_on_csr_arrays_is_the_dense_update(name, kw):
     o2.update(0, wd_, gd, s2)
     assert w.stype == "csr"
     np.testing.assert_allclose(w.asnumpy(), wd_.asnumpy(), rtol=1e-6)
+
+
+def test_multi_lamb_update_matches_mxnet():
+    ws = [nd(W), nd(W) * 3]
+    ms = [nd(M), nd(M)]
+    vs = [nd(M) * 0.5, nd(M) * 0.2]
+    mx.nd.contrib.multi_lamb_update(ws, [nd(G), nd(G) * 2], ms, vs, step_count=[3, 1],
+                                    lrs=[0.1, 0.2], wds=[0.01, 0.0], rescale_grad=2.0,
+                                    clip_gradient=0.5, upper_bound=1.0, out=ws)
+    close(ws[0], [[0.47116485238075256, -0.2177949845790863],
+                  [0.06425178050994873, 0.2616081237792969]])
+    close(ws[1], [[1.4127293825149536, -0.6574797034263611],
+                  [0.18435528874397278, 0.7746755480766296]])
+    close(ms[1], [[0.14000001549720764, 0.12999998033046722],
+                  [0.320000022649765, 0.4000000059604645]])
+    w16, w32 = [nd(W, "float16")], [nd(W)]
+    mx.nd.contrib.multi_mp_lamb_update(w16, [nd(G, "float16")], [nd(M)], [nd(M)], w32,
+                                       step_count=[2], lrs=[0.1], wds=[0.01], out=w16)
+    close(w16[0], [[0.47216796875, -0.2210693359375], [0.0655517578125, 0.261474609375]])
+    close(w32[0], [[0.47210919857025146, -0.22110199928283691],
+                   [0.06554320454597473, 0.2614055573940277]])
