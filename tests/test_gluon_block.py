@@ -647,3 +647,16 @@ def test_hybridized_block_refuses_inputs_on_several_contexts():
     with pytest.raises(ValueError, match="multiple contexts"):
         blk(a, b)
     assert blk(a, nd.ones((2,), ctx=mx.cpu(1))).asnumpy().tolist() == [2, 2]
+
+
+def test_block_names_come_from_the_current_name_manager():
+    # MXNet 1.9.1: 'mypre_dense0' inside Prefix, and a fresh NameManager counts from 0
+    with mx.name.Prefix("mypre_"):
+        assert nn.Dense(2).name == "mypre_dense0"
+        assert nn.Dense(2).name == "mypre_dense1"
+    with mx.name.NameManager():
+        assert nn.Dense(2).name == "dense0"
+        net = nn.HybridSequential()
+        with net.name_scope():
+            net.add(nn.Dense(2))
+        assert net.name == "hybridsequential0" and net[0].name == "hybridsequential0_dense0"

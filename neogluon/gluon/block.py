@@ -43,14 +43,17 @@ __all__ = ["Block", "HybridBlock", "SymbolBlock", "HookHandle"]
 
 
 # ---------------------------------------------------------------------------- naming
-class _NameManager(threading.local):
-    def __init__(self):
-        self.counter = {}
+class _NameManager:
+    """Names of blocks made outside any ``name_scope``: MXNet takes them from the current
+    ``mx.name`` manager (shared with symbols), so ``with mx.name.Prefix('p_'):`` gives
+    ``p_dense0`` and a fresh ``with mx.name.NameManager():`` counts from 0 again."""
+
+    @property
+    def counter(self):
+        return _name.NameManager.current._counter
 
     def get(self, hint):
-        n = self.counter.get(hint, 0)
-        self.counter[hint] = n + 1
-        return f"{hint}{n}"
+        return _name.NameManager.current.get(None, hint)
 
 
 _NAMES = _NameManager()
