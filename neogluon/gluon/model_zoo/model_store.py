@@ -16,6 +16,10 @@ _SHORT_HASH = {
     "mobilenet0.5": "8e9d539c", "mobilenet0.25": "9f83e440", "vgg11": "dd221b16",
     "vgg13": "6bc5de58", "vgg16": "e660d456", "vgg19": "ad2f660d", "vgg11_bn": "ee79a809",
     "vgg13_bn": "7d97a06c", "vgg16_bn": "7f01cf05", "vgg19_bn": "f360b758",
+    "densenet121": "f27dbf2d", "densenet161": "b6c8a957", "densenet169": "2603f878",
+    "densenet201": "1cdbc116", "inceptionv3": "ed47ec45", "mobilenetv2_1.0": "36da4ff1",
+    "mobilenetv2_0.75": "e2be7b72", "mobilenetv2_0.5": "aabd26cd",
+    "mobilenetv2_0.25": "ae8f9392", "squeezenet1.0": "264ba497", "squeezenet1.1": "33ba0f93",
 }
 
 
