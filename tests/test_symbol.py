@@ -268,3 +268,48 @@ def test_custom_block_infers_parameter_shapes_symbolically():
     b.initialize(mx.init.One())
     assert b(nd.ones((2, 3))).shape == (2, 3)
     assert b.w.shape == (2, 3)
+
+
+def test_operator_keywords_lr_mult_become_hidden_attributes():
+    data = mx.sym.var("data")
+    fc1 = mx.sym.FullyConnected(data=data, bias=mx.sym.var("fc1_bias", lr_mult=1.0),
+                                name="fc1", num_hidden=10, lr_mult=0)
+    d = fc1.attr_dict()
+    assert d["fc1_weight"] == {"__lr_mult__": "0"}
+    assert d["fc1_bias"] == {"__lr_mult__": "1.0"}
+    assert d["fc1"] == {"num_hidden": "10", "__lr_mult__": "0"}
+
+
+def test_missing_inputs_become_variables_and_cached_op_runs():
+    with mx.name.NameManager():
+        sym = mx.sym.Convolution(kernel=(3, 3), num_filter=10) + 2
+    assert sym.list_inputs() == ["convolution0_data", "convolution0_weight",
+                                 "convolution0_bias"]
+    op = nd.CachedOp(sym)
+    data, weight, bias = nd.ones((3, 4, 10, 10)), nd.ones((10, 4, 3, 3)), nd.ones((10,))
+    o1 = op(data, weight, bias)
+    np.testing.assert_allclose(o1.asnumpy(), np.full((3, 10, 8, 8), 36 + 1 + 2.0))
+    o2 = nd.zeros(o1.shape)
+    op(data, weight, bias * 2, out=o2)
+    np.testing.assert_allclose(o2.asnumpy(), o1.asnumpy() + 1)
+    weight.attach_grad()
+    with mx.autograd.record():
+        (op(data, weight, bias) * 2).backward()
+    assert weight.grad.abs().sum().asscalar() > 0
+
+
+def test_unknown_batch_dimension_flows_back_into_zeros():
+    # A recurrent cell's begin state is zeros((0, hidden)): the batch size comes back from
+    # the element-wise sum with the input's projection and through FullyConnected's data.
+    x = mx.sym.var("x")
+    h = mx.sym.zeros((0, 4))
+    i2h = mx.sym.FullyConnected(x, num_hidden=4, name="i2h")
+    h2h = mx.sym.FullyConnected(h, num_hidden=4, name="h2h")
+    out = mx.sym.tanh(i2h + h2h)
+    args, outs, _ = out.infer_shape(x=(3, 5))
+    assert outs == [(3, 4)]
+    assert dict(zip(out.list_arguments(), args))["h2h_weight"] == (4, 4)
+    vals = {"x": nd.ones((3, 5)), "i2h_weight": nd.ones((4, 5)), "i2h_bias": nd.zeros((4,)),
+            "h2h_weight": nd.ones((4, 4)), "h2h_bias": nd.zeros((4,))}
+    np.testing.assert_allclose(out.eval(**vals)[0].asnumpy(), np.tanh(np.full((3, 4), 5.0)),
+                               rtol=1e-6)

@@ -21,3 +21,11 @@ __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "lins
            "from_torch",
            "to_torch", "from_numpy", "from_dlpack", "waitall", "random", "save", "load",
            "contrib", "sparse", "image"]
+
+
+def __getattr__(name):
+    # nd.CachedOp runs a Symbol; the symbol layer sits above nd, so it is looked up lazily.
+    if name == "CachedOp":
+        from ..symbol.symbol import CachedOp
+        return CachedOp
+    raise AttributeError(f"module 'neogluon.ndarray' has no attribute {name!r}")

@@ -22,6 +22,7 @@ import inspect
 import json
 import os
 import threading
+import weakref
 
 import numpy as np
 import torch
@@ -509,9 +510,11 @@ class Symbol:
         outs_s = [shp(n, i) for n, i in self._outputs]
         aux_s = [shp(n) for n in aux_nodes]
         if partial:
-            return ([s if s is not None else hint(n) for s, n in zip(args_s, arg_nodes)],
-                    [s if s is not None else () for s in outs_s],
-                    [s if s is not None else hint(n) for s, n in zip(aux_s, aux_nodes)])
+            def part(node, i=0):
+                s = info.partial.get((id(node), i))
+                return tuple(int(d) for d in s) if s is not None else ()
+            return ([part(n) for n in arg_nodes], [part(n, i) for n, i in self._outputs],
+                    [part(n) for n in aux_nodes])
         if any(s is None for s in args_s + outs_s + aux_s):
             unknown = [n.name for n, s in zip(arg_nodes + aux_nodes, args_s + aux_s)
                        if s is None]
@@ -837,8 +840,13 @@ def _make_op(fn, path, args, kwargs):
     canon = _canonical(path)
     fname = path.rsplit(".", 1)[-1]
     name = kwargs.pop("name", None)
-    attr = kwargs.pop("attr", None)
+    attr = dict(kwargs.pop("attr", None) or {})
     kwargs.pop("out", None)
+    # MXNet stores these operator keywords as hidden attributes ('lr_mult' -> '__lr_mult__'),
+    # which the variables the call creates inherit.
+    for k in _HIDDEN_KEYS:
+        if k in kwargs:
+            attr[f"__{k}__"] = kwargs.pop(k)
     sig = _signature(fn)
     if not sig:
         raise MXNetError(f"mx.sym.{path}: the operator's arguments cannot be inspected")
@@ -873,9 +881,19 @@ def _make_op(fn, path, args, kwargs):
         else:
             attrs[pname] = val
     node_name = NameManager.current.get(name, fname.lower())
-    for iname in _auto_inputs(canon, attrs):
+    hidden = {k: str(v) for k, v in attr.items() if k.startswith("__") and k.endswith("__")}
+    auto = _auto_inputs(canon, attrs)
+    if not variadic:
+        # Required tensor inputs left out become variables too ('convolution0_data').
+        tensor_inputs = _OPS.get(canon, {}).get("inputs", ())
+        auto = [p for p in params if p in tensor_inputs and p not in attrs and
+                params[p].default is inspect.Parameter.empty and
+                params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD] + \
+            [a for a in auto if a not in params or params[a].default is not
+             inspect.Parameter.empty]
+    for iname in auto:
         if iname not in inputs:
-            inputs[iname] = var(f"{node_name}_{iname}")
+            inputs[iname] = var(f"{node_name}_{iname}", **hidden)
     if variadic:
         ins = variadic + [inputs[k] for k in params if k in inputs]
         in_names = None
@@ -894,6 +912,8 @@ def _make_op(fn, path, args, kwargs):
     return Symbol([(node, i) for i in range(n)])
 
 
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                "profiler_scope")
 _NOT_OP_FUNCS = {"array", "empty", "load", "save", "load_frombuffer", "save_tobuffer",
                  "from_numpy", "from_torch", "to_torch", "from_dlpack", "to_dlpack_for_read",
                  "to_dlpack_for_write", "waitall", "NDArray", "infer_reshape", "zeros", "ones",
@@ -1233,7 +1253,12 @@ def _evaluate(symbol, args, F=None, ctx=None):
         ctx = next((v.context for v in args.values() if isinstance(v, NDArray)),
                    current_context())
     env = {}
-    for node in symbol._order():
+    order = symbol._order()
+    sizes = _creation_shapes(symbol, order, args)
+    for node in order:
+        if sizes and id(node) in sizes:
+            env[id(node)] = _as_list(_call_node(_sized(node, sizes[id(node)]), [], F, ctx))
+            continue
         if node.is_var:
             if node.name not in args:
                 raise MXNetError(f"Symbol evaluation: no value was given for the variable "
@@ -1259,6 +1284,44 @@ def _evaluate(symbol, args, F=None, ctx=None):
             raise MXNetError(f"output {i} of {node.name!r} was not computed")
         res.append(outs[i])
     return res
+
+
+_SIZES = weakref.WeakKeyDictionary()
+
+
+def _creation_shapes(symbol, order, args):
+    """Full shapes of creation nodes declared with unknown (0) dimensions, by inference from
+    the arguments' shapes (MXNet's executors infer them the same way)."""
+    pending = [n for n in order if n.op in _CREATION and
+               _full_shape(_parse_attr(n.attrs.get("shape", ()))) is None]
+    if not pending:
+        return None
+    key = tuple(sorted((k, tuple(v.shape), str(v.dtype)) for k, v in args.items()
+                       if isinstance(v, NDArray)))
+    cache = _SIZES.setdefault(symbol, {})
+    res = cache.get(key)
+    if res is None:
+        shapes = {k: v.shape for k, v in args.items() if isinstance(v, NDArray)}
+        info = _Inference(symbol, shapes, {}).run()
+        res = {}
+        for n in pending:
+            shp = info.shape.get((id(n), 0))
+            if shp is None:
+                raise MXNetError(f"Symbol evaluation: the shape of {n.name!r} "
+                                 f"({n.attrs.get('shape')}) cannot be inferred from the inputs")
+            res[id(n)] = shp
+        if len(cache) > 16:
+            cache.clear()
+        cache[key] = res
+    return res
+
+
+def _sized(node, shape):
+    c = _Node.__new__(_Node)
+    for slot in _Node.__slots__:
+        setattr(c, slot, getattr(node, slot))
+    c.attrs = dict(node.attrs, shape=tuple(shape))
+    return c
 
 
 def eval_symbol(symbol, ctx=None, **kwargs):
@@ -1344,23 +1407,38 @@ _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "
                "_maximum", "_minimum", "_mod", "_hypot", "_equal", "_not_equal", "_greater",
                "_greater_equal", "_lesser", "_lesser_equal", "add_n", "ElementWiseSum",
                "_grad_add", "where"}
+# Operators whose first output has the shape of their first input.
+_UNARY_SAME = {"Activation", "relu", "sigmoid", "tanh", "softsign", "Dropout", "BlockGrad",
+               "_copy", "negative", "exp", "log", "sqrt", "square", "abs", "clip", "Cast",
+               "softmax", "log_softmax", "softmin", "LeakyReLU", "zeros_like", "ones_like",
+               "BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization", "erf",
+               "rsqrt", "reciprocal", "sign", "round", "floor", "ceil", "expm1", "log1p",
+               "hard_sigmoid", "make_loss", "MakeLoss", "SoftmaxActivation", "stop_gradient",
+               "identity", "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar",
+               "_div_scalar", "_rdiv_scalar", "_mod_scalar", "_rmod_scalar", "_power_scalar",
+               "_rpower_scalar", "_maximum_scalar", "_minimum_scalar", "_hypot_scalar",
+               "_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar",
+               "_lesser_scalar", "_lesser_equal_scalar", "SequenceMask", "cos", "sin", "gelu"}
+_CREATION = {"_zeros", "_ones", "_full"}
 
 
-def _known(shape):
-    return shape is not None and all(int(d) > 0 for d in shape) if shape else shape == ()
-
-
-def _merge(name, hint, shape):
-    if hint is None:
-        return tuple(shape)
-    if len(hint) != len(shape) or any(h and h != d for h, d in zip(hint, shape)):
-        raise MXNetError(f"infer_shape: shape inconsistent for {name!r}: provided or declared "
-                         f"{tuple(hint)}, inferred {tuple(shape)}")
-    return tuple(shape)
+def _full_shape(shape):
+    """``shape`` when every dimension is known (MXNet 1.x: 0 is unknown, () too)."""
+    if shape is None or len(shape) == 0 or any(int(d) <= 0 for d in shape):
+        return None
+    return tuple(int(d) for d in shape)
 
 
 class _Inference:
-    """Shape and type inference: operators run on meta tensors (zero tensors as fallback)."""
+    """Shape and type inference.
+
+    Shapes are partial (0 marks an unknown dimension) and flow both ways until nothing
+    changes: operators whose inputs are all known run on meta tensors (zero tensors as a
+    fallback) to give their outputs; the layer operators' rules give their parameters'
+    shapes; element-wise operators make their inputs and output agree, and FullyConnected
+    carries the batch dimension back to its data (what MXNet's recurrent cells rely on for
+    ``zeros((0, hidden))`` begin states).
+    """
 
     def __init__(self, symbol, shapes, dtypes, types_only=False):
         self.symbol = symbol
@@ -1370,15 +1448,39 @@ class _Inference:
         self.shape = {}
         self.dtype = {}
         self.hint = {}
+        self.partial = {}
+        self.done = set()
 
     def run(self):
         order = self.symbol._order()
         for node in order:
             if node.is_var:
                 self._var(node)
-        for node in order:
-            if not node.is_var:
-                self._op(node)
+        ops = [n for n in order if not n.is_var]
+        if self.types_only:
+            for node in ops:
+                self._types(node)
+            return self
+        for node in ops:
+            if node.op in _CREATION:
+                shp = _parse_attr(node.attrs.get("shape", ()))
+                shp = (shp,) if isinstance(shp, int) else tuple(shp)
+                self._unify((id(node), 0), shp, node.name)
+                dt = node.attrs.get("dtype")
+                self.dtype[(id(node), 0)] = _dtype_name(_parse_attr(dt)) if dt not in (
+                    None, "None") else "float32"
+        for _ in range(len(ops) + 2):
+            changed = False
+            for node in ops:
+                changed |= self._step(node)
+            if not changed:
+                break
+        # Shapes known only partially stay hints; the result holds known shapes only.
+        self.partial = dict(self.shape)
+        for key, shp in list(self.shape.items()):
+            if _full_shape(shp) is None:
+                self.hint.setdefault(key[0], shp)
+                del self.shape[key]
         return self
 
     def _var(self, node):
@@ -1395,64 +1497,117 @@ class _Inference:
         else:
             shape = decl
         self.hint[id(node)] = shape
-        if shape is not None and _known(shape):
-            self.shape[key] = tuple(shape)
+        if shape is not None and len(shape):
+            self.shape[key] = tuple(int(d) for d in shape)
         dt = self.given_dtypes.get(node.name) or _var_dtype(node)
         if dt is not None:
             self.dtype[key] = dt
 
-    def _op(self, node):
+    def _unify(self, key, shape, who):
+        if shape is None or len(shape) == 0:
+            return False
+        shape = tuple(int(d) for d in shape)
+        cur = self.shape.get(key)
+        if cur is None:
+            self.shape[key] = shape
+            return True
+        if len(cur) != len(shape):
+            raise MXNetError(f"infer_shape: shape inconsistent for {who!r}: {cur} and {shape}")
+        merged = []
+        for x, y in zip(cur, shape):
+            if x and y and x != y:
+                raise MXNetError(f"infer_shape: shape inconsistent for {who!r}: {cur} and "
+                                 f"{shape}")
+            merged.append(x or y)
+        merged = tuple(merged)
+        if merged != cur:
+            self.shape[key] = merged
+            return True
+        return False
+
+    def _step(self, node):
+        if id(node) in self.done:
+            return False
+        keys = [(id(s), i) for s, i in node.inputs]
         names = node.input_names
         if names is None:
             meta = _OPS.get(node.op, {})
             names = meta.get("inputs", []) if not meta.get("variadic") else []
-        in_shapes = [self.shape.get((id(s), i)) for s, i in node.inputs]
+        changed = False
+        ins = [self.shape.get(k) for k in keys]
+        out0 = (id(node), 0)
+        rule = _RULES.get(node.op)
+        if rule is not None and (node.op != "LeakyReLU" or node.attrs.get("act_type") == "prelu"):
+            by_name = dict(zip(names, ins))
+            if by_name.get("data") is not None:
+                try:
+                    filled = rule(node.attrs, by_name)
+                except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError):
+                    filled = {}
+                for j, k in enumerate(keys):
+                    if j < len(names) and names[j] in filled and names[j] != "data":
+                        changed |= self._unify(k, filled[names[j]], node.inputs[j][0].name)
+        if node.op in _SAME_SHAPE:
+            group = keys + [out0]
+            known = [self.shape[k] for k in group if self.shape.get(k) is not None]
+            if known:
+                for k in group:
+                    for shp in known:
+                        changed |= self._unify(k, shp, node.name)
+        elif node.op in _UNARY_SAME and keys:
+            for a, b in ((keys[0], out0), (out0, keys[0])):
+                if self.shape.get(a) is not None:
+                    changed |= self._unify(b, self.shape[a], node.name)
+        elif node.op == "FullyConnected" and keys:
+            changed |= self._fc(node, keys[0], out0)
+        ins = [self.shape.get(k) for k in keys]
+        full = [_full_shape(x) for x in ins]
+        if all(f is not None for f in full) and (keys or (
+                node.op in _CREATION and _full_shape(self.shape.get(out0)))):
+            types = [self.dtype.get(k) for k in keys]
+            first = next((t for t in types if t is not None), None)
+            for j, k in enumerate(keys):
+                if types[j] is None:
+                    types[j] = first or "float32"
+                    if node.inputs[j][0].is_var:
+                        self.dtype[k] = types[j]
+            outs = self._run(node, full, types)
+            if outs is not None:
+                self.done.add(id(node))
+                for i, o in enumerate(outs):
+                    changed |= self._unify((id(node), i), tuple(o.shape), node.name)
+                    self.dtype[(id(node), i)] = _dtype_name(o._t.dtype)
+                changed = True
+        return changed
+
+    def _fc(self, node, dkey, okey):
+        nh = int(node.attrs.get("num_hidden"))
+        flatten = _truthy(node.attrs.get("flatten", True))
+        d, o = self.shape.get(dkey), self.shape.get(okey)
+        changed = False
+        if d is not None:
+            changed |= self._unify(okey, (d[0], nh) if flatten else tuple(d[:-1]) + (nh,),
+                                   node.name)
+            o = self.shape.get(okey)
+            if o is not None:
+                if flatten:
+                    changed |= self._unify(dkey, (o[0],) + tuple(d[1:]), node.name)
+                elif len(o) == len(d):
+                    changed |= self._unify(dkey, tuple(o[:-1]) + (d[-1],), node.name)
+        return changed
+
+    def _types(self, node):
         in_types = [self.dtype.get((id(s), i)) for s, i in node.inputs]
-        # Fill variables of unknown shape from the operator's rules.
-        if any(s is None for s in in_shapes) and not self.types_only:
-            by_name = {n: s for n, s in zip(names, in_shapes)}
-            rule = _RULES.get(node.op)
-            filled = {}
-            if rule is not None and by_name.get("data") is not None:
-                if node.op != "LeakyReLU" or node.attrs.get("act_type") == "prelu":
-                    try:
-                        filled = rule(node.attrs, by_name)
-                    except (TypeError, ValueError, IndexError, KeyError):
-                        filled = {}
-            elif node.op in _SAME_SHAPE:
-                known = [s for s in in_shapes if s is not None]
-                if known:
-                    filled = {j: known[0] for j in range(len(in_shapes))}
-            for j, (src, i) in enumerate(node.inputs):
-                if in_shapes[j] is not None or not src.is_var:
-                    continue
-                key = names[j] if j < len(names) and names[j] in filled else j
-                if key in filled:
-                    shape = _merge(src.name, self.hint.get(id(src)), filled[key])
-                    self.shape[(id(src), 0)] = shape
-                    in_shapes[j] = shape
-        # Unknown dtypes of variables follow the operator's first known input.
         first = next((t for t in in_types if t is not None), None)
         for j, (src, i) in enumerate(node.inputs):
-            if in_types[j] is None:
-                t = first or "float32"
-                if src.is_var:
-                    self.dtype[(id(src), 0)] = t
-                in_types[j] = t
-        if self.types_only:
-            dt = node.attrs.get("dtype")
-            out_t = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else first
-            for i in range(node.nout):
-                self.dtype[(id(node), i)] = out_t
-            return
-        if any(s is None for s in in_shapes):
-            return
-        outs = self._run(node, in_shapes, in_types)
-        if outs is None:
-            return
-        for i, o in enumerate(outs):
-            self.shape[(id(node), i)] = tuple(o.shape)
-            self.dtype[(id(node), i)] = _dtype_name(o._t.dtype)
+            if in_types[j] is None and src.is_var:
+                self.dtype[(id(src), 0)] = first or "float32"
+        dt = node.attrs.get("dtype")
+        out_t = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else first
+        if out_t is None and not node.inputs:
+            out_t = "float32"
+        for i in range(node.nout):
+            self.dtype[(id(node), i)] = out_t
 
     def _run(self, node, shapes, types):
         for device in ("meta", "cpu"):
@@ -1461,10 +1616,6 @@ class _Inference:
             try:
                 with torch.no_grad():
                     return _as_list(_call_node(node, vals, _nd, cpu()))
-            except MXNetError as err:
-                if device == "cpu":
-                    raise MXNetError(f"infer_shape: operator {node.op!r} (node {node.name!r}) "
-                                     f"failed with input shapes {shapes}: {err}") from None
             except Exception as err:  # noqa: BLE001 - meta tensors refuse some ops
                 if device == "cpu":
                     raise MXNetError(f"infer_shape: operator {node.op!r} (node {node.name!r}) "
@@ -1507,3 +1658,38 @@ def _substitute(symbol, mapping):
         kind, val = new[id(node)]
         outs.append(val if kind == "sym" else (val, i))
     return Symbol(outs)
+
+
+class CachedOp:
+    """A symbol made callable on NDArrays (``nd.CachedOp``): arguments in
+    :meth:`Symbol.list_inputs` order, computed eagerly through the nd operators (so autograd
+    records it like any other nd code).
+
+    Parameters
+    ----------
+    sym : Symbol
+    flags : sequence of (str, str), optional
+        Accepted for compatibility (static_alloc...); they change nothing here.
+    """
+
+    def __init__(self, sym, flags=()):
+        if not isinstance(sym, Symbol):
+            raise TypeError(f"CachedOp needs a Symbol, got {type(sym).__name__}")
+        self._sym = sym
+        self._names = sym.list_inputs()
+
+    def __call__(self, *args, out=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"CachedOp got unexpected keyword arguments {sorted(kwargs)}")
+        if len(args) != len(self._names):
+            raise MXNetError(f"CachedOp: expected {len(self._names)} inputs "
+                             f"({', '.join(self._names)}), got {len(args)}")
+        res = _evaluate(self._sym, dict(zip(self._names, args)))
+        if out is not None:
+            outs = out if isinstance(out, (list, tuple)) else [out]
+            if len(outs) != len(res):
+                raise MXNetError(f"CachedOp: {len(res)} outputs but {len(outs)} out arrays")
+            for o, r in zip(outs, res):
+                o[:] = r
+            return out
+        return res[0] if len(res) == 1 else res

@@ -4,7 +4,8 @@ from __future__ import annotations
 from .... import ndarray as _nd
 from ....ndarray.ndarray import NDArray
 from ...rnn.rnn_cell import (BidirectionalCell, HybridRecurrentCell, _StatefulModifierCell,
-                             _format_sequence, _mask_sequence_variable_length)
+                             _format_sequence, _mask_sequence_variable_length, _F_of,
+                             _begin_state)
 
 __all__ = ["VariationalDropoutCell", "LSTMPCell"]
 
@@ -87,17 +88,17 @@ class VariationalDropoutCell(_StatefulModifierCell):
                                   valid_length=valid_length)
         self.reset()
         inputs, axis, batch_size = _format_sequence(length, inputs, layout, True)
+        F = _F_of(inputs)
         if begin_state is None:
-            begin_state = self.begin_state(batch_size=batch_size, ctx=inputs.context,
-                                           dtype=inputs.dtype)
+            begin_state = _begin_state(self, F, inputs, batch_size)
         if self.drop_inputs:
-            inputs = _nd.Dropout(inputs, p=self.drop_inputs, axes=(axis,))
+            inputs = F.Dropout(inputs, p=self.drop_inputs, axes=(axis,))
         outputs, states = self.base_cell.unroll(length, inputs, begin_state, layout,
                                                 merge_outputs=True, valid_length=valid_length)
         if self.drop_outputs:
-            outputs = _nd.Dropout(outputs, p=self.drop_outputs, axes=(axis,))
+            outputs = F.Dropout(outputs, p=self.drop_outputs, axes=(axis,))
         if merge_outputs is None:
-            merge_outputs = isinstance(outputs, NDArray)
+            merge_outputs = not isinstance(outputs, (list, tuple))
         outputs, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
         if valid_length is not None:
             outputs = _mask_sequence_variable_length(outputs, length, valid_length, axis,
@@ -168,8 +169,11 @@ class LSTMPCell(HybridRecurrentCell):
     def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, h2r_weight, i2h_bias,
                        h2h_bias):
         nh = self._hidden_size
-        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 4)
-        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=nh * 4)
+        prefix = f"t{self._counter}_"  # MXNet's node names ('rnn_t0_out' is the output)
+        i2h = F.FullyConnected(inputs, i2h_weight, i2h_bias, num_hidden=nh * 4,
+                               name=prefix + "i2h")
+        h2h = F.FullyConnected(states[0], h2h_weight, h2h_bias, num_hidden=nh * 4,
+                               name=prefix + "h2h")
         gates = F.split(i2h + h2h, num_outputs=4, axis=1)
         in_gate = F.sigmoid(gates[0])
         forget_gate = F.sigmoid(gates[1])
@@ -178,7 +182,7 @@ class LSTMPCell(HybridRecurrentCell):
         next_c = forget_gate * states[1] + in_gate * in_transform
         hidden = out_gate * F.tanh(next_c)
         next_r = F.FullyConnected(hidden, h2r_weight, num_hidden=self._projection_size,
-                                  no_bias=True)
+                                  no_bias=True, name=prefix + "out")
         return next_r, [next_r, next_c]
 
 
