@@ -241,3 +241,36 @@ def test_inplace_write_of_a_recorded_value_raises():
         z = (x * 2).sum()
     z.backward()
     np.testing.assert_array_equal(y.grad.asnumpy(), [6, 6])
+
+
+def test_sparse_scalar_comparisons_keep_stype_where_zero_maps_to_zero():
+    for stype in ("row_sparse", "csr"):
+        y = nd.ones((2, 3)).tostype(stype)
+        assert (y == 1).stype == stype and (y == 0).stype == "default"
+        assert (y > 0).stype == stype and (y >= 0).stype == "default"
+        assert (0 < y).stype == stype and (1 <= y).stype == stype
+        np.testing.assert_array_equal((y >= 1).asnumpy(), np.ones((2, 3)))
+
+
+def test_csr_slice_take_and_broadcast_fallback():
+    d = np.array([[0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]], dtype="float32")
+    c = nd.array(d).tostype("csr")
+    s = nd.slice(c, begin=(1, 1), end=(3, 4))
+    assert s.stype == "csr"
+    np.testing.assert_array_equal(s.asnumpy(), d[1:3, 1:4])
+    s.check_format()
+    t = nd.take(c, nd.array([2, -1, 7]), mode="wrap")
+    assert t.stype == "csr"
+    np.testing.assert_array_equal(t.asnumpy(), np.take(d, [2, -1, 7], axis=0, mode="wrap"))
+    r1, r2 = nd.ones((3, 4)).tostype("row_sparse"), nd.ones((1, 4)).tostype("row_sparse")
+    np.testing.assert_array_equal((r1 + r2).asnumpy(), np.full((3, 4), 2))
+    assert nd.empty((2, 2), stype="csr").stype == "csr"
+    with pytest.raises(mx.base.MXNetError):
+        nd.sparse.retain(nd.ones((2, 2)).tostype("row_sparse"), invalid_arg=1)
+
+
+def test_fully_connected_takes_column_bias():
+    out = nd.FullyConnected(nd.ones((2, 3)), nd.ones((4, 3)), nd.ones((4, 1)), num_hidden=4)
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 4), 4))
+    with pytest.raises(mx.base.MXNetError):
+        nd.FullyConnected(nd.ones((2, 3)), nd.ones((4, 3)), nd.ones((2, 2)), num_hidden=4)

@@ -156,20 +156,26 @@ def test_coo_input_sums_duplicates():
     np.testing.assert_array_equal(c.indptr.asnumpy(), [0, 1, 2])
 
 
-def test_unsorted_indices_are_sorted():
-    r = nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [2, 0]), shape=(4, 2))
-    np.testing.assert_array_equal(r.indices.asnumpy(), [0, 2])
+def test_indices_taken_as_given_and_check_format_verifies():
+    # As MXNet: the constructor trusts the indices; check_format() finds what is wrong.
+    r = nd.sparse.row_sparse_array(([[3, 4], [1, 2]], [0, 2]), shape=(4, 2))
     np.testing.assert_array_equal(r.asnumpy(), [[3, 4], [0, 0], [1, 2], [0, 0]])
     r.check_format()
-
-
-def test_duplicate_or_out_of_range_indices_raise():
-    with pytest.raises(MXNetError, match="duplicate"):
-        nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [2, 2]), shape=(4, 2))
-    with pytest.raises(MXNetError, match=r"\[0, 4\)"):
-        nd.sparse.row_sparse_array(([[1, 2], [3, 4]], [2, 7]), shape=(4, 2))
+    for idx in ([2, 0], [2, 2], [2, 7], [1, -2]):
+        bad = nd.sparse.row_sparse_array(([[1, 2], [3, 4]], idx), shape=(4, 2))
+        with pytest.raises(MXNetError):
+            bad.check_format()
+    for ind, ptr in (([0, 2, 1], [0, 5, 2, 3]), ([2, 1, 1], [0, 2, 2, 3]),
+                     ([1, 2, 1], [0, 2, 2, 4]), ([0, 2, 1], [0, -2, 2, 3])):
+        c = nd.sparse.csr_matrix(([7, 8, 9], ind, ptr), shape=(3, 4))
+        with pytest.raises(MXNetError):
+            c.check_format()
     with pytest.raises(MXNetError):
-        nd.sparse.csr_matrix(([1.0], [5], [0, 1]), shape=(1, 3))
+        nd.sparse.csr_matrix(([1, 2, 3], [0, 2], [0, 2, 2, 3]), shape=(3, 3))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        nd.sparse.row_sparse_array((2, 2), shape=(3, 2))
+    with pytest.raises(ValueError):
+        nd.sparse.csr_matrix(([], [], [0, 0]))  # no indices: the shape cannot be inferred
 
 
 def test_data_shares_memory_and_dense_fallback_ops():

@@ -1119,7 +1119,7 @@ def _shape(shape):
     return shape
 
 
-def empty(shape, ctx=None, dtype=None):
+def empty(shape, ctx=None, dtype=None, stype=None):
     """An uninitialised array.
 
     Parameters
@@ -1129,7 +1129,12 @@ def empty(shape, ctx=None, dtype=None):
         The current context by default.
     dtype : str or numpy dtype, optional
         float32 by default.
+    stype : str, optional
+        'row_sparse' or 'csr' for an (empty) sparse array.
     """
+    if stype not in (None, "default"):
+        from . import sparse
+        return sparse.empty(stype, shape, ctx=ctx, dtype=dtype)
     ctx, dt = _ctx_dtype(ctx, dtype)
     return _new_on(torch.empty(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
 

@@ -84,6 +84,12 @@ def FullyConnected(data, weight, bias=None, num_hidden=None, no_bias=False, flat
         raise MXNetError(f"FullyConnected: num_hidden={num_hidden} but weight has shape "
                          f"{weight.shape}")
     b = None if (no_bias or bias is None) else bias._t
+    if b is not None and b.dim() != 1:
+        # MXNet takes a (num_hidden, 1, ...) bias too
+        if b.dim() == 0 or b.shape[0] != w.shape[0] or b.numel() != w.shape[0]:
+            raise MXNetError(f"FullyConnected: unexpected shape for bias {bias.shape} "
+                             f"(num_hidden {w.shape[0]})")
+        b = b.reshape(-1)
     if _state.recording:
         r = F.linear(x, w, b)
     else:

@@ -441,6 +441,9 @@ globals()["SliceChannel"] = split
 @_export()
 def slice(data, begin, end, step=None, out=None, name=None):  # noqa: A001 - MXNet's name
     """Slice with per-axis ``begin``/``end``/``step`` (None keeps the whole axis)."""
+    if getattr(data, "stype", "default") == "csr":
+        from .sparse import slice as _csr_slice  # MXNet keeps a CSR matrix sparse here
+        return _csr_slice(data, begin, end, step=step, out=out)
     import builtins
     step = step or [None] * len(begin)
     key = tuple(builtins.slice(b, e, s) for b, e, s in zip(begin, end, step))
@@ -471,6 +474,10 @@ def slice_like(data, shape_like, axes=(), out=None, name=None):
 @_export()
 def take(a, indices, axis=0, mode="clip", out=None, name=None):
     """Pick slices along ``axis`` at integer ``indices`` (clipped, or wrapped)."""
+    if getattr(a, "stype", "default") == "csr" and axis == 0 and \
+            getattr(indices, "ndim", 0) == 1:
+        from .sparse import _csr_take  # MXNet keeps a CSR matrix sparse here
+        return _assign_out(_csr_take(a, _t(indices, "indices"), mode), out)
     t = _t(a)
     idx = _t(indices, "indices").long()
     n = t.shape[axis]

@@ -22,6 +22,7 @@ leaf. ``neogluon.autograd.backward`` hands sparse results to :func:`_write_grad`
 """
 from __future__ import annotations
 
+import builtins
 import weakref
 
 import numpy as np
@@ -34,7 +35,7 @@ from .ndarray import NDArray, _new, _call_nograd
 
 __all__ = ["BaseSparseNDArray", "RowSparseNDArray", "CSRNDArray", "row_sparse_array",
            "csr_matrix", "zeros", "empty", "array", "zeros_like", "cast_storage", "dot",
-           "add_n", "retain", "add", "subtract", "multiply", "divide", "elemwise_add",
+           "add_n", "retain", "slice", "add", "subtract", "multiply", "divide", "elemwise_add",
            "elemwise_sub", "elemwise_mul", "negative", "square", "sqrt", "abs", "sign", "relu",
            "clip", "round", "rint", "ceil", "floor", "trunc", "fix", "sin", "tan", "arcsin",
            "arctan", "sinh", "tanh", "arcsinh", "arctanh", "expm1", "log1p", "degrees",
@@ -377,7 +378,7 @@ class BaseSparseNDArray(NDArray):
 
     # ----------------------------------------------------------------- indexing
     def __setitem__(self, key, value):
-        if not (isinstance(key, slice) and key == slice(None)):
+        if not (isinstance(key, builtins.slice) and key == builtins.slice(None)):
             raise ValueError(f"{type(self).__name__} only supports [:] for assignment")
         if self._sdata.requires_grad and _state.recording:
             raise MXNetError("In-place assignment to a variable with an attached gradient is "
@@ -415,6 +416,15 @@ class BaseSparseNDArray(NDArray):
     def __neg__(self):
         return _unary_sparse(torch.neg, self)
 
+    # Comparisons with a scalar keep the storage type where comparing 0 gives 0 (then only the
+    # stored values need comparing), as MXNet's; everything else compares the dense form.
+    def _compare(self, other, fn):
+        if isinstance(other, (int, float, np.number)) and not isinstance(other, bool):
+            d = self._sdata.detach()
+            if not bool(fn(torch.zeros((), dtype=d.dtype), other)):
+                return self._with(fn(d, other).to(d.dtype), self._aux, self._ctx)
+        return NDArray._compare(self, other, fn)
+
     def __abs__(self):
         return _unary_sparse(torch.abs, self)
 
@@ -447,17 +457,8 @@ class BaseSparseNDArray(NDArray):
     def reshape(self, *shape, **kwargs):
         raise _not_supported("reshape", shape)
 
-    def reshape_like(self, *args, **kwargs):
-        raise _not_supported("reshape_like", *args)
-
-    def expand_dims(self, *args, **kwargs):
-        raise _not_supported("expand_dims", *args)
-
-    def broadcast_to(self, *args, **kwargs):
-        raise _not_supported("broadcast_to", *args)
-
-    def flatten(self, *args, **kwargs):
-        raise _not_supported("flatten", *args)
+    # (reshape_like, expand_dims, broadcast_to, flatten & co run on the dense form, as
+    # MXNet's operators fall back to dense storage; only reshape is refused, as in MXNet)
 
     def to_dlpack_for_read(self):
         raise _not_supported("to_dlpack_for_read")
@@ -496,7 +497,7 @@ class RowSparseNDArray(BaseSparseNDArray):
         if isinstance(key, int):
             raise Exception("__getitem__ with int key is not implemented for RowSparseNDArray "
                             "yet")
-        if isinstance(key, slice) and key == slice(None):
+        if isinstance(key, builtins.slice) and key == builtins.slice(None):
             return self
         raise Exception("RowSparseNDArray only supports [:] for __getitem__")
 
@@ -538,7 +539,7 @@ class CSRNDArray(BaseSparseNDArray):
                 raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
             i %= n
             begin, end = i, i + 1
-        elif isinstance(key, slice):
+        elif isinstance(key, builtins.slice):
             if key.step not in (None, 1):
                 raise ValueError("CSRNDArray only supports continuous slicing on axis 0")
             begin, end, _ = key.indices(n)
@@ -656,6 +657,11 @@ def _check_format(arr, full_check=True):
         if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= shape[1]):
             raise MXNetError("indices of csr NDArray should be non-negative and less than "
                              "the number of columns")
+        if indices.numel() > 1:
+            rows = _csr_rows(indptr)
+            same_row = rows[1:] == rows[:-1]
+            if bool((same_row & (torch.diff(indices) <= 0)).any()):
+                raise MXNetError("indices of csr NDArray should be in ascending order per row")
 
 
 # ------------------------------------------------------------------------ creation
@@ -736,7 +742,7 @@ def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
                          torch.zeros(0, dtype=_I64, device=dev), shape, ctx)
     if stype in (None, "default"):
         return _new(torch.zeros(shape, dtype=dt, device=dev), ctx)
-    raise MXNetError(f"unknown storage type {stype!r}; expected one of {_STYPES}")
+    raise ValueError(f"unknown storage type {stype!r}; expected one of {_STYPES}")
 
 
 def empty(stype, shape, ctx=None, dtype=None):
@@ -765,7 +771,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     arg1 : tuple, NDArray, numpy.ndarray or RowSparseNDArray
         ``(data, indices)`` with ``data[i]`` the row ``indices[i]``; or a shape tuple
         ``(D0, D1, ...)`` for an empty array; or a dense array, converted; or a RowSparseNDArray,
-        copied.
+        copied. The indices must be sorted, unique and in range (``check_format`` checks).
     shape : tuple, optional
         The dense shape; inferred from ``(data, indices)`` when missing.
     ctx : Context, optional
@@ -782,6 +788,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         if n < 2:
             raise ValueError(f"Unexpected length of input tuple: {n}")
         if n > 2 or all(isinstance(x, (int, np.integer)) for x in arg1):
+            _check_shape(arg1, shape)
             return zeros("row_sparse", tuple(int(x) for x in arg1), ctx=ctx, dtype=dtype)
         data, indices = arg1
         dt = _source_dtype(data, dtype)
@@ -792,30 +799,34 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
             raise MXNetError(f"row_sparse_array: data of shape {tuple(d.shape)} does not match "
                              f"{idx.numel()} indices (one row of data per index)")
         if shape is None:
-            nrows = int(idx.max()) + 1 if idx.numel() else 0
-            shape = (nrows,) + tuple(d.shape[1:])
+            if not idx.numel():
+                raise ValueError("row_sparse_array: cannot infer the shape without indices; "
+                                 "pass shape=")
+            shape = (int(idx.max()) + 1,) + tuple(d.shape[1:])
         shape = tuple(int(s) for s in shape)
         if tuple(d.shape[1:]) != shape[1:]:
             raise MXNetError(f"row_sparse_array: data rows of shape {tuple(d.shape[1:])} do "
                              f"not match shape {shape}")
-        if idx.numel():
-            if int(idx.min()) < 0 or int(idx.max()) >= shape[0]:
-                raise MXNetError(f"row_sparse_array: indices must lie in [0, {shape[0]}), got "
-                                 f"{idx.tolist()}")
-            srt, order = torch.sort(idx, stable=True)
-            if srt.numel() > 1 and bool((torch.diff(srt) == 0).any()):
-                raise MXNetError(f"row_sparse_array: duplicate indices {idx.tolist()}")
-            if not torch.equal(srt, idx):
-                d, idx = d.index_select(0, order), srt
+        # As in MXNet the indices are taken as given (sorted, unique, in range is the
+        # caller's promise); check_format() verifies them.
         return _make_rsp(d.contiguous(), idx.contiguous(), shape, ctx)
     if isinstance(arg1, RowSparseNDArray):
+        _check_shape(arg1.shape, shape)
         r = arg1.copyto(ctx)
         return r if dtype is None else r.astype(dtype, copy=False)
     if isinstance(arg1, CSRNDArray):
         raise ValueError("Unexpected input type: CSRNDArray (convert it with tostype first)")
     if _is_scipy_sparse(arg1):
         raise ValueError(f"Unexpected input type: {type(arg1).__name__}")
-    return _dense_source(arg1, ctx, dtype).tostype("row_sparse")
+    dense = _dense_source(arg1, ctx, dtype)
+    _check_shape(dense.shape, shape)
+    return dense.tostype("row_sparse")
+
+
+def _check_shape(got, shape):
+    """MXNet's check that an explicit ``shape`` agrees with the one the source implies."""
+    if shape is not None and tuple(int(x) for x in got) != tuple(int(x) for x in shape):
+        raise ValueError(f"Shape mismatch detected. {tuple(got)} v.s. {tuple(shape)}")
 
 
 def _dense_source(arg1, ctx, dtype):
@@ -854,6 +865,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     if isinstance(arg1, tuple):
         n = len(arg1)
         if n == 2 and all(isinstance(x, (int, np.integer)) for x in arg1):
+            _check_shape(arg1, shape)
             return zeros("csr", tuple(int(x) for x in arg1), ctx=ctx, dtype=dtype)
         if n == 2:
             data, rc = arg1
@@ -868,21 +880,26 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         ind = _as_tensor(indices, None, dev).reshape(-1).to(_I64)
         ptr = _as_tensor(indptr, None, dev).reshape(-1).to(_I64)
         if shape is None:
-            ncols = int(ind.max()) + 1 if ind.numel() else 0
-            shape = (ptr.numel() - 1, ncols)
+            if not ind.numel():
+                raise ValueError("csr_matrix: cannot infer the shape without indices; pass "
+                                 "shape=")
+            shape = (ptr.numel() - 1, int(ind.max()) + 1)
         shape = tuple(int(s) for s in shape)
         if len(shape) != 2:
             raise ValueError(f"csr_matrix: shape must be 2-D, got {shape}")
-        out = _make_csr(d.contiguous(), ptr.contiguous(), ind.contiguous(), shape, ctx)
-        _check_format(out, True)
-        return out
+        if d.numel() != ind.numel():
+            raise MXNetError(f"csr_matrix: {d.numel()} values but {ind.numel()} column indices")
+        # (otherwise taken as given, as MXNet does; check_format() verifies the structure)
+        return _make_csr(d.contiguous(), ptr.contiguous(), ind.contiguous(), shape, ctx)
     if isinstance(arg1, CSRNDArray):
+        _check_shape(arg1.shape, shape)
         r = arg1.copyto(ctx)
         return r if dtype is None else r.astype(dtype, copy=False)
     if isinstance(arg1, RowSparseNDArray):
         raise ValueError("Unexpected input type: RowSparseNDArray (convert it with tostype "
                          "first)")
     if _is_scipy_sparse(arg1):
+        _check_shape(arg1.shape, shape)
         m = arg1.tocsr(copy=True)
         m.sum_duplicates()
         m.sort_indices()
@@ -890,7 +907,9 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         return _make_csr(torch.as_tensor(m.data).to(dev, dt),
                          torch.as_tensor(m.indptr).to(dev, _I64),
                          torch.as_tensor(m.indices).to(dev, _I64), tuple(m.shape), ctx)
-    return _dense_source(arg1, ctx, dtype).tostype("csr")
+    dense = _dense_source(arg1, ctx, dtype)
+    _check_shape(dense.shape, shape)
+    return dense.tostype("csr")
 
 
 def _csr_from_coo(data, row, col, shape, ctx, dtype):
@@ -1074,8 +1093,8 @@ def _binary_impl(op, lhs, rhs):
         if lhs.stype != rhs.stype:
             return _dense_result(op, lhs, rhs)
         if lhs.shape != rhs.shape:
-            raise MXNetError(f"{op}: shapes {lhs.shape} and {rhs.shape} of two {lhs.stype} "
-                             "arrays differ")
+            # MXNet broadcasts arrays of different shapes with its dense broadcast_* ops
+            return _dense_result(op, lhs, rhs)
         _same_dtype(lhs, rhs)
         if op in ("add", "sub"):
             return _grad_guard(_union, op, lhs, rhs)
@@ -1262,7 +1281,7 @@ def _union_many(arrs):
     return _with_keys(first, data, uniq)
 
 
-def retain(data, indices):
+def retain(data, indices=None, out=None, name=None, **kwargs):
     """Select rows of a row_sparse array.
 
     Parameters
@@ -1277,6 +1296,10 @@ def retain(data, indices):
         Stores exactly the requested rows (sorted, without repeats), zero where ``data`` stores
         none.
     """
+    if kwargs:
+        raise MXNetError(f"retain: unknown arguments {sorted(kwargs)}")
+    if indices is None:
+        raise MXNetError("retain: indices are required")
     if not isinstance(data, RowSparseNDArray):
         raise MXNetError(f"retain expects a row_sparse array, got storage type "
                          f"{getattr(data, 'stype', type(data).__name__)}")
@@ -1286,7 +1309,11 @@ def retain(data, indices):
     if want.numel() and (int(want.min()) < 0 or int(want.max()) >= data.shape[0]):
         raise MXNetError(f"retain: row ids must lie in [0, {data.shape[0]}) for an array of "
                          f"shape {data.shape}")
-    return _grad_guard(_gather_rows, data, want)
+    res = _grad_guard(_gather_rows, data, want)
+    if out is not None:
+        out[:] = res
+        return out
+    return res
 
 
 def _gather_rows(rsp, want):
@@ -2013,6 +2040,67 @@ def ftrl_update(weight, grad, z, n, lr, lamda1=0.01, beta=1.0, wd=0.0, rescale_g
         if orig.stype != "default":
             orig._assign(d)
     return weight
+
+
+def slice(data, begin, end, step=None, out=None, name=None):  # noqa: A001 - MXNet's name
+    """``nd.slice`` for a CSR matrix: rows ``begin[0]:end[0]`` and, when given, columns
+    ``begin[1]:end[1]``, as a CSRNDArray. A step other than 1, or another storage type, runs
+    the dense operator (a dense result), as MXNet falls back.
+
+    Parameters
+    ----------
+    data : NDArray
+    begin, end : tuple
+        Per-axis bounds (None for the whole axis).
+    step : tuple, optional
+    out : NDArray, optional
+    """
+    from . import ops
+    steps = tuple(step or ())
+    if getattr(data, "stype", "default") != "csr" or any(st not in (None, 1) for st in steps):
+        return ops.slice(data.tostype("default") if data.stype != "default" else data,
+                         begin, end, step=step, out=out)
+    begin, end = tuple(begin), tuple(end)
+    if not 1 <= len(begin) == len(end) <= 2:
+        raise MXNetError(f"slice: a CSR matrix takes begin/end for 1 or 2 axes, got "
+                         f"begin={begin}, end={end}")
+    rows = data[builtins.slice(begin[0], end[0])]
+    if len(begin) == 1 or (begin[1] in (None, 0) and end[1] in (None, data.shape[1])):
+        res = rows
+    else:
+        c0, c1, _ = builtins.slice(begin[1], end[1]).indices(data.shape[1])
+        c1 = max(c0, c1)
+        cols = rows._aux[1]
+        keep = (cols >= c0) & (cols < c1)
+        nrows = rows.shape[0]
+        row_of = torch.repeat_interleave(torch.arange(nrows, device=cols.device),
+                                         rows._aux[0][1:] - rows._aux[0][:-1])
+        counts = torch.bincount(row_of[keep], minlength=nrows)
+        indptr = torch.zeros(nrows + 1, dtype=_I64, device=cols.device)
+        indptr[1:] = torch.cumsum(counts, 0)
+        res = _make_csr(rows._sdata[keep], indptr, cols[keep] - c0, (nrows, c1 - c0),
+                        data._ctx)
+    if out is not None:
+        out[:] = res
+        return out
+    return res
+
+
+def _csr_take(a, idx, mode):
+    """Rows ``idx`` (clipped or wrapped into range) of a CSR matrix, as a CSR matrix."""
+    n = a.shape[0]
+    idx = idx.detach().long()
+    idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
+    indptr, cols = a._aux
+    starts, counts = indptr[idx], indptr[idx + 1] - indptr[idx]
+    new_ptr = torch.zeros(idx.numel() + 1, dtype=_I64, device=indptr.device)
+    new_ptr[1:] = torch.cumsum(counts, 0)
+    # position of every stored element of the result in the source's stored arrays
+    offs = torch.arange(int(new_ptr[-1]), device=indptr.device) - \
+        torch.repeat_interleave(new_ptr[:-1], counts)
+    src = torch.repeat_interleave(starts, counts) + offs
+    return _make_csr(_grad_guard(a._sdata.index_select, 0, src), new_ptr,
+                     cols.index_select(0, src), (idx.numel(), a.shape[1]), a._ctx)
 
 
 def __getattr__(name):
