@@ -56,3 +56,16 @@ def test_csviter(tmp_path):
     assert len(batches) == 3 and batches[-1].pad == 1
     assert batches[0].data[0].shape == (2, 2, 2)
     assert batches[2].label[0].asnumpy().ravel().tolist() == [4, 0]
+
+
+def test_shuffle_keeps_dtype_and_hard_reset():
+    # MXNet 1.9.1 turns shuffled inputs into float32; neogluon keeps their dtype.
+    np.random.seed(1)
+    it = mx.io.NDArrayIter(mx.nd.arange(10, dtype="int32"), np.arange(10), 4, shuffle=True,
+                           last_batch_handle="roll_over")
+    assert it.provide_data[0].dtype == np.int32
+    first = [b.data[0] for b in it]
+    assert all(d.dtype == np.int32 for d in first)
+    assert sorted(np.concatenate([d.asnumpy() for d in first]).tolist()) == list(range(8))
+    it.hard_reset()
+    assert it.next().pad == 0
