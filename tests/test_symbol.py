@@ -313,3 +313,16 @@ def test_unknown_batch_dimension_flows_back_into_zeros():
             "h2h_weight": nd.ones((4, 4)), "h2h_bias": nd.zeros((4,))}
     np.testing.assert_allclose(out.eval(**vals)[0].asnumpy(), np.tanh(np.full((3, 4), 5.0)),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["L2Loss", "L1Loss", "SoftmaxCrossEntropyLoss",
+                                  "SigmoidBinaryCrossEntropyLoss", "HuberLoss", "HingeLoss"])
+def test_losses_on_symbols_evaluate_like_ndarrays(name):
+    loss = getattr(gluon.loss, name)()
+    rng = np.random.RandomState(2)
+    x = nd.array(rng.rand(4, 3))
+    y = nd.array(rng.randint(0, 3, (4,)) if name.startswith("Softmax") else rng.rand(4, 3))
+    out = loss(mx.sym.var("pred"), mx.sym.var("label"))
+    assert out.infer_shape(pred=(4, 3), label=y.shape)[1] == [(4,)]
+    np.testing.assert_allclose(out.eval(pred=x, label=y)[0].asnumpy(), loss(x, y).asnumpy(),
+                               rtol=1e-6)

@@ -51,6 +51,8 @@ def _apply_weighting(F, loss, weight=None, sample_weight=None):
 
 def _reshape_like(F, x, y):
     """``x`` reshaped to ``y``'s shape (same number of elements)."""
+    if not isinstance(x, NDArray):  # symbols have no shape: let the graph do it
+        return F.reshape_like(x, y)
     if x.shape == y.shape:
         return x
     if x.size != y.size:
@@ -284,7 +286,9 @@ class SoftmaxCrossEntropyLoss(Loss):
             return self._fused(pred, label)
         if not self._from_logits:
             pred = F.log_softmax(pred, self._axis)
-        if self._sparse_label:
+        if self._sparse_label and not isinstance(pred, NDArray):
+            loss = -F.pick(pred, label, axis=self._axis, keepdims=True)
+        elif self._sparse_label:
             axis = self._axis % pred.ndim
             want = pred.shape[:axis] + pred.shape[axis + 1:]
             if label.shape != want:
