@@ -40,3 +40,30 @@ def records(mx, lst_path):
                                     hue=0.2, pca_noise=0.1, rand_gray=0.2, inter_method=10)
     out.append(repr([a.dumps() for a in augs]))
     return out
+
+
+def record_iter_records(mx, tmp):
+    """mx.io.ImageRecordIter over a .rec of the fixture PNGs (labels = record numbers)."""
+    ims = sorted(x for x in os.listdir(ROOT) if x.endswith(".png"))
+    rec_path = os.path.join(tmp, "t.rec")
+    rec = mx.recordio.MXIndexedRecordIO(os.path.join(tmp, "t.idx"), rec_path, "w")
+    for i, name in enumerate(ims):
+        with open(os.path.join(ROOT, name), "rb") as f:
+            rec.write_idx(i, mx.recordio.pack((0, i, i, 0), f.read()))
+    rec.close()
+    out, arrays = [], {}
+    configs = [dict(), dict(resize=18), dict(resize=20, inter_method=2),
+               dict(mean_r=10, mean_g=20, mean_b=30, std_r=2, std_g=3, std_b=4, scale=0.5),
+               dict(data_name="d", label_name="l", batch_size=3)]
+    for ci, kw in enumerate(configs):
+        kw = dict(kw)
+        bs = kw.pop("batch_size", 2)
+        it = mx.io.ImageRecordIter(path_imgrec=rec_path, data_shape=(3, 16, 16), batch_size=bs,
+                                   **kw)
+        out.append(repr([(d.name, d.shape) for d in it.provide_data + it.provide_label]))
+        for e in range(2):
+            for bi, b in enumerate(it):
+                out.append(repr((ci, e, b.pad, b.label[0].asnumpy().tolist(), b.data[0].shape)))
+                arrays[f"{ci}/{e}/{bi}"] = b.data[0].asnumpy()
+            it.reset()
+    return out, arrays

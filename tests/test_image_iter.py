@@ -54,3 +54,39 @@ def test_augmenters_and_errors():
     with pytest.raises(ValueError, match="last_batch_handle"):
         mx.image.ImageIter(2, (3, 8, 8), imglist=[], last_batch_handle="keep")
     assert list(mx.image.ImageIter(2, (3, 8, 8), imglist=[])) == []
+
+
+def test_image_record_iter_matches_mxnet(tmp_path):
+    from image_iter_cases import record_iter_records
+    with open(os.path.join(ROOT, "record_iter.json")) as f:
+        expected = json.load(f)
+    arrays = np.load(os.path.join(ROOT, "record_iter.npz"))
+    got, got_arrays = record_iter_records(mx, str(tmp_path))
+    assert got == expected
+    assert sorted(got_arrays) == sorted(arrays.files)
+    for k in arrays.files:
+        np.testing.assert_array_equal(got_arrays[k], arrays[k], err_msg=k)
+
+
+def test_image_record_iter_options_and_errors(tmp_path):
+    from image_iter_cases import record_iter_records
+    record_iter_records(mx, str(tmp_path))
+    rec = str(tmp_path / "t.rec")
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=2,
+                               round_batch=False)
+    pads = [b.pad for b in it]
+    it.reset()
+    assert pads == [0, 0, 1] and it.next().label[0].asnumpy().tolist() == [0, 1]
+    u8 = mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=5,
+                                    shuffle=True, rand_crop=True, rand_mirror=True,
+                                    path_imgidx=str(tmp_path / "t.idx"), seed=3)
+    b = u8.next()
+    assert b.data[0].dtype == np.uint8 and sorted(b.label[0].asnumpy().tolist()) == [0, 1, 2, 3, 4]
+    part = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=str(tmp_path / "t.idx"),
+                                 data_shape=(3, 8, 8), batch_size=2, num_parts=2, part_index=1)
+    assert part.next().label[0].asnumpy().tolist() == [2, 3]
+    with pytest.raises(mx.MXNetError, match="unsupported argument"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              max_rotate_angle=10)
+    with pytest.raises(mx.MXNetError, match="data_shape"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(8, 8), batch_size=2)

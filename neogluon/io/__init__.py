@@ -1,7 +1,8 @@
 """Data iterators (``mx.io``): DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter,
-PrefetchingIter, CSVIter."""
+PrefetchingIter, CSVIter, ImageRecordIter."""
 from . import io
 from .io import (DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter, PrefetchingIter,
                  CSVIter)
+from .image_record import ImageRecordIter, ImageRecordUInt8Iter
 from . import utils
 from .utils import _init_data, _getdata_by_idx, _has_instance
