@@ -293,6 +293,13 @@ def test_random_generator_checks():
     p, obs, exp = tu.chi_square_check(lambda n: np.random.randint(0, 2, size=n), [0, 1],
                                       [0.5, 0.5], nsamples=10000)
     assert obs.sum() == 10000 and exp.tolist() == [5000, 5000] and 0 <= p <= 1
+    # expected counts are rounded down (3000 + 7000 for 10001 samples): still a p value
+    p, obs, exp = tu.chi_square_check(uniform, [(0.0, 0.3), (0.3, 1.0)], [0.3, 0.7],
+                                      nsamples=10001)
+    assert exp.tolist() == [3000, 7000] and obs.sum() == 10001 and p > 1e-4
+    import scipy.stats
+    stat = ((obs - exp) ** 2 / exp).sum()
+    assert p == pytest.approx(scipy.stats.chi2.sf(stat, 1))
     normal = lambda n: np.random.normal(1.0, 2.0, size=n)  # noqa: E731
     assert tu.mean_check(normal, 1.0, 2.0, nsamples=100000)
     assert not tu.mean_check(normal, 1.5, 2.0, nsamples=100000)
