@@ -179,6 +179,11 @@ class EvalMetric:
         raise NotImplementedError()
 
     def _add(self, value, count):
+        if isinstance(value, numpy.generic):
+            # MXNet (on NumPy 1.x) sums these in float64: a float32 batch value meeting the
+            # Python float 0.0 became float64. NumPy 2 would keep float32 and lose precision
+            # over many batches, so the sums are float64 explicitly.
+            value = numpy.float64(value)
         self.sum_metric += value
         self.global_sum_metric += value
         self.num_inst += count

@@ -228,3 +228,17 @@ def test_f1_exposes_mxnet_count_names():
         (1, 1, 1, 1)
     assert s.global_total_examples == 4 and s.precision == 0.5 and s.fscore == 0.5
     assert f1.get()[1] == pytest.approx(0.5)
+
+
+def test_sums_are_float64_as_in_mxnet():
+    # MXNet 1.9.1 (NumPy 1.x) accumulates float32 batch values into float64 sums; with NumPy 2
+    # a float32 would stay float32 and drift over many batches.
+    m = mx.metric.MAE()
+    label = mx.nd.array([[0.1], [0.2], [0.3]])
+    pred = mx.nd.array([[0.15], [0.1], [0.7]])
+    for _ in range(1000):
+        m.update([label], [pred])
+    assert isinstance(m.sum_metric, np.float64) and isinstance(m.get()[1], float)
+    one = float(np.abs(label.asnumpy() - pred.asnumpy()).mean())
+    assert abs(m.get()[1] - one) < 1e-12
+    assert isinstance(m.get_global()[1], float)
