@@ -274,3 +274,23 @@ def test_fully_connected_takes_column_bias():
     np.testing.assert_array_equal(out.asnumpy(), np.full((2, 4), 4))
     with pytest.raises(mx.base.MXNetError):
         nd.FullyConnected(nd.ones((2, 3)), nd.ones((4, 3)), nd.ones((2, 2)), num_hidden=4)
+
+
+def test_invalid_sampler_parameters_fail_at_synchronisation():
+    # As MXNet's engine: no error until something waits on the result, then once.
+    a = nd.random.normal(0, 1, (2, 2))
+    b = nd.random.normal(0, -1, (2, 2))
+    c = nd.dot(a, b)
+    with pytest.raises(mx.base.MXNetError, match="scale"):
+        c.asnumpy()
+    c.asnumpy()  # reported once
+    x, y = nd.random_normal(0, -1, (2, 2)).copyto(mx.cpu())
+    with pytest.raises(mx.base.MXNetError):
+        x.wait_to_read()
+    y.asnumpy()  # the same failure, already reported
+    u = nd.random.uniform(1, 0, (2,))  # noqa: F841 - alive: its error is still observable
+    with pytest.raises(mx.base.MXNetError, match="low"):
+        nd.waitall()
+    nd.waitall()
+    ok = nd.random.normal(nd.zeros(2), -nd.ones(2))  # parameter arrays are not checked
+    ok.asnumpy()

@@ -18,6 +18,7 @@ import torch
 from .. import autograd as _ag_mod
 from ..base import MXNetError, MXNetValueError, to_numpy_dtype, to_torch_dtype
 from ..context import Context, current_context, context_of_device
+from . import _failure
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",
@@ -184,7 +185,10 @@ class NDArray:
     # ------------------------------------------------------------------ conversion
     def asnumpy(self):
         """A numpy copy of the data."""
-        t = self._t.detach()
+        t = self._t
+        if type(t) is not _Tensor:
+            _failure.check(t)  # an operator error MXNet's engine reports here
+        t = t.detach()
         if t.dtype is torch.bfloat16:
             t = t.float()
         if t.device.type != "cpu":
@@ -246,7 +250,10 @@ class NDArray:
         return sparse.cast_storage(self, stype)
 
     def wait_to_read(self):
-        """Block until pending work on this array has finished."""
+        """Block until pending work on this array has finished; raise the error of a failed
+        operator it depends on, as MXNet does."""
+        if type(self._t) is not _Tensor:
+            _failure.check(self._t)
         if self._t.device.type == "cuda":
             torch.cuda.synchronize(self._t.device)
 
@@ -1323,9 +1330,11 @@ def to_dlpack_for_write(data: NDArray):
 
 
 def waitall():
-    """Wait until every pending computation has finished."""
+    """Wait until every pending computation has finished; raise the error of an operator that
+    failed since the last wait (once), as MXNet does."""
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
+    _failure.raise_pending()
 
 
 def _tensors(arrays, what):

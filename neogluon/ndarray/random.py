@@ -20,6 +20,7 @@ from ..base import MXNetError, to_torch_dtype
 from ..context import current_context
 from ..random import generator
 from .ndarray import NDArray, _new, _new_on, _run
+from . import _failure
 
 __all__ = ["uniform", "normal", "randn", "randint", "shuffle", "exponential", "gamma",
            "poisson", "multinomial", "negative_binomial", "generalized_negative_binomial",
@@ -100,6 +101,26 @@ class _Params:
         return generator(self.device)
 
 
+def _invalid(p, dtype, out, message):
+    """The result of a sampler whose scalar parameters are invalid: MXNet checks them in the
+    kernel, so the error comes at the next synchronisation on the result (see _failure)."""
+    t = _failure.failed(MXNetError(message), p.shape, dtype, p.device)
+    if out is not None:
+        out._t = t
+        return out
+    return _new_on(t, p.ctx)
+
+
+def _bad(p, **checks):
+    """The message of the first failed check among scalar parameters (None: all fine)."""
+    if p.multi:
+        return None  # (MXNet does not check parameter arrays)
+    for message, ok in checks.items():
+        if not ok:
+            return message
+    return None
+
+
 def _finish(t, p, dtype, out):
     t = t.to(dtype)
     if out is not None:
@@ -135,6 +156,10 @@ def uniform(low=0.0, high=1.0, shape=None, dtype=None, ctx=None, out=None, **kwa
     """
     p = _Params("uniform", {"low": low, "high": high}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(p, **{f"uniform: low ({low}) must be less than or equal to high ({high})":
+                     p.multi or high >= low})
+    if bad:
+        return _invalid(p, dt, out, bad)
     wd = _work_dtype(dt)
     u = torch.rand(p.shape, generator=p.gen, dtype=wd, device=p.device)
     lo, hi = p.get("low", wd), p.get("high", wd)
@@ -155,6 +180,9 @@ def normal(loc=0.0, scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwa
     """
     p = _Params("normal", {"loc": loc, "scale": scale}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(p, **{f"normal: scale ({scale}) has to be positive": p.multi or scale > 0})
+    if bad:
+        return _invalid(p, dt, out, bad)
     wd = _work_dtype(dt)
     z = torch.randn(p.shape, generator=p.gen, dtype=wd, device=p.device)
     return _finish(p.get("loc", wd) + z * p.get("scale", wd), p, dt, out)
@@ -187,6 +215,9 @@ def exponential(scale=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs)
     """
     p = _Params("exponential", {"scale": scale}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(p, **{f"exponential: scale ({scale}) has to be positive": p.multi or scale > 0})
+    if bad:
+        return _invalid(p, dt, out, bad)
     wd = _work_dtype(dt)
     e = torch.empty(p.shape, dtype=wd, device=p.device).exponential_(1.0, generator=p.gen)
     return _finish(e * p.get("scale", wd), p, dt, out)
@@ -208,6 +239,10 @@ def gamma(alpha=1.0, beta=1.0, shape=None, dtype=None, ctx=None, out=None, **kwa
     """
     p = _Params("gamma", {"alpha": alpha, "beta": beta}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(p, **{f"gamma: alpha ({alpha}) has to be positive": p.multi or alpha > 0,
+                     f"gamma: beta ({beta}) has to be positive": p.multi or beta > 0})
+    if bad:
+        return _invalid(p, dt, out, bad)
     wd = _work_dtype(dt)
     g = _std_gamma(p.full("alpha", wd), p.gen)
     return _finish(g * p.get("beta", wd), p, dt, out)
@@ -224,6 +259,9 @@ def poisson(lam=1.0, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     """
     p = _Params("poisson", {"lam": lam}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(p, **{f"poisson: lam ({lam}) has to be non-negative": p.multi or lam >= 0})
+    if bad:
+        return _invalid(p, dt, out, bad)
     wd = _work_dtype(dt)
     return _finish(torch.poisson(p.full("lam", wd), generator=p.gen), p, dt, out)
 
@@ -240,6 +278,11 @@ def negative_binomial(k=1, p=1.0, shape=None, dtype=None, ctx=None, out=None, **
     """
     ps = _Params("negative_binomial", {"k": k, "p": p}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(ps, **{f"negative_binomial: k ({k}) has to be non-negative": ps.multi or k >= 0,
+                      f"negative_binomial: p ({p}) has to lie in [0, 1]":
+                      ps.multi or 0 <= p <= 1})
+    if bad:
+        return _invalid(ps, dt, out, bad)
     prob = ps.get("p", torch.float64)
     lam = _std_gamma(ps.full("k", torch.float64), ps.gen) * ((1.0 - prob) / prob)
     return _finish(torch.poisson(lam, generator=ps.gen), ps, dt, out)
@@ -257,6 +300,12 @@ def generalized_negative_binomial(mu=1.0, alpha=1.0, shape=None, dtype=None, ctx
     """
     p = _Params("generalized_negative_binomial", {"mu": mu, "alpha": alpha}, shape, ctx, out)
     dt = _out_dtype(dtype, out)
+    bad = _bad(p, **{f"generalized_negative_binomial: mu ({mu}) has to be non-negative":
+                     p.multi or mu >= 0,
+                     f"generalized_negative_binomial: alpha ({alpha}) has to be non-negative":
+                     p.multi or alpha >= 0})
+    if bad:
+        return _invalid(p, dt, out, bad)
     mu_t = p.full("mu", torch.float64)
     al = p.full("alpha", torch.float64)
     pos = al > 0
