@@ -2,13 +2,15 @@
 
 Hybridisation in neogluon
 -------------------------
-MXNet turns a hybridized block into a symbolic graph. neogluon has no Symbol API; instead the
-first forward pass of a hybridized block runs under a *tracer*: ``F`` is a proxy of ``nd`` and
-the arrays are NDArrays that remember which recorded op made them, so the pass computes the
-real result while recording a flat list of operator calls (the graph). Later calls with the
-same input signature replay that list directly (no Block dispatch, hooks or parameter lookups
-by name). The graph is what ``export`` writes as ``path-symbol.json`` -- neogluon's own JSON
-graph description, *not* MXNet's symbol JSON -- and what ``SymbolBlock.imports`` reads back.
+MXNet turns a hybridized block into a symbolic graph. neogluon instead runs the first forward
+pass of a hybridized block under a *tracer*: ``F`` is a proxy of ``nd`` and the arrays are
+NDArrays that remember which recorded op made them, so the pass computes the real result while
+recording a flat list of operator calls. Later calls with the same input signature replay that
+list directly (no Block dispatch, hooks or parameter lookups by name).
+
+Symbols are separate: calling a block on ``mx.sym`` inputs runs ``hybrid_forward`` with
+``F = mx.sym`` and returns a Symbol (what ``export`` writes as MXNet's ``-symbol.json``, and
+what ``SymbolBlock`` evaluates through the nd operators).
 
 When a forward cannot be captured (values read back into Python, in-place writes, arrays that
 did not come from the inputs or parameters), the block warns once and keeps running
@@ -1372,19 +1374,7 @@ class HybridBlock(Block):
         if not self._cached_graph:
             raise RuntimeError("Please first call block.hybridize() and then run forward with "
                                "this block at least once before calling export.")
-        _, graph = self._cached_graph
-        n = len(graph.inputs)
-        try:
-            _, sym = self._symbolic_graph(n, getattr(graph, "in_fmt", tuple(0 for _ in
-                                                                            range(n))))
-            text = sym.tojson()
-        except Exception as err:  # noqa: BLE001 - fall back to neogluon's graph file
-            warnings.warn(f"export: the forward pass of {type(self).__name__} '{self.name}' "
-                          f"cannot run on symbols ({err}); writing neogluon's own graph "
-                          "description, which MXNet cannot read", stacklevel=2)
-            sym = None
-            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
-            text = graph.to_json(names)
+        text, sym, graph = self._graph_text()
         sym_file = f"{path}-symbol.json"
         folder = os.path.dirname(os.path.abspath(sym_file))
         fd, tmp = tempfile.mkstemp(prefix=".tmp-symbol.", dir=folder)
@@ -1427,6 +1417,22 @@ def _has_symbol(x, args):
         raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types "
                          "for the input. Please check the type of the args.\n")
     return has_sym
+    def _graph_text(self):
+        """(symbol file text, Symbol or None, captured graph) of the cached forward pass."""
+        _, graph = self._cached_graph
+        n = len(graph.inputs)
+        try:
+            _, sym = self._symbolic_graph(n, getattr(graph, "in_fmt", {"tuple": [0] * n}))
+            text = sym.tojson()
+        except Exception as err:  # noqa: BLE001 - fall back to neogluon's graph file
+            warnings.warn(f"export: the forward pass of {type(self).__name__} '{self.name}' "
+                          f"cannot run on symbols ({err}); writing neogluon's own graph "
+                          "description, which MXNet cannot read", stacklevel=3)
+            sym = None
+            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+            text = graph.to_json(names)
+        return text, sym, graph
+
 
 
 def _common_prefix(names):

@@ -488,14 +488,11 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         symbol_file = os.path.join(self.model_dir, self.model_prefix + "-symbol.json")
         cached = getattr(estimator.net, "_cached_graph", None)
         if cached:
-            # neogluon's graph description (what HybridBlock.export writes), not MXNet's
-            # symbol JSON; SymbolBlock.imports reads it back.
-            graph = cached[1]
-            n = len(graph.inputs)
-            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+            # What HybridBlock.export writes: MXNet's symbol JSON (or, for a forward pass
+            # that cannot run on symbols, neogluon's graph description).
             tmp = f"{symbol_file}.tmp{os.getpid()}"
             with open(tmp, "w") as f:
-                f.write(graph.to_json(names))
+                f.write(estimator.net._graph_text()[0])
             os.replace(tmp, symbol_file)
         else:
             estimator.logger.info(
