@@ -1231,8 +1231,16 @@ def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ="whole", 
     from . import autograd
     ctx = ctx or default_context()
     runner = _Runner(sym, ctx)
+    aux = None
     if location is None:
-        location = {k: np.random.normal(size=shape, scale=1.0) for k, shape in kwargs.items()}
+        shapes = dict(kwargs)
+        if runner.is_symbol and hasattr(sym, "infer_shape"):
+            arg_shapes, _, aux_shapes = sym.infer_shape(**kwargs)
+            if arg_shapes is not None:
+                shapes = dict(zip(runner.arg_names, arg_shapes))
+                aux = {k: mx.nd.zeros(shape, ctx=ctx) for k, shape in
+                       zip(runner.aux_names, aux_shapes)}
+        location = {k: np.random.normal(size=shape, scale=1.0) for k, shape in shapes.items()}
     else:
         assert isinstance(location, dict), 'Expect dict, get "location"=%s' % str(location)
     args = _parse_location(runner, location, ctx)
@@ -1241,11 +1249,11 @@ def check_speed(sym, location=None, ctx=None, N=20, grad_req=None, typ="whole", 
 
     def once():
         if typ == "forward":
-            return runner(args, is_train=False)
+            return runner(args, aux, is_train=False)
         for arr in args.values():
             arr.attach_grad(grad_req or "write")
         with autograd.record():
-            outs = runner(args, is_train=True)
+            outs = runner(args, aux, is_train=True)
         autograd.backward(outs, head_grads=[o.copy() for o in outs])
         return outs
 
@@ -1300,13 +1308,17 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
 
     def shapes_of(s, cfg):
         given = {k: v for k, v in cfg.items() if k not in ("ctx", "type_dict")}
-        if set(arg_names) <= set(given):
+        aux_names = _Runner(s, None).aux_names
+        if set(arg_names) <= set(given) and not aux_names:
             return {k: tuple(given[k]) for k in arg_names}
         if not hasattr(s, "infer_shape"):
             raise ValueError("check_consistency: give the shape of every argument "
                              f"({arg_names}) in ctx_list")
-        arg_shapes, _, _ = s.infer_shape(**given)
-        return dict(zip(arg_names, arg_shapes))
+        arg_shapes, _, aux_shapes = s.infer_shape(**given)
+        if arg_shapes is None:
+            raise ValueError(f"check_consistency: the shapes {given} do not determine every "
+                             f"argument's shape ({arg_names})")
+        return dict(zip(list(arg_names) + list(aux_names), list(arg_shapes) + list(aux_shapes)))
 
     shapes = shapes_of(syms[0], ctx_list[0])
     for name in sorted(arg_names):
@@ -1320,11 +1332,25 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
     for name in runners[0].aux_names:
         aux_params.setdefault(name, 0)
 
-    def dtype_of(cfg, name):
-        return np.dtype(cfg.get("type_dict", {}).get(name, np.float32))
+    def dtypes_of(s, runner, cfg):
+        """Every argument's and aux state's dtype: ``type_dict``'s, the rest inferred from it
+        (as simple_bind does), float32 where nothing says otherwise."""
+        given = dict(cfg.get("type_dict", {}))
+        names = list(arg_names) + list(runner.aux_names)
+        found = {}
+        if hasattr(s, "infer_type"):
+            arg_types, _, aux_types = s.infer_type_partial(**given) \
+                if hasattr(s, "infer_type_partial") else s.infer_type(**given)
+            if arg_types is not None:
+                found = dict(zip(names, list(arg_types) + list(aux_types or [])))
+        return {k: np.dtype(given.get(k) or found.get(k) or np.float32) for k in names}
 
     def run(i, train, head_grads=None):
         cfg, runner = ctx_list[i], runners[i]
+        types = dtypes_of(syms[i], runner, cfg)
+
+        def dtype_of(_, name):
+            return types[name]
         args = {k: mx.nd.array(np.asarray(arg_params[k]), ctx=runner.ctx, dtype=dtype_of(cfg, k))
                 for k in arg_names}
         aux = {k: mx.nd.array(np.broadcast_to(np.asarray(aux_params[k]), shapes.get(k, ())),

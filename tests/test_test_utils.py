@@ -358,6 +358,28 @@ def test_symbolic_checks_on_a_symbol():
     check_numeric_gradient(s, [x, y])
 
 
+def test_check_consistency_and_check_speed():
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    ctx_list = [{"ctx": mx.cpu(0), "data": (2, 5), "type_dict": {"data": t}}
+                for t in (np.float64, np.float32, np.float16)]
+    gt = tu.check_consistency(fc, ctx_list)          # weights' shapes and dtypes are inferred
+    assert sorted(gt) == ["data", "fc_bias", "fc_output", "fc_weight"]
+    assert gt["fc_weight"].dtype == np.float64 and gt["fc_weight"].shape == (4, 5)
+    bn = mx.sym.BatchNorm(data, name="bn")           # aux states get their inferred shapes
+    assert "bn_output" in tu.check_consistency(bn, ctx_list[:2])
+    a = mx.sym.var("a")
+    s = a * 2
+    wrong = {s.list_outputs()[0]: np.zeros(2), "a": np.zeros(2)}
+    with pytest.raises(AssertionError):
+        tu.check_consistency(s, [{"ctx": mx.cpu(0), "a": (2,)}, {"ctx": mx.cpu(0), "a": (2,)}],
+                             ground_truth=wrong)
+    assert tu.check_speed(s, location={"a": np.ones(3)}, N=2) > 0
+    assert tu.check_speed(fc, data=(2, 5), N=2, typ="forward") > 0
+    with pytest.raises(ValueError):
+        tu.check_speed(s, location={"a": np.ones(3)}, typ="backward")
+
+
 # ---------------------------------------------------------------------------- misc
 def test_download_local_file_and_errors(tmp_path):
     src = tmp_path / "served"
