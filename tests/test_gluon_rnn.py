@@ -233,3 +233,47 @@ def test_unroll_valid_length_equals_unrolling_each_sequence(make, layout):
         assert not np.take(got, range(n, 6), axis=t_ax).any()
         for s, g in zip(states, s1):
             np.testing.assert_allclose(s[i:i + 1].asnumpy(), g.asnumpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [lambda: rnn.LSTM(4, num_layers=2, layout="NTC",
+                                                   bidirectional=True),
+                                  lambda: rnn.GRU(3), lambda: rnn.RNN(5, activation="tanh")])
+def test_rnn_layer_inside_hybridized_block_is_captured(make):
+    import warnings
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(make(), mx.gluon.nn.Dense(3, flatten=False))
+    net.initialize()
+    x = nd.random.uniform(shape=(2, 5, 3))
+    ref = net(x).asnumpy()
+    net.hybridize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = net(x).asnumpy()
+    assert net._cached_graph, "begin states must be made with the capture's F"
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_rnn_layer_on_symbols():
+    layer = rnn.LSTM(4, num_layers=2, prefix="lstm_")
+    out = layer(mx.sym.var("data"))
+    assert isinstance(out, mx.sym.Symbol)
+    assert "lstm_l0_i2h_weight" in out.list_arguments()
+
+
+def test_hybridized_net_with_rnn_layer_exports_and_imports(tmp_path):
+    net = mx.gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(rnn.LSTM(4, num_layers=2, layout="NTC", bidirectional=True),
+                mx.gluon.nn.Dense(3))
+    net.initialize()
+    net.hybridize()
+    x = nd.random.uniform(shape=(2, 5, 3))
+    y = net(x)
+    net.export(str(tmp_path / "m"))
+    blk = mx.gluon.SymbolBlock.imports(str(tmp_path / "m-symbol.json"), ["data"],
+                                       str(tmp_path / "m-0000.params"))
+    np.testing.assert_array_equal(blk(x).asnumpy(), y.asnumpy())
+    # another batch size: the begin states' batch dimension is inferred from the data
+    x2 = nd.random.uniform(shape=(3, 5, 3))
+    np.testing.assert_allclose(blk(x2).asnumpy(), net(x2).asnumpy(), rtol=1e-6, atol=1e-6)

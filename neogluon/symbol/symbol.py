@@ -895,7 +895,13 @@ def _make_op(fn, path, args, kwargs):
         if iname not in inputs:
             inputs[iname] = var(f"{node_name}_{iname}", **hidden)
     if variadic:
-        ins = variadic + [inputs[k] for k in params if k in inputs]
+        # In the signature's order: evaluation passes the inputs positionally, so a named
+        # input before *args (fn(data, *arrays)) must stay in front of the variadic ones.
+        order = list(params)
+        star = next(i for i, p in enumerate(order)
+                    if params[p].kind is inspect.Parameter.VAR_POSITIONAL)
+        ins = [inputs[k] for k in order[:star] if k in inputs] + variadic + \
+            [inputs[k] for k in order[star + 1:] if k in inputs]
         in_names = None
         meta = _OPS.get(canon, {})
         if meta.get("num_args") and meta["num_args"] not in attrs:
@@ -1560,6 +1566,15 @@ class _Inference:
                     changed |= self._unify(b, self.shape[a], node.name)
         elif node.op == "FullyConnected" and keys:
             changed |= self._fc(node, keys[0], out0)
+        elif node.op == "_gluon_rnn" and keys:
+            # the recurrent layers' states (layers * directions, N, H) take their batch size
+            # from the data (T, N, C): begin states are zeros((L * D, 0, H)) in a symbol
+            d = self.shape.get(keys[0])
+            if d is not None and len(d) == 3 and d[1]:
+                for k in keys[1:1 + int(node.attrs.get("num_states", 1))]:
+                    st = self.shape.get(k)
+                    if st is not None and len(st) == 3:
+                        changed |= self._unify(k, (0, d[1], 0), node.name)
         ins = [self.shape.get(k) for k in keys]
         full = [_full_shape(x) for x in ins]
         if all(f is not None for f in full) and (keys or (

@@ -142,11 +142,18 @@ class _RNNLayer(HybridBlock):
         return states
 
     def __call__(self, inputs, states=None, sequence_length=None, **kwargs):
+        from .rnn_cell import _F_of, _TENSORS
         self.skip_states = states is None
         if states is None:
-            batch_size = inputs.shape[self._layout.find("N")]
-            states = self.begin_state(batch_size, ctx=inputs.context, dtype=inputs.dtype)
-        if isinstance(states, NDArray):
+            # made with the inputs' F, so that a hybridize capture or a symbol includes them
+            F = _F_of(inputs)
+            if isinstance(inputs, NDArray):
+                batch_size = inputs.shape[self._layout.find("N")]
+                states = self.begin_state(batch_size, func=F.zeros, ctx=inputs.context,
+                                          dtype=inputs.dtype)
+            else:
+                states = self.begin_state(0, func=F.zeros)
+        if isinstance(states, _TENSORS):
             states = [states]
         if self._use_sequence_length:
             if sequence_length is None:
@@ -162,11 +169,12 @@ class _RNNLayer(HybridBlock):
             p.shape = (p.shape[0], ni)
 
     def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
-        batch_size = inputs.shape[self._layout.find("N")]
-        for state, info in zip(states, self.state_info(batch_size)):
-            if state.shape != info["shape"]:
-                raise ValueError(f"Invalid recurrent state shape. Expecting {info['shape']}, "
-                                 f"got {state.shape}.")
+        if isinstance(inputs, NDArray):
+            batch_size = inputs.shape[self._layout.find("N")]
+            for state, info in zip(states, self.state_info(batch_size)):
+                if state.shape != info["shape"]:
+                    raise ValueError(f"Invalid recurrent state shape. Expecting "
+                                     f"{info['shape']}, got {state.shape}.")
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, 0, 1)
         names = ["i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"]
