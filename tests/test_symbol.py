@@ -326,3 +326,24 @@ def test_losses_on_symbols_evaluate_like_ndarrays(name):
     assert out.infer_shape(pred=(4, 3), label=y.shape)[1] == [(4,)]
     np.testing.assert_allclose(out.eval(pred=x, label=y)[0].asnumpy(), loss(x, y).asnumpy(),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["conv", "norms", "acts", "emb", "conv1d"])
+def test_mxnet_layer_zoo_exports_import_and_match(name, tmp_path):
+    prefix = os.path.join(FIX, f"zoo_{name}")
+    net = gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"], prefix + "-0000.params")
+    x = nd.array(np.load(prefix + "-input.npy"))
+    want = np.load(prefix + "-output.npy")
+    with mx.autograd.predict_mode():
+        np.testing.assert_allclose(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    # the graph survives neogluon's JSON writer and the block exports again
+    sym = mx.sym.load(prefix + "-symbol.json")
+    assert mx.sym.load_json(sym.tojson()).list_inputs() == sym.list_inputs()
+    net.hybridize()
+    with mx.autograd.predict_mode():
+        net(x)
+    net.export(str(tmp_path / "again"))
+    back = gluon.SymbolBlock.imports(str(tmp_path / "again-symbol.json"), ["data"],
+                                     str(tmp_path / "again-0000.params"))
+    with mx.autograd.predict_mode():
+        np.testing.assert_allclose(back(x).asnumpy(), want, rtol=1e-5, atol=1e-6)

@@ -98,6 +98,51 @@ def small_net():
     np.save(os.path.join(OUT, "small_cnn-output.npy"), y.asnumpy())
 
 
+ZOO = {
+    # name: (layers, input shape, integer input)
+    "conv": (lambda nn: [nn.Conv2D(4, 3, strides=2, padding=1, use_bias=False),
+                         nn.Conv2D(4, 3, groups=2, activation="sigmoid"),
+                         nn.Conv2DTranspose(3, 3, strides=2), nn.AvgPool2D(2),
+                         nn.GlobalMaxPool2D()], (2, 3, 12, 12), False),
+    "norms": (lambda nn: [nn.Conv2D(4, 1), nn.BatchNorm(), nn.InstanceNorm(), nn.LayerNorm(),
+                          nn.GroupNorm(2)], (2, 3, 5, 5), False),
+    "acts": (lambda nn: [nn.Dense(6, use_bias=False), nn.LeakyReLU(0.1), nn.PReLU(), nn.ELU(),
+                         nn.SELU(), nn.GELU(), nn.Swish(), nn.Activation("softrelu"),
+                         nn.Dropout(0.3), nn.Dense(3, flatten=False)], (4, 5), False),
+    "emb": (lambda nn: [nn.Embedding(10, 4), nn.Flatten(), nn.Dense(2)], (3, 5), True),
+    "conv1d": (lambda nn: [nn.Conv1D(3, 3), nn.MaxPool1D(2), nn.Conv1D(2, 1)], (2, 3, 9),
+               False),
+}
+
+
+def layer_zoo():
+    """Small nets of each layer family exported by MXNet, with an input and MXNet's output
+    (in predict mode)."""
+    from mxnet import gluon
+    for name, (layers, shape, integer) in ZOO.items():
+        mx.random.seed(11)
+        net = gluon.nn.HybridSequential(prefix=f"{name}_")
+        with net.name_scope():
+            for layer in layers(gluon.nn):
+                net.add(layer)
+        net.initialize(mx.init.Xavier())
+        rng = np.random.RandomState(5)
+        x = rng.randint(0, 10, size=shape) if integer else rng.randn(*shape)
+        x = mx.nd.array(x)
+        net(x)
+        for p in net.collect_params().values():
+            if p.name.endswith("running_var"):
+                p.set_data(mx.nd.array(np.linspace(0.5, 2.0, p.shape[0])))
+            if p.name.endswith("running_mean"):
+                p.set_data(mx.nd.array(np.linspace(-0.3, 0.3, p.shape[0])))
+        net.hybridize()
+        y = net(x)
+        prefix = os.path.join(OUT, f"zoo_{name}")
+        net.export(prefix, epoch=0)
+        np.save(prefix + "-input.npy", x.asnumpy())
+        np.save(prefix + "-output.npy", y.asnumpy())
+
+
 def facts():
     """list_* / infer_shape / naming results of small symbolic graphs."""
     res = {}
@@ -140,6 +185,7 @@ if __name__ == "__main__":
         json.dump(op_table(), f, indent=0, sort_keys=True)
         f.write("\n")
     small_net()
+    layer_zoo()
     with open(os.path.join(OUT, "facts.json"), "w") as f:
         json.dump(facts(), f, indent=1, sort_keys=True)
         f.write("\n")

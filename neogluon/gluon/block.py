@@ -1396,6 +1396,22 @@ class HybridBlock(Block):
                 arg_dict[f"{kind}:{p.name}"] = p._reduce()
         _atomic_nd_save("%s-%04d.params" % (path, epoch), arg_dict)
 
+    def _graph_text(self):
+        """(symbol file text, Symbol or None, captured graph) of the cached forward pass."""
+        _, graph = self._cached_graph
+        n = len(graph.inputs)
+        try:
+            _, sym = self._symbolic_graph(n, getattr(graph, "in_fmt", {"tuple": [0] * n}))
+            text = sym.tojson()
+        except Exception as err:  # noqa: BLE001 - fall back to neogluon's graph file
+            warnings.warn(f"export: the forward pass of {type(self).__name__} '{self.name}' "
+                          f"cannot run on symbols ({err}); writing neogluon's own graph "
+                          "description, which MXNet cannot read", stacklevel=3)
+            sym = None
+            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+            text = graph.to_json(names)
+        return text, sym, graph
+
     def hybrid_forward(self, F, x, *args, **kwargs):
         """Override: compute the output with ``F`` operators (``F`` is ``neogluon.nd``)."""
         raise NotImplementedError
@@ -1417,24 +1433,6 @@ def _has_symbol(x, args):
         raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types "
                          "for the input. Please check the type of the args.\n")
     return has_sym
-    def _graph_text(self):
-        """(symbol file text, Symbol or None, captured graph) of the cached forward pass."""
-        _, graph = self._cached_graph
-        n = len(graph.inputs)
-        try:
-            _, sym = self._symbolic_graph(n, getattr(graph, "in_fmt", {"tuple": [0] * n}))
-            text = sym.tojson()
-        except Exception as err:  # noqa: BLE001 - fall back to neogluon's graph file
-            warnings.warn(f"export: the forward pass of {type(self).__name__} '{self.name}' "
-                          f"cannot run on symbols ({err}); writing neogluon's own graph "
-                          "description, which MXNet cannot read", stacklevel=3)
-            sym = None
-            names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
-            text = graph.to_json(names)
-        return text, sym, graph
-
-
-
 def _common_prefix(names):
     if not names:
         return ""
@@ -1633,6 +1631,11 @@ class SymbolBlock(HybridBlock):
 
     def _clear_cached_op(self):
         pass
+
+    def _graph_text(self):
+        if self._graph is not None:
+            return HybridBlock._graph_text(self)
+        return self._symbol.tojson(), self._symbol, None
 
     def cast(self, dtype):
         Block.cast(self, dtype)

@@ -875,6 +875,9 @@ def _make_op(fn, path, args, kwargs):
                     attrs[k] = v
         elif isinstance(val, Symbol):
             inputs[pname] = val
+        elif val is None and (pname in _OPS.get(canon, {}).get("inputs", ()) or
+                              pname in _TENSOR_PARAMS):
+            continue  # an optional tensor input left out (bias=None), not an attribute
         elif isinstance(val, NDArray):
             raise TypeError(f"mx.sym.{path}: argument {pname!r} is an NDArray; symbols and "
                             "NDArrays cannot be mixed")
@@ -918,6 +921,8 @@ def _make_op(fn, path, args, kwargs):
     return Symbol([(node, i) for i in range(n)])
 
 
+_TENSOR_PARAMS = {"bias", "gamma", "beta", "weight", "sequence_length", "length",
+                  "state_cell", "data"}
 _HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
                 "profiler_scope")
 _NOT_OP_FUNCS = {"array", "empty", "load", "save", "load_frombuffer", "save_tobuffer",
