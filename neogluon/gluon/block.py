@@ -1433,6 +1433,8 @@ def _has_symbol(x, args):
         raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols types "
                          "for the input. Please check the type of the args.\n")
     return has_sym
+
+
 def _common_prefix(names):
     if not names:
         return ""
