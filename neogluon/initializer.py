@@ -20,7 +20,7 @@ from . import random as _random
 
 __all__ = ["InitDesc", "Initializer", "register", "alias", "create", "Load", "Mixed", "Zero",
            "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu",
-           "Bilinear", "LSTMBias"]
+           "Bilinear", "LSTMBias", "FusedRNN"]
 
 _REGISTRY: dict = {}
 
@@ -594,3 +594,96 @@ class LSTMBias(Initializer):
         with torch.no_grad():
             t.zero_()
             t[n:2 * n] = self.forget_bias
+
+
+@register
+class FusedRNN(Initializer):
+    """Initialises the flat parameter vector of a fused RNN layer piece by piece.
+
+    The vector holds, as cuDNN lays it out (MXNet's ``FusedRNNCell``), every layer's and
+    direction's input-to-hidden and hidden-to-hidden weights gate by gate, then all the
+    biases in the same order. Each weight is filled by ``init`` (the model's initializer when
+    None) as a parameter named like ``l0_i2h_i_weight``; biases are filled the same way
+    (zeros for the stock initializers), except an LSTM's forget-gate biases, which are set to
+    ``forget_bias``.
+
+    Parameters
+    ----------
+    init : Initializer or str or None
+        Initializer of the unpacked weights (a JSON string from ``dumps`` is accepted).
+    num_hidden : int
+    num_layers : int
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+    bidirectional : bool, default False
+    forget_bias : float, default 1.0
+    """
+
+    _GATES = {"rnn_relu": [""], "rnn_tanh": [""], "lstm": ["_i", "_f", "_c", "_o"],
+              "gru": ["_r", "_z", "_o"]}
+
+    def __init__(self, init, num_hidden, num_layers, mode, bidirectional=False,
+                 forget_bias=1.0):
+        if isinstance(init, string_types):
+            init = create(init)
+        if mode not in self._GATES:
+            raise ValueError(f"FusedRNN: mode must be one of {sorted(self._GATES)}, got "
+                             f"{mode!r}")
+        super().__init__(init=init.dumps() if init is not None else None,
+                         num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                         bidirectional=bidirectional, forget_bias=forget_bias)
+        self._init = init
+        self._num_hidden = num_hidden
+        self._num_layers = num_layers
+        self._mode = mode
+        self._bidirectional = bidirectional
+        self._forget_bias = forget_bias
+
+    def _pieces(self, size):
+        """(name, offset, shape) of every piece of a flat vector of ``size`` values."""
+        gates = self._GATES[self._mode]
+        dirs = ["l", "r"] if self._bidirectional else ["l"]
+        b, m, h, layers = len(dirs), len(gates), self._num_hidden, self._num_layers
+        per_first = size - (layers - 1) * b * m * h * (b * h + h + 2)
+        num_input, rem = divmod(per_first, b * m * h)
+        num_input -= h + 2
+        if rem or num_input <= 0:
+            raise MXNetError(
+                f"FusedRNN initializer: a parameter of {size} values does not fit a "
+                f"{layers}-layer {'bidirectional ' if b == 2 else ''}{self._mode} with "
+                f"num_hidden={h}")
+        pieces, p = [], 0
+        for layer in range(layers):
+            width = num_input if layer == 0 else b * h
+            for d in dirs:
+                for kind, cols in (("i2h", width), ("h2h", h)):
+                    for g in gates:
+                        pieces.append((f"{d}{layer}_{kind}{g}_weight", p, (h, cols)))
+                        p += h * cols
+        for layer in range(layers):
+            for d in dirs:
+                for kind in ("i2h", "h2h"):
+                    for g in gates:
+                        pieces.append((f"{d}{layer}_{kind}{g}_bias", p, (h,)))
+                        p += h
+        return pieces
+
+    def _init_weight(self, desc, arr):
+        from .ndarray.ndarray import _new
+        t = _tensor(arr)
+        flat = t.reshape(-1)
+        global_init = getattr(desc, "global_init", None)
+        with torch.no_grad():
+            for name, offset, shape in self._pieces(flat.numel()):
+                n = int(np.prod(shape))
+                piece = _new(torch.zeros(shape, dtype=t.dtype, device=t.device), arr.context)
+                sub = InitDesc(name, global_init=global_init)
+                if self._mode == "lstm" and name.endswith("_f_bias"):
+                    piece._t.fill_(self._forget_bias)
+                elif self._init is not None:
+                    self._init(sub, piece)
+                elif global_init is not None:
+                    global_init(sub, piece)
+                else:
+                    raise MXNetError("FusedRNN initializer: init is None and no global "
+                                     "initializer was given to fall back on")
+                flat[offset:offset + n] = piece._t.reshape(-1)

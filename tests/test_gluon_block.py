@@ -660,3 +660,37 @@ def test_block_names_come_from_the_current_name_manager():
         with net.name_scope():
             net.add(nn.Dense(2))
         assert net.name == "hybridsequential0" and net[0].name == "hybridsequential0_dense0"
+
+
+def test_hybridize_takes_mxnet_arguments():
+    class Add(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b=None):
+            return a if b is None else a + b
+
+    blk = Add()
+    blk.hybridize(True, None, True, static_alloc=True, static_shape=True, inline_limit=5,
+                  forward_bulk_size=3)
+    assert dict(blk._flags)["inline_limit"] == 5 and dict(blk._flags)["forward_bulk_size"] == 3
+    one = nd.ones((2,))
+    blk(one)
+    # clear=False keeps the cache and the argument structure it was made for
+    blk.hybridize(clear=False)
+    with pytest.raises(ValueError, match="argument structure"):
+        blk(one, one)
+    blk.hybridize()
+    assert blk(one, one).asnumpy().tolist() == [2, 2]
+    with pytest.raises(mx.base.MXNetError, match="subgraph backend"):
+        blk.hybridize(backend="MKLDNN")
+    assert gluon.tensor_types == (nd.NDArray,)
+
+
+def test_symbol_block_reset_ctx():
+    data = mx.sym.var("data")
+    sb = gluon.SymbolBlock(mx.sym.FullyConnected(data, num_hidden=2, name="fc"), data)
+    sb.initialize()
+    before = sb(nd.ones((1, 3))).asnumpy()
+    sb.reset_ctx([mx.cpu(1), mx.cpu(2)])
+    assert all(p.list_ctx() == [mx.cpu(1), mx.cpu(2)] for p in sb.collect_params().values())
+    out = sb(nd.ones((1, 3), ctx=mx.cpu(2)))
+    assert out.context == mx.cpu(2)
+    np.testing.assert_array_equal(out.asnumpy(), before)

@@ -1,4 +1,7 @@
 """nn layers against MXNet 1.9.1: names, shapes, outputs and gradients given the same weights."""
+import json
+import os
+
 import numpy as np
 import pytest
 
@@ -190,3 +193,22 @@ def test_lambda_and_identity():
 def test_pool_layout_error():
     with pytest.raises(AssertionError, match="layouts are valid"):
         nn.MaxPool2D(layout="NCW")
+
+
+def test_batchnorm_relu_matches_mxnet():
+    with open(os.path.join(os.path.dirname(__file__), "fixtures", "gluon", "extra.json")) as f:
+        ref = json.load(f)["bn_relu"]
+    with mx.name.NameManager():
+        b = nn.BatchNormReLU(in_channels=2, momentum=0.8)
+    assert b.name == ref["name"] and repr(b) == ref["repr"]
+    assert list(b.collect_params().keys()) == ref["params"]
+    b.initialize()
+    x = nd.array(ref["x"])
+    with autograd.record():
+        y = b(x)
+    y.backward(nd.array(np.arange(8, dtype=np.float32).reshape((4, 2, 1, 1))))
+    for got, key in ((y, "y"), (b.gamma.grad(), "gamma_grad"), (b.beta.grad(), "beta_grad"),
+                     (b.running_mean.data(), "running_mean"),
+                     (b.running_var.data(), "running_var"), (b(x), "predict")):
+        np.testing.assert_allclose(got.asnumpy(), np.array(ref[key], np.float32), rtol=1e-5,
+                                   atol=1e-6, err_msg=key)

@@ -164,3 +164,42 @@ def test_mixed_and_custom_registration():
     p.initialize()
     np.testing.assert_array_equal(p.data().asnumpy(), [0.25, 0.25])
     assert isinstance(mx.init.create("myinit"), MyInit)
+
+
+class _NameTag(mx.init.Initializer):
+    """As tools/gen_gluon_extra_fixtures.py: each piece gets a number made from its name."""
+
+    def _init_weight(self, name, arr):
+        arr[:] = sum(map(ord, str(name))) % 97
+
+    def _init_bias(self, name, arr):
+        arr[:] = -(sum(map(ord, str(name))) % 89)
+
+
+def _extra():
+    with open(fixture_path("extra.json")) as f:
+        return json.load(f)
+
+
+def test_fused_rnn_initializer_lays_pieces_out_as_mxnet():
+    for case in _extra()["fused_rnn"]:
+        init = mx.init.FusedRNN(_NameTag(), case["num_hidden"], case["num_layers"],
+                                case["mode"], case["bidirectional"], forget_bias=2.5)
+        arr = nd.zeros((case["size"],))
+        init._init_weight(mx.init.InitDesc("parameters"), arr)
+        np.testing.assert_array_equal(arr.asnumpy(), np.array(case["values"], np.float32),
+                                      err_msg=case["mode"])
+        kw = json.loads(init.dumps())[1]
+        assert {k: v for k, v in kw.items() if k != "init"} == {
+            k: v for k, v in case["dumps_kwargs"].items() if k != "init"}
+    # with init=None the model's initializer fills the pieces; a size that fits no layout
+    # of these hyper-parameters is refused
+    arr = nd.zeros((84,))
+    mx.init.FusedRNN(None, 3, 1, "lstm")._init_weight(
+        mx.init.InitDesc("p", global_init=mx.init.One()), arr)
+    assert set(np.unique(arr.asnumpy())) == {0.0, 1.0}
+    with pytest.raises(mx.base.MXNetError, match="does not fit"):
+        mx.init.FusedRNN(None, 3, 1, "lstm")._init_weight(
+            mx.init.InitDesc("p", global_init=mx.init.One()), nd.zeros((10,)))
+    with pytest.raises(ValueError, match="mode"):
+        mx.init.FusedRNN(None, 3, 1, "nope")

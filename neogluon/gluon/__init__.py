@@ -3,7 +3,7 @@ import importlib
 
 _NAMES = {
     "Parameter": ".parameter", "Constant": ".parameter", "ParameterDict": ".parameter",
-    "DeferredInitializationError": ".parameter",
+    "DeferredInitializationError": ".parameter", "tensor_types": ".parameter",
     "Block": ".block", "HybridBlock": ".block", "SymbolBlock": ".block",
     "Trainer": ".trainer",
 }

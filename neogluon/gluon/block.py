@@ -1098,29 +1098,50 @@ class HybridBlock(Block):
         super().register_child(block, name)
         self._clear_cached_op()
 
-    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+    def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
+                  static_shape=False, inline_limit=2, forward_bulk_size=None,
+                  backward_bulk_size=None, **kwargs):
         """Turn capture-and-replay on or off, for this block and its descendants.
 
         Parameters
         ----------
         active : bool, default True
+        backend : None
+            neogluon has no subgraph backends; anything but None raises MXNetError.
+        clear : bool, default True
+            Drop this block's captured graphs (and the argument structure they were made
+            for). Children are always cleared, as in MXNet.
         static_alloc, static_shape : bool
             Accepted for compatibility; replay already reuses the captured graph. As in
             MXNet 1.9.1, ``static_shape=True`` without ``static_alloc=True`` makes the first
             call raise MXNetError.
+        inline_limit, forward_bulk_size, backward_bulk_size : int, optional
+            MXNet CachedOp tuning; accepted and recorded in ``_flags``, no effect here.
+        **kwargs
+            Backend options (only meaningful with a backend).
         """
+        if backend is not None:
+            raise MXNetError(f"hybridize: neogluon has no subgraph backend {backend!r}; "
+                             "use backend=None")
         self._active = active
-        self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape)]
+        self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
+                       ("inline_limit", inline_limit)]
+        if forward_bulk_size is not None:
+            self._flags.append(("forward_bulk_size", forward_bulk_size))
+        if backward_bulk_size is not None:
+            self._flags.append(("backward_bulk_size", backward_bulk_size))
         # MXNet's CachedOp refuses this pair when the block is first called, not here.
         self._bad_static = bool(static_shape) and not static_alloc
-        self._clear_cached_op()
+        if clear:
+            self._clear_cached_op()
         _bump()
         if active and (self._forward_hooks or self._forward_pre_hooks):
             warnings.warn(f'"{self}" is being hybridized while still having forward hook/'
                           f'pre-hook. If "{self}" is a child of HybridBlock, the hooks will not '
                           "take effect.")
         super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
-                          **kwargs)
+                          inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
+                          backward_bulk_size=backward_bulk_size)
 
     def cast(self, dtype):
         self._clear_cached_op()
@@ -1641,6 +1662,11 @@ class SymbolBlock(HybridBlock):
 
     def cast(self, dtype):
         Block.cast(self, dtype)
+
+    def reset_ctx(self, ctx):
+        """Move every Parameter of this block to ``ctx`` (a Context or a list of them)."""
+        for p in self.collect_params().values():
+            p.reset_ctx(ctx)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         raise NotImplementedError

@@ -9,6 +9,7 @@ from ... import ndarray as _nd
 from ..block import Block, HybridBlock, _indent
 
 __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "BatchNorm",
+           "BatchNormReLU",
            "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Lambda", "HybridLambda",
            "Identity", "Concatenate", "HybridConcatenate"]
 
@@ -181,10 +182,12 @@ class _BatchNorm(HybridBlock):
     def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
                  use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
                  running_mean_initializer="zeros", running_variance_initializer="ones",
-                 in_channels=0, **kwargs):
+                 in_channels=0, fuse_relu=False, **kwargs):
+        # fuse_relu comes last so that BatchNorm keeps MXNet's positional signature.
         super().__init__(**kwargs)
         self._kwargs = {"axis": axis, "eps": epsilon, "momentum": momentum,
                         "fix_gamma": not scale, "use_global_stats": use_global_stats}
+        self.fuse_relu = fuse_relu
         if in_channels != 0:
             self.in_channels = in_channels
         self.gamma = self.params.get("gamma", grad_req="write" if scale else "null",
@@ -213,7 +216,11 @@ class _BatchNorm(HybridBlock):
         super().cast(dtype)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd", **self._kwargs)
+        out = F.BatchNorm(x, gamma, beta, running_mean, running_var, name="fwd", **self._kwargs)
+        if self.fuse_relu:
+            # MXNet fuses these in an MKL-DNN-only operator; the result is the same.
+            out = F.relu(out)
+        return out
 
     def __repr__(self):
         c = self.gamma.shape[0]
@@ -241,6 +248,25 @@ class BatchNorm(_BatchNorm):
     in_channels : int, default 0
         0 infers it on the first forward.
     """
+
+
+class BatchNormReLU(_BatchNorm):
+    """Batch normalisation followed by ReLU (MXNet's fused ``BatchNormWithReLU``).
+
+    Takes the same arguments as :class:`BatchNorm`; parameters and running statistics are
+    those of a BatchNorm, the output is ``relu(batch_norm(x))``.
+    """
+
+    def __init__(self, axis=1, momentum=0.9, epsilon=1e-5, center=True, scale=True,
+                 use_global_stats=False, beta_initializer="zeros", gamma_initializer="ones",
+                 running_mean_initializer="zeros", running_variance_initializer="ones",
+                 in_channels=0, **kwargs):
+        super().__init__(axis=axis, momentum=momentum, epsilon=epsilon, center=center,
+                         scale=scale, use_global_stats=use_global_stats, fuse_relu=True,
+                         beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                         running_mean_initializer=running_mean_initializer,
+                         running_variance_initializer=running_variance_initializer,
+                         in_channels=in_channels, **kwargs)
 
 
 class Embedding(HybridBlock):
