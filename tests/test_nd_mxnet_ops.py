@@ -294,3 +294,13 @@ def test_invalid_sampler_parameters_fail_at_synchronisation():
     nd.waitall()
     ok = nd.random.normal(nd.zeros(2), -nd.ones(2))  # parameter arrays are not checked
     ok.asnumpy()
+
+
+def test_more_operators_return_new_arrays():
+    x = nd.arange(4).reshape(2, 2)
+    outs = [x.T, nd.reshape_like(x, nd.ones(4)), nd.broadcast_to(x, (2, 2)),
+            nd.stop_gradient(x), nd.split_v2(x, 2, axis=0)[0], nd.sum(x, axis=())]
+    before = [o.asnumpy() for o in outs]
+    x[:] = 9
+    for o, b in zip(outs, before):
+        np.testing.assert_array_equal(o.asnumpy(), b)

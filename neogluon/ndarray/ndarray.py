@@ -139,7 +139,8 @@ class NDArray:
     def T(self):
         if self._t.dim() < 2:
             return self
-        return _new(_run(self._t.permute, *range(self._t.dim() - 1, -1, -1)), self._ctx)
+        t = self._t
+        return _new(_fresh(_run(t.permute, *range(t.dim() - 1, -1, -1)), t), self._ctx)
 
     @property
     def handle(self):

@@ -256,10 +256,8 @@ def _reduce(name, fn):
         t = _t(data)
         keepdims = bool(keepdims)  # MXNet takes 0/1 too
         axes = _norm_axis(axis, t.dim(), exclude)
-        if t.dim() == 0:
-            r = t
-        elif not axes:
-            r = t
+        if t.dim() == 0 or not axes:
+            r = _run(torch.clone, t)
         elif not t.requires_grad or _state.recording:
             r = fn(t, axes, keepdims)
         else:
@@ -361,12 +359,12 @@ def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end
                  out=None, name=None):
     """``lhs`` reshaped to ``rhs``'s shape (or a range of its axes)."""
     if lhs_begin is None and lhs_end is None and rhs_begin is None and rhs_end is None:
-        return _assign_out(lhs.reshape(rhs.shape), out)
+        return _assign_out(_new(_fresh(lhs.reshape(rhs.shape)._t, lhs._t), lhs._ctx), out)
     ls, rs = lhs.shape, rhs.shape
     lb, le = (lhs_begin or 0), (len(ls) if lhs_end is None else lhs_end)
     rb, re_ = (rhs_begin or 0), (len(rs) if rhs_end is None else rhs_end)
     shape = ls[:lb % (len(ls) + 1)] + rs[rb:re_] + ls[le:]
-    return _assign_out(lhs.reshape(shape), out)
+    return _assign_out(_new(_fresh(lhs.reshape(shape)._t, lhs._t), lhs._ctx), out)
 
 
 @_export()
@@ -574,7 +572,7 @@ def broadcast_to(data, shape, out=None, name=None):
                          " (MXNet needs the same number of dimensions)")
     shape = tuple(s if s != 0 else t.shape[i] for i, s in enumerate(shape))
     try:
-        r = _run(t.expand, shape).contiguous()
+        r = _fresh(_run(t.expand, shape).contiguous(), t)
     except RuntimeError as err:
         raise MXNetError(f"broadcast_to: cannot broadcast shape {tuple(t.shape)} to "
                          f"{shape}: {err}") from None
@@ -859,7 +857,7 @@ def stop_gradient(data, out=None, name=None):
         d = t.detach()
         r = d + (t - d) * 0
     else:
-        r = t.detach()
+        r = t.detach().clone()  # (an operator's result is a new array in MXNet)
     return _assign_out(_new(r, data._ctx), out)
 
 
@@ -1061,7 +1059,8 @@ def split_v2(data, indices_or_sections, axis=0, squeeze_axis=False, out=None, na
 
     def fn():
         parts = [t.narrow(axis, s, e - s) for s, e in zip(bounds[:-1], bounds[1:])]
-        return [p.squeeze(axis) for p in parts] if squeeze_axis else parts
+        parts = [p.squeeze(axis) for p in parts] if squeeze_axis else parts
+        return [_fresh(p, t) for p in parts]
     parts = _run(fn)
     if not _state.recording and t.requires_grad:
         parts = [p.detach() for p in parts]
