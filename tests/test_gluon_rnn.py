@@ -277,3 +277,35 @@ def test_hybridized_net_with_rnn_layer_exports_and_imports(tmp_path):
     # another batch size: the begin states' batch dimension is inferred from the data
     x2 = nd.random.uniform(shape=(3, 5, 3))
     np.testing.assert_allclose(blk(x2).asnumpy(), net(x2).asnumpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_mxnet_exported_recurrent_net_imports_and_matches():
+    # tools/gen_rnn_export_fixtures.py: MXNet 1.9.1's export of LSTM(bidirectional, 2 layers)
+    # + GRU + Dense (its _rnn_param_concat + RNN graph with zeros((L*D, 0, H)) begin states)
+    import os
+    here = os.path.join(os.path.dirname(__file__), "fixtures", "rnn_export")
+    io = np.load(os.path.join(here, "io.npz"))
+    blk = mx.gluon.SymbolBlock.imports(os.path.join(here, "net-symbol.json"), ["data"],
+                                       os.path.join(here, "net-0000.params"))
+    np.testing.assert_allclose(blk(nd.array(io["x"])).asnumpy(), io["y"], rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_nd_rnn_flat_parameters_equal_the_layer():
+    layer = rnn.LSTM(4, num_layers=2, bidirectional=True)
+    layer.initialize(mx.init.Uniform(0.5))
+    x = nd.random.uniform(shape=(6, 2, 3))
+    out, states = layer(x, layer.begin_state(2))
+    p = {k[len(layer.prefix):]: v.data() for k, v in layer.collect_params().items()}
+    flat = nd.concat(*[p[f"{d}{l}_{g}_{t}"].reshape(-1) for t in ["weight", "bias"]
+                       for l in range(2) for d in "lr" for g in ["i2h", "h2h"]], dim=0)
+    res = nd.RNN(x, flat, *layer.begin_state(2), state_size=4, num_layers=2, mode="lstm",
+                 bidirectional=True, state_outputs=True)
+    np.testing.assert_array_equal(res[0].asnumpy(), out.asnumpy())
+    for a, b in zip(res[1:], states):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    assert nd.RNN(x, flat, *layer.begin_state(2), state_size=4, num_layers=2, mode="lstm",
+                  bidirectional=True).shape == (6, 2, 8)
+    with pytest.raises(mx.MXNetError, match="parameters has"):
+        nd.RNN(x, flat[:10], *layer.begin_state(2), state_size=4, num_layers=2, mode="lstm",
+               bidirectional=True)

@@ -1571,12 +1571,16 @@ class _Inference:
                     changed |= self._unify(b, self.shape[a], node.name)
         elif node.op == "FullyConnected" and keys:
             changed |= self._fc(node, keys[0], out0)
-        elif node.op == "_gluon_rnn" and keys:
+        elif node.op in ("_gluon_rnn", "RNN") and keys:
             # the recurrent layers' states (layers * directions, N, H) take their batch size
             # from the data (T, N, C): begin states are zeros((L * D, 0, H)) in a symbol
             d = self.shape.get(keys[0])
+            if node.op == "RNN":
+                state_keys = keys[2:4 if node.attrs.get("mode") == "lstm" else 3]
+            else:
+                state_keys = keys[1:1 + int(node.attrs.get("num_states", 1))]
             if d is not None and len(d) == 3 and d[1]:
-                for k in keys[1:1 + int(node.attrs.get("num_states", 1))]:
+                for k in state_keys:
                     st = self.shape.get(k)
                     if st is not None and len(st) == 3:
                         changed |= self._unify(k, (0, d[1], 0), node.name)

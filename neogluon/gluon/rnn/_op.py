@@ -166,5 +166,83 @@ def _gluon_rnn(data, *arrays, mode, num_layers, bidirectional, p=0.0, num_states
     return [_new(r, data._ctx) for r in res]
 
 
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def RNN(data, parameters, state, state_cell=None, sequence_length=None, *, state_size,
+        num_layers, mode, bidirectional=False, p=0.0, state_outputs=False,
+        projection_size=None, lstm_state_clip_min=None, lstm_state_clip_max=None,
+        lstm_state_clip_nan=False, use_sequence_length=False, name=None):
+    """MXNet's fused recurrent operator: ``num_layers`` of RNN/LSTM/GRU over ``data`` (TNC)
+    with every weight and bias in one flat ``parameters`` vector, in MXNet's order (all
+    weights: per layer, per direction, ``i2h``, ``h2h`` (and ``h2r`` with a projection); then
+    all biases: per layer, per direction, ``i2h``, ``h2h``). This is what MXNet's exported
+    recurrent layers call (after ``_rnn_param_concat``).
+
+    Returns the output, or ``[output, h_n]`` (``[output, h_n, c_n]`` for LSTM) with
+    ``state_outputs=True``.
+    """
+    if mode not in _GATES:
+        raise MXNetError(f"RNN: unknown mode {mode!r}; expected one of {sorted(_GATES)}")
+    if data.ndim != 3:
+        raise MXNetError(f"RNN: data must be 3-D (TNC), got shape {data.shape}")
+    g, h = _GATES[mode], int(state_size)
+    proj = int(projection_size) if projection_size else None
+    dirs = 2 if bidirectional else 1
+    flat = parameters._t.reshape(-1)
+    pos = 0
+
+    def take(shape):
+        nonlocal pos
+        n = 1
+        for d in shape:
+            n *= d
+        if pos + n > flat.numel():
+            raise MXNetError(f"RNN: parameters has {flat.numel()} values, fewer than a "
+                             f"{num_layers}-layer {mode} with state_size {h} and input size "
+                             f"{data.shape[2]} needs")
+        t = flat[pos:pos + n].reshape(shape)
+        pos += n
+        return _new(t, parameters._ctx)
+
+    weights = {}
+    width = data.shape[2]
+    for layer in range(num_layers):
+        for d in range(dirs):
+            weights[layer, d] = [take((g * h, width)), take((g * h, proj or h))]
+            if proj:
+                weights[layer, d].append(take((proj, h)))
+        width = (proj or h) * dirs
+    for layer in range(num_layers):
+        for d in range(dirs):
+            w = weights[layer, d]
+            weights[layer, d] = w[:2] + [take((g * h,)), take((g * h,))] + w[2:]
+    if pos != flat.numel():
+        raise MXNetError(f"RNN: parameters has {flat.numel()} values; a {num_layers}-layer "
+                         f"{mode} with state_size {h} and input size {data.shape[2]} needs {pos}")
+    states = [state] + ([state_cell] if mode == "lstm" else [])
+    arrays = states + [a for key in sorted(weights) for a in weights[key]]
+    if use_sequence_length:
+        if sequence_length is None:
+            raise MXNetError("RNN: use_sequence_length=True needs sequence_length")
+        arrays.append(sequence_length)
+    res = _gluon_rnn(data, *arrays, mode=mode, num_layers=num_layers,
+                     bidirectional=bool(bidirectional), p=p, num_states=len(states),
+                     state_clip_min=lstm_state_clip_min, state_clip_max=lstm_state_clip_max,
+                     state_clip_nan=lstm_state_clip_nan,
+                     use_sequence_length=use_sequence_length)
+    return res if state_outputs else res[0]
+
+
+def _rnn_param_concat(*data, dim=0, num_args=None, name=None):
+    """Join the recurrent layers' flattened parameters into ``RNN``'s one vector."""
+    return _nd.concat(*data, dim=dim)
+
+
 if not hasattr(_nd, "_gluon_rnn"):
     _nd._gluon_rnn = _gluon_rnn
+if not hasattr(_nd, "RNN"):
+    _nd.RNN = RNN
+if not hasattr(_nd, "_rnn_param_concat"):
+    _nd._rnn_param_concat = _rnn_param_concat
+    _nd._internal._rnn_param_concat = _rnn_param_concat

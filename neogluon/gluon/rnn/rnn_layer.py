@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from ... import ndarray as _nd
+from ... import symbol as _sym
 from ...base import MXNetError
 from ...ndarray.ndarray import NDArray
 from ..block import HybridBlock
@@ -177,6 +178,8 @@ class _RNNLayer(HybridBlock):
                                      f"{info['shape']}, got {state.shape}.")
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, 0, 1)
+        if F is _sym:
+            return self._symbolic_kernel(F, inputs, states, sequence_length, kwargs)
         names = ["i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"]
         if self._projection_size:
             names.append("h2r_weight")
@@ -195,6 +198,33 @@ class _RNNLayer(HybridBlock):
                            num_layers=self._num_layers, bidirectional=self._dir == 2,
                            p=self._dropout, num_states=len(states), **extra)
         outputs, new_states = res[0], list(res[1:])
+        if self._layout == "NTC":
+            outputs = F.swapaxes(outputs, 0, 1)
+        return outputs if self.skip_states else (outputs, new_states)
+
+
+    def _symbolic_kernel(self, F, inputs, states, sequence_length, kwargs):
+        # MXNet's graph: every parameter flattened into one vector (_rnn_param_concat, MXNet's
+        # order) and the fused RNN operator, so exported files load in MXNet as well
+        gs = ["i2h", "h2h", "h2r"] if self._projection_size else ["i2h", "h2h"]
+        flat = [kwargs[f"{d}{l}_{g}_{t}"].reshape(-1) for t in ["weight", "bias"]
+                for l in range(self._num_layers) for d in ["l", "r"][:self._dir]
+                for g in gs if g != "h2r" or t != "bias"]
+        params = F._rnn_param_concat(*flat, dim=0)
+        args = list(states) + ([sequence_length] if self._use_sequence_length else [])
+        extra = {}
+        if self._projection_size:
+            extra["projection_size"] = self._projection_size
+        if self._lstm_state_clip_min is not None or self._lstm_state_clip_max is not None:
+            extra.update(lstm_state_clip_min=self._lstm_state_clip_min,
+                         lstm_state_clip_max=self._lstm_state_clip_max,
+                         lstm_state_clip_nan=bool(self._lstm_state_clip_nan))
+        res = F.RNN(inputs, params, *args, use_sequence_length=self._use_sequence_length,
+                    state_size=self._hidden_size, num_layers=self._num_layers,
+                    bidirectional=self._dir == 2, p=self._dropout, state_outputs=True,
+                    mode=self._mode, **extra)
+        n = 2 if self._mode == "lstm" else 1
+        outputs, new_states = res[0], [res[i] for i in range(1, 1 + n)]
         if self._layout == "NTC":
             outputs = F.swapaxes(outputs, 0, 1)
         return outputs if self.skip_states else (outputs, new_states)
