@@ -70,3 +70,39 @@ def test_shuffle_keeps_dtype_and_hard_reset():
     assert len(seen) == 8 and len(set(seen)) == 8 and set(seen) <= set(range(10))
     it.hard_reset()
     assert it.next().pad == 0
+
+
+def _write_mnist(tmp_path, n=7, gz=False):
+    import gzip
+    import struct
+    rng = np.random.RandomState(0)
+    imgs = rng.randint(0, 256, (n, 28, 28)).astype(np.uint8)
+    labs = (np.arange(n) % 10).astype(np.uint8)
+    opener = gzip.open if gz else open
+    with opener(tmp_path / "img", "wb") as f:
+        f.write(struct.pack(">IIII", 2051, n, 28, 28) + imgs.tobytes())
+    with opener(tmp_path / "lab", "wb") as f:
+        f.write(struct.pack(">II", 2049, n) + labs.tobytes())
+    return imgs
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_mnistiter_semantics_of_mxnet(tmp_path, gz):
+    # Checked against MXNet 1.9.1: pixels / 256, incomplete last batch dropped, parts split
+    # at part_index * n // num_parts.
+    imgs = _write_mnist(tmp_path, gz=gz)
+    kw = dict(image=str(tmp_path / "img"), label=str(tmp_path / "lab"), shuffle=False)
+    it = mx.io.MNISTIter(batch_size=3, **kw)
+    batches = list(it)
+    assert [b.label[0].asnumpy().tolist() for b in batches] == [[0, 1, 2], [3, 4, 5]]
+    np.testing.assert_array_equal(batches[0].data[0].asnumpy(),
+                                  imgs[:3, None].astype(np.float32) * np.float32(1 / 256))
+    it.reset()
+    assert it.next().data[0].shape == (3, 1, 28, 28)
+    assert mx.io.MNISTIter(batch_size=2, flat=True, **kw).next().data[0].shape == (2, 784)
+    p1 = mx.io.MNISTIter(batch_size=3, num_parts=2, part_index=1, **kw)
+    assert [b.label[0].asnumpy().tolist() for b in p1] == [[3, 4, 5]]
+    shuffled = mx.io.MNISTIter(batch_size=7, **dict(kw, shuffle=True))
+    assert sorted(shuffled.next().label[0].asnumpy().tolist()) == list(range(7))
+    with pytest.raises(mx.MXNetError, match="not an MNIST label file"):
+        mx.io.MNISTIter(image=str(tmp_path / "img"), label=str(tmp_path / "img"))
