@@ -137,7 +137,7 @@ def _scoped(func, make_scope, decorator_name):
         for name, member in inspect.getmembers(func, predicate=wanted):
             if isinstance(member, property):
                 wrapped = property(_scoped(member.__get__, make_scope, decorator_name),
-                                   member.__set__, member.__delattr__, member.__doc__)
+                                   member.__set__, member.__delete__, member.__doc__)
             else:
                 wrapped = _scoped(member, make_scope, decorator_name)
             setattr(func, name, wrapped)

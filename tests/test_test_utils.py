@@ -510,6 +510,29 @@ def test_np_switches():
             return util.is_np_shape()
 
     assert Holder().method() and Holder().prop
+
+    @util.use_np_array
+    class Settable:
+        def __init__(self):
+            self._v = None
+
+        @property
+        def v(self):
+            return self._v, util.is_np_array()
+
+        @v.setter
+        def v(self, value):
+            self._v = value
+
+        @v.deleter
+        def v(self):
+            self._v = "deleted"
+
+    obj = Settable()
+    obj.v = 3
+    assert obj.v == (3, True)
+    del obj.v
+    assert obj.v == ("deleted", True)
     util.set_np()
     try:
         with pytest.raises(ValueError):
