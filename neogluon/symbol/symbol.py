@@ -17,11 +17,9 @@ Module API, symbolic gradients, subgraph backends.
 from __future__ import annotations
 
 import ast
-import copy as _copy
 import inspect
 import json
 import os
-import threading
 import weakref
 
 import numpy as np
@@ -1651,8 +1649,6 @@ def _torch_dtype(name):
     from ..base import to_torch_dtype
     return to_torch_dtype(name or "float32")
 
-
-_lock = threading.Lock()
 
 
 def _substitute(symbol, mapping):
