@@ -23,6 +23,12 @@ from suite import HANDED_FILES, ROOT, UNITTEST_DIR, outcomes_from_junit  # noqa:
 from neogluon_conformance_plugin import load_baseline, load_skips, skip_reason  # noqa: E402
 
 
+# The files that take longest (minutes, mostly MXNet's own big-array tests) start first, so that
+# two workers finish close together (longest-processing-time-first scheduling).
+SLOW_FIRST = ["test_gluon.py", "test_optimizer.py", "test_random.py", "test_ndarray.py",
+              "test_sparse_ndarray.py", "test_gluon_data.py", "test_gluon_data_vision.py"]
+
+
 def load_known_failures() -> set:
     path = os.path.join(HERE, "known_failures.txt")
     if not os.path.exists(path):
@@ -45,7 +51,7 @@ def run_file(name: str, timeout: int, python: str, seed) -> dict:
             # repeatable, so CI's verdict does not depend on the draw.
             env["MXNET_TEST_SEED"] = env["MXNET_MODULE_SEED"] = str(seed)
         cmd = [python, "-m", "neogluon.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "neogluon_conformance_plugin", "--timeout", "300",
+               "-p", "neogluon_conformance_plugin", "--timeout", "300", "--durations=10",
                f"--junitxml={xml}", "-o", "junit_family=xunit1", name]
         log_path = os.path.join(ROOT, "conformance", "logs", name.replace(".py", ".log"))
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
@@ -79,9 +85,10 @@ def main(argv=None) -> int:
         return 0
     files = args.files or HANDED_FILES
     baseline, skips, known = load_baseline(), load_skips(), load_known_failures()
+    order = sorted(files, key=lambda n: SLOW_FIRST.index(n) if n in SLOW_FIRST else len(SLOW_FIRST))
     with cf.ThreadPoolExecutor(args.jobs) as pool:
         futures = {name: pool.submit(run_file, name, args.timeout, args.python,
-                                           None if args.random_seeds else args.seed) for name in files}
+                                           None if args.random_seeds else args.seed) for name in order}
         results = {name: fut.result() for name, fut in futures.items()}
 
     rows, new_failures, fixed = [], [], []

@@ -43,6 +43,12 @@ class _SameModuleLoader(importlib.abc.Loader):
         # own spec back so reload(), pickling by reference and ``python -m`` keep working.
         if self._target_spec is not None:
             module.__spec__ = self._target_spec
+        # Finders installed after the alias (pytest's assertion rewriter is one) would otherwise
+        # see ``mxnet.test_utils`` first, find neogluon/test_utils.py through the shared
+        # ``__path__`` and execute a second copy of it. Staying first keeps one module object.
+        if sys.meta_path and sys.meta_path[0] is not _finder and _finder in sys.meta_path:
+            sys.meta_path.remove(_finder)
+            sys.meta_path.insert(0, _finder)
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):

@@ -188,3 +188,25 @@ def test_alias_without_real_mxnet_in_process(tmp_path):
     out = _run(["-c", code], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_one_module_object_under_pytest(tmp_path):
+    # pytest's assertion rewriter is a finder installed after the alias; without the alias
+    # moving back in front it would execute a second copy of neogluon/test_utils.py (its name
+    # matches test_*.py) as mxnet.test_utils.
+    (tmp_path / "test_probe.py").write_text(textwrap.dedent("""
+        import mxnet as mx
+        from mxnet.test_utils import *
+        import neogluon
+
+        def test_same_objects():
+            assert mx.test_utils is neogluon.test_utils
+            mx.test_utils.set_default_context(mx.cpu(1))
+            try:
+                assert default_context() == mx.cpu(1)
+            finally:
+                mx.test_utils.set_default_context(mx.cpu(0))
+    """))
+    out = _run(["-m", "neogluon.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "test_probe.py"], cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
