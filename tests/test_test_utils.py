@@ -588,3 +588,23 @@ def test_contrib_library_and_np_namespaces(tmp_path):
     with pytest.raises(AttributeError, match="does not provide"):
         mx.np.ones((2,))
     assert mx.npx.set_np is mx.util.set_np
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_almost_equal_on_large_arrays_agrees_with_numpy(dtype):
+    # Arrays above 65536 elements are compared by torch; the verdict must be numpy's.
+    rng = np.random.RandomState(3)
+    b = rng.uniform(-2, 2, size=(300, 300)).astype(dtype)
+    tol = {np.float16: 1e-2, np.float32: 1e-5, np.float64: 1e-9}[dtype]
+    for scale in (0.5, 0.999, 1.001, 2.0):
+        a = (b + scale * tol * np.abs(b)).astype(dtype)
+        expected = bool(np.allclose(a, b, rtol=tol, atol=0))
+        assert tu.almost_equal(a, b, rtol=tol, atol=0) is expected
+    a = b.copy()
+    a[5, 7] = b[5, 7] = np.inf
+    assert tu.almost_equal(a, b, rtol=tol, atol=0)
+    a[5, 7] = np.nan
+    assert not tu.almost_equal(a, b, rtol=tol, atol=0)
+    b[5, 7] = np.nan
+    assert tu.almost_equal(a, b, rtol=tol, atol=0, equal_nan=True)
+    assert not tu.almost_equal(a, b, rtol=tol, atol=0, equal_nan=False)
