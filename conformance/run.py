@@ -51,7 +51,7 @@ def run_file(name: str, timeout: int, python: str, seed) -> dict:
             # repeatable, so CI's verdict does not depend on the draw.
             env["MXNET_TEST_SEED"] = env["MXNET_MODULE_SEED"] = str(seed)
         cmd = [python, "-m", "neogluon.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "neogluon_conformance_plugin", "--timeout", "300", "--durations=10",
+               "-p", "neogluon_conformance_plugin", "--timeout", "1200", "--durations=10",
                f"--junitxml={xml}", "-o", "junit_family=xunit1", name]
         log_path = os.path.join(ROOT, "conformance", "logs", name.replace(".py", ".log"))
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
@@ -71,7 +71,7 @@ def run_file(name: str, timeout: int, python: str, seed) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2, help="files run at once")
-    ap.add_argument("--timeout", type=int, default=900, help="hard limit per file, seconds")
+    ap.add_argument("--timeout", type=int, default=2400, help="hard limit per file, seconds")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", help="write per-test outcomes here")
     ap.add_argument("--seed", type=int, default=20231,
