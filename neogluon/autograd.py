@@ -265,6 +265,9 @@ def _live_variables():
         if t.requires_grad:
             vs.append(v)
             ts.append(t)
+        elif type(t) is not torch.Tensor and getattr(t, "_carrier", None) is not None:
+            vs.append(v)  # an integer variable: its float twin is the leaf
+            ts.append(t._carrier)
     return vs, ts
 
 
@@ -290,7 +293,8 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     hg = _head_grads(heads, head_grads)
     variables, leaves = _live_variables()
     heads_t = [_head_t(h) for h in heads]
-    grads_out = [torch.ones_like(h) if g is None else g for h, g in zip(heads_t, hg)]
+    grads_out = [torch.ones_like(h) if g is None else (g if g.dtype is h.dtype else g.to(h.dtype))
+                 for h, g in zip(heads_t, hg)]
     try:
         if not variables:
             torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
@@ -324,6 +328,8 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
                 ag.fresh = True
                 continue
             buf = gbuf._t
+            if g.dtype is not buf.dtype:
+                g = g.to(buf.dtype)  # (an integer variable's gradient comes as float64)
             if ag.grad_req == "add":
                 buf.add_(g)
             elif (g.dtype is buf.dtype and g.shape == buf.shape and buf._base is None
@@ -417,7 +423,10 @@ def _head_t(h):
     it has one (its gradient then reaches every position, as in MXNet), else as ``_leaf``."""
     s = getattr(h, "_sdata", None)
     if s is None:
-        return h._t
+        t = h._t
+        if type(t) is torch.Tensor or getattr(t, "_carrier", None) is None:
+            return t
+        return t._carrier  # an integer head: its float twin is in the graph
     shadow = getattr(h, "_shadow", None)
     return s if shadow is None else shadow
 
@@ -435,6 +444,10 @@ def _attach(arr, grad_req="write", grad_buf=None):
     differentiable = t.is_floating_point() or t.is_complex()
     if grad_req != "null" and differentiable:
         t.requires_grad_(True)
+    elif grad_req != "null" and t.dtype is not torch.bool:
+        # MXNet differentiates integer arrays too; torch needs a float twin (see _intgrad)
+        from .ndarray._intgrad import make_variable
+        t = make_variable(t)
     arr._t = t
     if grad_buf is None and grad_req != "null":  # MXNet gives no buffer for 'null'
         with torch.no_grad():

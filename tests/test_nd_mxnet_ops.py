@@ -304,3 +304,23 @@ def test_more_operators_return_new_arrays():
     x[:] = 9
     for o, b in zip(outs, before):
         np.testing.assert_array_equal(o.asnumpy(), b)
+
+
+def test_integer_variables_get_gradients():
+    # MXNet differentiates integer arrays: the gradient scatters into an integer buffer.
+    x = nd.arange(0, 12, dtype="int32").reshape(3, 4)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x[1:, [0, 2]]
+    y.backward()
+    expect = np.zeros((3, 4), dtype="int32")
+    expect[1:, [0, 2]] = 1
+    assert x.grad.dtype == np.int32
+    np.testing.assert_array_equal(x.grad.asnumpy(), expect)
+    a = nd.arange(0, 20, dtype="int64")
+    a.attach_grad()
+    with mx.autograd.record():
+        b = nd.topk(a, k=3, ret_typ="value")
+    b.backward(nd.array([1, 2, 3], dtype="int64"))
+    np.testing.assert_array_equal(a.grad.asnumpy()[-3:], [3, 2, 1])
+    assert a.grad.asnumpy()[:-3].sum() == 0

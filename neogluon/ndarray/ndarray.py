@@ -681,8 +681,10 @@ class NDArray:
             # steps to assign into.
             pos = torch.arange(t.numel(), device=t.device).reshape(t.shape).flip(flips)[k]
             t, k = t.view(-1), pos
+        value_in_graph = False
         if isinstance(value, NDArray):
             v = value._t
+            value_in_graph = v.requires_grad
             if v.dtype is not t.dtype:
                 v = v.to(t.dtype)
             if v.device != t.device:
@@ -697,7 +699,7 @@ class NDArray:
             if t.requires_grad:
                 raise MXNetError("In-place assignment to a variable with an attached gradient is "
                                  "not supported while recording")
-            if type(v) is _Tensor and v.requires_grad and not _whole_key(key):
+            if value_in_graph and not _whole_key(key):
                 raise MXNetError(_INPLACE_MSG + f" (x[{_key_repr(key)}] = a value that needs "
                                  "a gradient)")
         try:
