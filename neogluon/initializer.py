@@ -687,3 +687,9 @@ class FusedRNN(Initializer):
                     raise MXNetError("FusedRNN initializer: init is None and no global "
                                      "initializer was given to fall back on")
                 flat[offset:offset + n] = piece._t.reshape(-1)
+
+
+def load(fname):
+    """``nd.load`` (MXNet's initializer module re-exports it as ``mx.init.load``)."""
+    from .ndarray import load as _nd_load
+    return _nd_load(fname)

@@ -203,3 +203,9 @@ def test_fused_rnn_initializer_lays_pieces_out_as_mxnet():
             mx.init.InitDesc("p", global_init=mx.init.One()), nd.zeros((10,)))
     with pytest.raises(ValueError, match="mode"):
         mx.init.FusedRNN(None, 3, 1, "nope")
+
+
+def test_init_load_is_nd_load(tmp_path):
+    path = str(tmp_path / "a.nd")
+    nd.save(path, {"a": nd.ones((2,))})
+    assert mx.init.load(path)["a"].asnumpy().tolist() == [1.0, 1.0]
