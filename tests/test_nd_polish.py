@@ -369,3 +369,16 @@ def test_out_of_bounds_array_index_message_is_one_line():
         x[0, nd.array([1])]
     with pytest.raises(IndexError, match=r"NDArray\(2,\) \[0\., 9\.\]"):
         x[nd.array([0, 9])] = 1
+
+
+def test_relu_gradient_is_nan_where_the_input_is_nan():
+    # MXNet's relu operator passes NaN on in both directions (MXNet 1.9.1:
+    # relu([nan, -1, 2, 0]) -> [nan, 0, 2, 0], gradient [nan, 0, 1, 0]).
+    import neogluon as mx
+    x = mx.nd.array([np.nan, -1, 2, 0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.relu(x)
+    y.backward()
+    np.testing.assert_equal(y.asnumpy(), [np.nan, 0, 2, 0])
+    np.testing.assert_equal(x.grad.asnumpy(), [np.nan, 0, 1, 0])

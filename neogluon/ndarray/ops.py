@@ -131,10 +131,31 @@ def _unary(name, fn):
     return op
 
 
+class _ReluKeepNaN(torch.autograd.Function):
+    """relu whose gradient is NaN where the input is NaN, as MXNet's ``relu`` operator computes
+    it (torch's threshold backward gives 0 there and would hide a diverged input)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.relu(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return torch.where(x > 0, grad, torch.where(torch.isnan(x), x, torch.zeros_like(grad)))
+
+
+def _relu(x):
+    if x.requires_grad and x.is_floating_point():
+        return _ReluKeepNaN.apply(x)
+    return torch.relu(x)
+
+
 for _name, _fn in {
     "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "square": torch.square, "exp": torch.exp,
     "expm1": torch.expm1, "log": torch.log, "log2": torch.log2, "log10": torch.log10,
-    "log1p": torch.log1p, "sign": torch.sign, "relu": torch.relu, "sigmoid": torch.sigmoid,
+    "log1p": torch.log1p, "sign": torch.sign, "relu": _relu, "sigmoid": torch.sigmoid,
     "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
     "arcsin": torch.asin, "arccos": torch.acos, "arctan": torch.atan, "sinh": torch.sinh,
     "cosh": torch.cosh, "arcsinh": torch.asinh, "arccosh": torch.acosh, "arctanh": torch.atanh,
