@@ -13,6 +13,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,8 +39,25 @@ def load_known_failures() -> set:
                 if line.strip() and not line.startswith("#")}
 
 
+def copy_suite(dest: str) -> str:
+    """Copy the handed suite (tests, harness, data file) to ``dest``; return its unittest dir.
+
+    MXNet's tests write files into their working directory (``tmp.params``, exported models,
+    ``data/``). Each file runs in a fresh copy, so runs neither leave files in the shared,
+    read-only suite nor see files an earlier run or another file left there."""
+    unittest_dir = os.path.join(dest, "unittest")
+    os.makedirs(unittest_dir)
+    for entry in os.listdir(UNITTEST_DIR):
+        if entry.endswith(".py") or entry == "legacy_ndarray.v0":
+            shutil.copy2(os.path.join(UNITTEST_DIR, entry), unittest_dir)
+    shutil.copytree(os.path.join(os.path.dirname(UNITTEST_DIR), "common"),
+                    os.path.join(dest, "common"))
+    return unittest_dir
+
+
 def run_file(name: str, timeout: int, python: str, seed) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
+        work_dir = copy_suite(os.path.join(tmp, "suite"))
         xml = os.path.join(tmp, "report.xml")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([HERE, ROOT, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -58,7 +76,7 @@ def run_file(name: str, timeout: int, python: str, seed) -> dict:
         timed_out = False
         with open(log_path, "w") as log:
             try:
-                subprocess.run(cmd, cwd=UNITTEST_DIR, env=env, timeout=timeout, stdout=log,
+                subprocess.run(cmd, cwd=work_dir, env=env, timeout=timeout, stdout=log,
                                stderr=subprocess.STDOUT)
             except subprocess.TimeoutExpired:
                 timed_out = True
