@@ -694,3 +694,31 @@ def test_symbol_block_reset_ctx():
     out = sb(nd.ones((1, 3), ctx=mx.cpu(2)))
     assert out.context == mx.cpu(2)
     np.testing.assert_array_equal(out.asnumpy(), before)
+
+
+def test_failed_capture_does_not_look_like_an_unregistered_container():
+    # A block whose forward pass cannot be captured runs imperatively; the record of that
+    # failure holds Blocks, and must not trip MXNet's "unregistered container" warning.
+    import warnings
+
+    class ReadsValues(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.dense = gluon.nn.Dense(3)
+
+        def hybrid_forward(self, F, x):
+            return self.dense(x) * float(x.asnumpy().sum())
+
+    net = ReadsValues()
+    net.initialize()
+    net.hybridize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        net(mx.nd.ones((2, 4)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = net(mx.nd.ones((2, 4)))
+        net.collect_params()
+    assert out.shape == (2, 3)
+    assert not [w for w in caught if "unregistered container" in str(w.message)]

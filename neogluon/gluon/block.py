@@ -1058,6 +1058,17 @@ def _flat_values(res, flat):
 
 
 # ---------------------------------------------------------------------------- HybridBlock
+class _CaptureFailure:
+    """A failed capture: the structure counter then, the blocks it ran through and their
+    snapshot. A plain object rather than a tuple, so that the unregistered-container check does
+    not mistake the blocks it holds for a user's container."""
+
+    __slots__ = ("structure", "blocks", "snapshot")
+
+    def __init__(self, structure, blocks, snapshot):
+        self.structure, self.blocks, self.snapshot = structure, blocks, snapshot
+
+
 class HybridBlock(Block):
     """A Block whose forward is written once, as ``hybrid_forward(F, x, *args, **params)``.
 
@@ -1314,8 +1325,8 @@ class HybridBlock(Block):
                 return g.run(flat, ctx)
         failed = self._capture_failed
         if failed is not None:
-            if failed[0] == _STRUCTURE[0] or _snapshot(failed[1]) == failed[2]:
-                self._capture_failed = (_STRUCTURE[0], failed[1], failed[2])
+            if failed.structure == _STRUCTURE[0] or _snapshot(failed.blocks) == failed.snapshot:
+                failed.structure = _STRUCTURE[0]
                 return self._imperative(x, args, ctx)
         return self._capture(flat, fmt, ctx, key)
 
@@ -1368,7 +1379,7 @@ class HybridBlock(Block):
             warnings.warn(f"{type(self).__name__} '{self.name}': hybridize could not capture the "
                           f"forward pass ({tr.failed}); running it imperatively instead.",
                           stacklevel=4)
-            self._capture_failed = (_STRUCTURE[0], tr.blocks, _snapshot(tr.blocks))
+            self._capture_failed = _CaptureFailure(_STRUCTURE[0], tr.blocks, _snapshot(tr.blocks))
             self._cached_graph = ()
         else:
             graph.blocks = tr.blocks
