@@ -77,23 +77,27 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 _finder = _AliasFinder()
 
 
+# neogluon.run's shim package for child interpreters (neogluon/_alias_path/mxnet) is neogluon,
+# not a real MXNet.
+_SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_alias_path")
+
+
 def _other_finder_knows(name) -> bool:
     for finder in sys.meta_path:
         if finder is _finder:
             continue
         try:
-            if finder.find_spec(name, None) is not None:
-                return True
+            spec = finder.find_spec(name, None)
         except (ImportError, AttributeError, ValueError):
             continue
+        if spec is not None and not (spec.origin or "").startswith(_SHIM_DIR + os.sep):
+            return True
     return False
 
 
 def real_mxnet_present() -> bool:
-    """True when an MXNet other than this alias can be imported."""
-    if installed():
-        return _other_finder_knows(_ALIAS)
-    return importlib.util.find_spec(_ALIAS) is not None
+    """True when an MXNet other than this alias (and neogluon.run's shim) can be imported."""
+    return _other_finder_knows(_ALIAS)
 
 
 def installed() -> bool:
@@ -141,7 +145,10 @@ def uninstall() -> None:
 
 
 def _is_neogluon(module) -> bool:
-    return getattr(module, "__name__", "").split(".")[0] == _TARGET
+    if getattr(module, "__name__", "").split(".")[0] == _TARGET:
+        return True
+    # neogluon.run's shim, while it is being imported (it then replaces itself by neogluon).
+    return (getattr(module, "__file__", None) or "").startswith(_SHIM_DIR + os.sep)
 
 
 _active = install(shadow=os.environ.get("NEOGLUON_SHADOW_MXNET", "") not in ("", "0"))

@@ -27,6 +27,15 @@ def _set_first_path_entry(entry) -> None:
         sys.path.insert(0, entry)
 
 
+def _add_shim_path(shim) -> None:
+    # spawn/forkserver children get the parent's sys.path, so the shim goes there too, right
+    # after the program's own entry and ahead of site-packages (with --shadow it must win over
+    # an installed MXNet there as well). In this process the alias finder answers before any
+    # path entry is consulted, so the entry changes nothing here.
+    if shim not in sys.path:
+        sys.path.insert(1, shim)
+
+
 def main(argv=None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     shadow = False
@@ -49,6 +58,13 @@ def main(argv=None) -> None:
               "pass --shadow to run on neogluon anyway", file=sys.stderr)
         raise SystemExit(2)
 
+    # Child interpreters (multiprocessing's spawn/forkserver) re-import the main module and so
+    # ``import mxnet`` again; the shim package on PYTHONPATH gives them neogluon as well.
+    shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_alias_path")
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if shim not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([shim] + paths)
+
     if args[0] == "-m":
         if len(args) < 2:
             print("neogluon.run: -m needs a module name\n" + _USAGE, file=sys.stderr)
@@ -57,6 +73,7 @@ def main(argv=None) -> None:
         sys.argv = [module] + args[2:]
         # As ``python -m`` does, the current directory comes first on the path.
         _set_first_path_entry(os.getcwd())
+        _add_shim_path(shim)
         runpy.run_module(module, run_name="__main__", alter_sys=True)
     else:
         script = args[0]
@@ -67,6 +84,7 @@ def main(argv=None) -> None:
         # As ``python script.py`` does: the script's directory (symlinks resolved), and not the
         # current directory, comes first on the path.
         _set_first_path_entry(os.path.dirname(os.path.realpath(script)))
+        _add_shim_path(shim)
         runpy.run_path(script, run_name="__main__")
 
 

@@ -210,3 +210,36 @@ def test_one_module_object_under_pytest(tmp_path):
     out = _run(["-m", "neogluon.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "test_probe.py"], cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_spawned_children_import_neogluon_as_mxnet(tmp_path):
+    # spawn and forkserver children start a fresh interpreter and re-import the main module
+    # (DataLoader workers on macOS, and on Linux from Python 3.14); `import mxnet` there must
+    # give neogluon too.
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        import multiprocessing as mp
+        import mxnet as mx
+        from mxnet import gluon, nd
+
+        class Squares(gluon.data.Dataset):
+            def __len__(self):
+                return 4
+            def __getitem__(self, i):
+                return nd.array([i * i])
+
+        def probe(_):
+            import mxnet, neogluon
+            return mxnet is neogluon
+
+        if __name__ == "__main__":
+            with mp.get_context("spawn").Pool(1) as pool:
+                print("child", pool.map(probe, [0]))
+            mp.set_start_method("spawn", force=True)
+            loader = gluon.data.DataLoader(Squares(), batch_size=4, num_workers=1)
+            print("batch", [b.asnumpy().ravel().tolist() for b in loader])
+    """))
+    out = _run(["-m", "neogluon.run", "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    f = _fields(out.stdout)
+    assert f["child"] == "[True]"
+    assert f["batch"] == "[[0.0, 1.0, 4.0, 9.0]]"
