@@ -181,7 +181,24 @@ class DataIter:
         """How many padding examples the current batch has."""
 
 
-class ResizeIter(DataIter):
+class _CurrentBatchIter(DataIter):
+    """An iterator that holds whole batches (``self.current_batch``) from other iterators and
+    answers the per-part getters from it."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(_CurrentBatchIter):
     """Give an iterator a fixed number of batches per epoch.
 
     The wrapped iterator is reset and read again when it runs out before ``size`` batches.
@@ -225,20 +242,9 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_CurrentBatchIter):
     """Read the next batch of one or several iterators in background threads.
 
     The batches of the iterators are joined: data lists and label lists are concatenated.
@@ -353,17 +359,6 @@ class PrefetchingIter(DataIter):
             return self.current_batch
         raise StopIteration
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
 _LAST_BATCH_HANDLES = ("pad", "discard", "roll_over")
