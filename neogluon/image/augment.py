@@ -56,7 +56,27 @@ class Augmenter:
         raise NotImplementedError("Must override implementation.")
 
 
-class SequentialAug(Augmenter):
+class _ListAug(Augmenter):
+    """An augmenter made of the augmenters ``ts`` (dumped as their list)."""
+
+    def __init__(self, ts):
+        super().__init__()
+        self.ts = ts
+
+    def dumps(self):
+        return [type(self).__name__.lower(), [t.dumps() for t in self.ts]]
+
+
+class _SizedAug(Augmenter):
+    """An augmenter with an output ``size`` and an interpolation code ``interp``."""
+
+    def __init__(self, size, interp=2):
+        super().__init__(size=size, interp=interp)
+        self.size = size
+        self.interp = interp
+
+
+class SequentialAug(_ListAug):
     """Apply augmenters one after the other.
 
     Parameters
@@ -64,33 +84,19 @@ class SequentialAug(Augmenter):
     ts : list of Augmenter
     """
 
-    def __init__(self, ts):
-        super().__init__()
-        self.ts = ts
-
-    def dumps(self):
-        return [type(self).__name__.lower(), [t.dumps() for t in self.ts]]
-
     def __call__(self, src):
         for t in self.ts:
             src = t(src)
         return src
 
 
-class RandomOrderAug(Augmenter):
+class RandomOrderAug(_ListAug):
     """Apply augmenters in a random order (shuffled on every call).
 
     Parameters
     ----------
     ts : list of Augmenter
     """
-
-    def __init__(self, ts):
-        super().__init__()
-        self.ts = ts
-
-    def dumps(self):
-        return [type(self).__name__.lower(), [t.dumps() for t in self.ts]]
 
     def __call__(self, src):
         random.shuffle(self.ts)
@@ -99,7 +105,7 @@ class RandomOrderAug(Augmenter):
         return src
 
 
-class ResizeAug(Augmenter):
+class ResizeAug(_SizedAug):
     """Resize the shorter side to ``size`` (:func:`resize_short`).
 
     Parameters
@@ -109,16 +115,11 @@ class ResizeAug(Augmenter):
         Interpolation code (see :func:`resize_short`).
     """
 
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
-
     def __call__(self, src):
         return resize_short(src, self.size, self.interp)
 
 
-class ForceResizeAug(Augmenter):
+class ForceResizeAug(_SizedAug):
     """Resize to ``size`` = (width, height), ignoring the aspect ratio.
 
     Parameters
@@ -127,17 +128,12 @@ class ForceResizeAug(Augmenter):
     interp : int, default 2
     """
 
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
-
     def __call__(self, src):
         sizes = (src.shape[0], src.shape[1], self.size[1], self.size[0])
         return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
+class RandomCropAug(_SizedAug):
     """Crop a random ``size`` = (width, height) region (:func:`random_crop`).
 
     Parameters
@@ -145,11 +141,6 @@ class RandomCropAug(Augmenter):
     size : (int, int)
     interp : int, default 2
     """
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src):
         return random_crop(src, self.size, self.interp)[0]
@@ -188,7 +179,7 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizedAug):
     """Crop the central ``size`` = (width, height) region (:func:`center_crop`).
 
     Parameters
@@ -196,11 +187,6 @@ class CenterCropAug(Augmenter):
     size : (int, int)
     interp : int, default 2
     """
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size = size
-        self.interp = interp
 
     def __call__(self, src):
         return center_crop(src, self.size, self.interp)[0]
