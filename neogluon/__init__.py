@@ -38,3 +38,12 @@ def __getattr__(name):
         globals()[name] = mod
         return mod
     raise AttributeError(f"module 'neogluon' has no attribute {name!r}")
+
+# MXNet's job layouts start the same script as scheduler and server processes too
+# (DMLC_ROLE). neogluon needs no servers; the scheduler only hosts the workers' rendezvous.
+# Either role ends here, before the script trains (see kvstore/_dist_env.py).
+import os as _os
+if _os.environ.get("DMLC_ROLE") in ("server", "scheduler"):
+    from .kvstore._dist_env import handle_role as _handle_role
+    _handle_role()
+del _os

@@ -382,11 +382,22 @@ def test_distributed_batch_size_warning():
         tr._check_and_rescale_grad(1 / 4)
 
 
-def test_dist_kvstore_not_supported_yet():
+def test_dist_kvstore_one_worker_updates_on_the_store():
+    # Without a launcher, 'dist_sync' is a job of one worker: the store runs the optimizer
+    # (MXNet's default update_on_kvstore) and a step gives the local store's numbers.
     net, params = S.build(mx, [mx.cpu(0)])
-    tr = gluon.Trainer(params, "sgd", kvstore="dist_sync")
-    with pytest.raises(MXNetError, match="dist_sync.*not supported yet"):
-        tr.step(1, ignore_stale_grad=True)
+    ref_net, ref_params = S.build(mx, [mx.cpu(0)])
+    tr = gluon.Trainer(params, "sgd", {"learning_rate": 0.5, "momentum": 0.9},
+                       kvstore="dist_sync")
+    ref = gluon.Trainer(ref_params, "sgd", {"learning_rate": 0.5, "momentum": 0.9},
+                        kvstore=mx.kv.create("local"), update_on_kvstore=True)
+    for t, n in ((tr, net), (ref, ref_net)):
+        for step in range(2):
+            S.forward_backward(mx, n, [mx.cpu(0)], step)
+            t.step(S.BATCH)
+    assert tr._kvstore.type == "dist_sync" and tr._update_on_kvstore is True
+    for a, b in zip(params, ref_params):
+        np.testing.assert_array_equal(a.data().asnumpy(), b.data().asnumpy())
 
 
 def test_save_states_with_update_on_kvstore_uses_store(tmp_path):

@@ -109,6 +109,7 @@ class Trainer:
         self._params_to_init = []
         self._buckets = None
         self._reset_kvstore()
+        self._sync_initial_weights()
 
     # ------------------------------------------------------------------ set-up
     def _check_contexts(self):
@@ -135,6 +136,29 @@ class Trainer:
         else:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
+
+    def _sync_initial_weights(self):
+        """Distributed store: give every worker rank 0's initial weights now.
+
+        MXNet 1.9.1 does this only at the first ``step``, so each worker's first forward and
+        backward ran on its own random initialisation unless all workers were seeded alike.
+        Doing it at construction makes the first step use rank 0's weights everywhere (a
+        collective: every worker creates its Trainers in the same order). Parameters whose
+        shapes are still unknown (deferred initialisation) get rank 0's values at the first
+        ``step``, as in MXNet.
+        """
+        kv = self._kvstore_params["kvstore"]
+        if isinstance(kv, str) and "dist" in kv.lower():
+            from ..kvstore import create
+            kv = create(kv)
+            self._kvstore_params["kvstore"] = kv
+        from ..kvstore.dist import DistKVStore
+        if not isinstance(kv, DistKVStore) or kv.num_workers == 1:
+            return
+        arrays = [p._data for p in self._params
+                  if p._data is not None and p._stype == "default"]
+        if arrays:
+            kv.broadcast_values(arrays)
 
     def _init_params(self):
         """Put the initialised Parameters into the kvstore; deferred ones wait."""
@@ -542,7 +566,11 @@ class Trainer:
             self._check_states(fname, blob)
         if uok:
             self._kvstore.load_optimizer_states(fname)
-            self._optimizer = self._kvstore._updater.optimizer
+            updater = getattr(self._kvstore, "_updater", None)
+            if updater is None and getattr(self._kvstore, "_async", False):
+                updater = self._kvstore._server.updater
+            if updater is not None:
+                self._optimizer = updater.optimizer
         else:
             for updater in self._updaters:
                 updater.set_states(blob)

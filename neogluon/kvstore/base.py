@@ -221,8 +221,9 @@ def create(name="local"):
           summed, and the optimizer runs, in CPU memory.
         - ``'device'`` (also ``'local_allreduce_device'``, ``'nccl'``): values are summed on
           the devices that hold them; gradient compression is available.
-        - ``'dist_sync'``, ``'dist_device_sync'``, ``'dist_async'``: several processes
-          (not available yet).
+        - ``'dist_sync'``, ``'dist_device_sync'`` (also ``'dist_sync_device'``),
+          ``'dist_async'``: several processes (workers) on ``torch.distributed``; start the
+          workers with ``python -m neogluon.launch`` or torchrun (see ``kvstore.dist``).
 
         As in MXNet, any other name gives a local store of that type.
 
@@ -237,12 +238,7 @@ def create(name="local"):
     if klass is not None:
         return klass()
     if any(kind in name for kind in _DIST_KINDS):
-        # The distributed stores (torch.distributed) register themselves here once they exist.
-        raise MXNetError(
-            f"kvstore type '{name}' is not supported yet: neogluon runs the single-process "
-            "stores ('local', 'device', 'nccl', 'local_allreduce_cpu', "
-            "'local_allreduce_device', 'local_update_cpu') and user stores registered with "
-            "mx.kv.KVStoreBase.register; distributed training is not available in this "
-            "version")
+        from .dist import DistKVStore
+        return DistKVStore(name)
     from .local import KVStore
     return KVStore(name)

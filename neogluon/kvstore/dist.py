@@ -1,0 +1,655 @@
+"""The distributed stores: 'dist_sync', 'dist_device_sync' ('dist_sync_device') and 'dist_async'.
+
+They keep MXNet 1.9.1's store semantics on a ``torch.distributed`` process group (see
+``_dist_env`` for where the group comes from). There are no server processes: what MXNet's
+servers did, the workers do among themselves.
+
+dist_sync / dist_device_sync
+----------------------------
+Every worker makes the same sequence of ``init`` / ``push`` / ``pushpull`` calls (as with
+MXNet, where a sync round only completes once every worker has pushed); each such call is a
+handful of collectives, one per (dtype, device) bucket of its keys.
+
+- ``init``: rank 0's value wins (a broadcast); afterwards every worker holds it.
+- ``push``: the values of a key are summed over this worker's contexts, then over the workers.
+  Without an optimizer, the stored value becomes that sum. With one (``set_optimizer``, the
+  Trainer's ``update_on_kvstore=True``), the sum is the gradient of exactly one update of the
+  stored weight per key and round. That update is *sharded* as ZeRO stage 1 does it: each key
+  has one owner rank (keys are dealt out at ``init``, in call order, each to the rank holding
+  the fewest elements so far), gradients are reduce-scattered so that each rank receives the sums of the keys
+  it owns, the owner runs the optimizer (so each rank holds the optimizer state of about 1/N of
+  the weights), and the new weights are all-gathered to every rank.
+- ``pull`` / ``row_sparse_pull``: every worker holds identical values after each round, so a
+  pull is a local copy.
+- Gradient compression ('2bit', '1bit'): each worker quantises its (context-summed) gradient
+  with its own residual, packs it in MXNet's layout (16 or 32 values per 4-byte word), and the
+  packed words are all-gathered; every rank unpacks and sums them in rank order. The update then
+  runs on every rank (identical inputs, identical results), so the wire carries only the packed
+  gradients, about 1/16 of the dense bytes for '2bit'.
+- row_sparse values: each worker's rows are all-gathered and summed; the update runs on every
+  rank (lazy updates touch only the pushed rows).
+
+dist_async
+----------
+Rank 0 holds the values and the optimizer; the other workers reach it through
+``torch.distributed.rpc``. A push is applied as soon as it arrives (no round, no barrier), a
+pull returns what rank 0 holds at that moment. See docs/distributed.md for what staleness means
+there and what is deterministic.
+"""
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from ..base import MXNetError
+from ..ndarray.ndarray import NDArray, _new
+from ..ndarray import sparse as _sp
+from . import _dist_env
+from .local import KVStore, _key_value_pairs, _group, _atomic_write
+
+__all__ = ["DistKVStore", "DIST_TYPES"]
+
+DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_sync_device", "dist_async")
+
+
+def _dist():
+    import torch.distributed as dist
+    return dist
+
+
+def _reduce_scatter(out, inp):
+    dist = _dist()
+    fn = getattr(dist, "reduce_scatter_single", None)
+    if fn is None:
+        return dist.reduce_scatter_tensor(out, inp)
+    return fn(out, inp)
+
+
+def _all_gather(out, inp):
+    dist = _dist()
+    fn = getattr(dist, "all_gather_single", None)
+    if fn is None:
+        return dist.all_gather_into_tensor(out, inp)
+    return fn(out, inp)
+
+
+class _Layout:
+    """Where each key of a sharded bucket lives in the flat, rank-segmented buffer."""
+
+    __slots__ = ("keys", "seg", "flat", "out", "views", "own", "own_out", "others")
+
+    def __init__(self, keys, tensors, owners, world, rank, dtype, device):
+        sizes = [0] * world
+        offsets = []
+        for k, t in zip(keys, tensors):
+            r = owners[k]
+            offsets.append((r, sizes[r], t.numel()))
+            sizes[r] += t.numel()
+        self.keys = keys
+        self.seg = max(max(sizes), 1)
+        self.flat = torch.zeros(self.seg * world, dtype=dtype, device=device)
+        self.out = torch.zeros(self.seg, dtype=dtype, device=device)
+        self.views = []
+        self.own = []         # indices (into keys) of the keys this rank owns
+        self.own_out = []     # their views into ``out``
+        self.others = []      # indices of the keys other ranks own
+        for i, ((r, off, n), t) in enumerate(zip(offsets, tensors)):
+            start = r * self.seg + off
+            self.views.append(self.flat[start:start + n].view(t.shape))
+            if r == rank:
+                self.own.append(i)
+                self.own_out.append(self.out[off:off + n].view(t.shape))
+            else:
+                self.others.append(i)
+
+
+class DistKVStore(KVStore):
+    """MXNet's distributed key-value store on ``torch.distributed``.
+
+    Create it with ``mx.kv.create('dist_sync')`` (or 'dist_device_sync', 'dist_sync_device',
+    'dist_async') in every worker of a job started by ``python -m neogluon.launch``, torchrun,
+    mpirun or MXNet's DMLC_* environment.
+    """
+
+    def __init__(self, name="dist_sync"):
+        name = name.lower()
+        if "dist" not in name:
+            raise MXNetError(f"'{name}' is not a distributed kvstore type; the distributed "
+                             f"types are {', '.join(DIST_TYPES)}")
+        super().__init__(name)
+        self._info = _dist_env.ensure_process_group()
+        self._async = "async" in name
+        self._owner = {}
+        self._load = [0] * self._info.world_size
+        self._layouts = {}
+        self._flat_cache = {}
+        self._comp_residual = {}
+        self._replicated_update = False
+        self._lock = threading.Lock()
+        #: Collective calls and bytes this worker sent (estimates for ring algorithms).
+        self.comm_stats = {"calls": 0, "bytes_sent": 0, "by_op": {}}
+        if self._async:
+            from . import _async
+            self._server = _async.connect(self)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def rank(self):
+        """This worker's rank, in ``[0, num_workers)``."""
+        return self._info.rank
+
+    @property
+    def num_workers(self):
+        """The number of workers in the job."""
+        return self._info.world_size
+
+    def __repr__(self):
+        return (f"<DistKVStore type={self._type!r} rank={self.rank}/{self.num_workers} "
+                f"keys={len(self._store)}>")
+
+    # ------------------------------------------------------------------ collectives
+    def _collective(self, what, keys, fn, *args, nbytes=0, sent=None):
+        """Run one collective; turn a failure into a clear MXNetError."""
+        stats = self.comm_stats
+        stats["calls"] += 1
+        stats["by_op"][what] = stats["by_op"].get(what, 0) + 1
+        stats["bytes_sent"] += int(sent if sent is not None else nbytes)
+        try:
+            return fn(*args)
+        except Exception as err:  # noqa: BLE001 - gloo/NCCL raise RuntimeError subclasses
+            raise self._failure(err, what, keys) from err
+
+    def _failure(self, err, what, keys):
+        info = self._info
+        try:
+            from ._faults import describe_failure
+        except ImportError:  # pragma: no cover
+            describe_failure = None
+        if describe_failure is not None:
+            try:
+                return describe_failure(err, what, keys, info.store, info.rank,
+                                        info.world_size, info.timeout)
+            except Exception:  # noqa: BLE001 - diagnostics must not hide the failure
+                pass
+        shown = list(keys)[:8] if keys is not None else []
+        return MXNetError(f"kvstore {what} (keys {shown}) failed on rank {info.rank} of "
+                          f"{info.world_size}: {err}")
+
+    def _ring_bytes(self, nbytes):
+        n = self.num_workers
+        return 2 * nbytes * (n - 1) // n if n > 1 else 0
+
+    def _allreduce(self, what, keys, t):
+        if self.num_workers == 1:
+            return
+        dist = _dist()
+        nb = t.numel() * t.element_size()
+        self._collective(what, keys, dist.all_reduce, t, nbytes=nb, sent=self._ring_bytes(nb))
+
+    def _broadcast(self, what, keys, t):
+        if self.num_workers == 1:
+            return
+        dist = _dist()
+        nb = t.numel() * t.element_size()
+        self._collective(what, keys, dist.broadcast, t, 0,
+                         nbytes=nb, sent=nb if self.rank == 0 else 0)
+
+    def _gather(self, what, keys, out, inp):
+        """All-gather ``inp`` (same size on every rank) into ``out`` (world x size)."""
+        if self.num_workers == 1:
+            out.copy_(inp.reshape(-1))
+            return
+        nb = inp.numel() * inp.element_size()
+        self._collective(what, keys, _all_gather, out, inp,
+                         sent=nb * (self.num_workers - 1))
+
+    def _scatter_sum(self, what, keys, out, inp):
+        if self.num_workers == 1:
+            out.copy_(inp)
+            return
+        n = self.num_workers
+        nb = inp.numel() * inp.element_size()
+        self._collective(what, keys, _reduce_scatter, out, inp, sent=nb * (n - 1) // n)
+
+    def _gather_variable(self, what, keys, t):
+        """All-gather 1-D tensors of different lengths: the list of every rank's tensor."""
+        n = self.num_workers
+        if n == 1:
+            return [t]
+        count = torch.tensor([t.shape[0]], dtype=torch.int64, device=t.device)
+        counts = torch.empty(n, dtype=torch.int64, device=t.device)
+        self._gather(what, keys, counts, count)
+        counts = counts.tolist()
+        top = max(counts)
+        if top == 0:
+            return [t[:0] for _ in range(n)]
+        padded = torch.zeros((top,) + tuple(t.shape[1:]), dtype=t.dtype, device=t.device)
+        padded[:t.shape[0]] = t
+        out = torch.empty((n * top,) + tuple(t.shape[1:]), dtype=t.dtype, device=t.device)
+        self._gather(what, keys, out, padded)
+        return [out[r * top:r * top + c] for r, c in enumerate(counts)]
+
+    def barrier(self):
+        """Wait until every worker reaches this point."""
+        if self.num_workers == 1:
+            return
+        t = torch.zeros(1)
+        self._collective("barrier", None, _dist().all_reduce, t)
+
+    _barrier = barrier
+
+    # ------------------------------------------------------------------ init
+    def _assign_owner(self, k, numel):
+        if k in self._owner:
+            return
+        load = self._load
+        r = min(range(len(load)), key=lambda i: (load[i], i))
+        self._owner[k] = r
+        load[r] += numel
+
+    def init(self, key, value):
+        """Initialise keys; rank 0's values win and every worker holds them afterwards.
+
+        Parameters
+        ----------
+        key : str, int, or list of str or int
+            The keys.
+        value : NDArray or list of NDArray
+            The values (one per key).
+        """
+        pairs, use_str = _key_value_pairs(key, value, "init")
+        self._use_key_type(use_str)
+        flat = [(k, v) for k, vs in pairs for v in vs]
+        seen = set()
+        for k, _ in flat:
+            if k in seen:
+                raise MXNetError(f"duplicate init of key {k!r} in one call")
+            seen.add(k)
+        if self._async:
+            self._server.init(flat)
+            return
+        with torch.no_grad():
+            dense = []
+            for k, v in flat:
+                self._drop_key_buffers(k)
+                if v.stype != "default":
+                    self._init_sparse(k, v)
+                    continue
+                t = v._t.detach()
+                dev = self._store_device(t)
+                stored = _new(t.to(dev, copy=True), v._ctx if t.device == dev else _cpu_ctx())
+                self._store[k] = stored
+                dense.append((k, stored._t))
+                self._assign_owner(k, t.numel())
+            for (dtype, dev), items in _buckets(dense).items():
+                keys = [k for k, _ in items]
+                ts = [t for _, t in items]
+                buf = torch.cat([t.reshape(-1) for t in ts]) if len(ts) > 1 else ts[0].reshape(-1)
+                self._broadcast("init", keys, buf)
+                if len(ts) > 1:
+                    torch._foreach_copy_([t.reshape(-1) for t in ts], _split(buf, ts))
+                elif buf.data_ptr() != ts[0].data_ptr():
+                    ts[0].copy_(buf.view(ts[0].shape))
+
+    def broadcast_values(self, arrays):
+        """Overwrite every array with rank 0's value (one broadcast per dtype and device).
+
+        ``arrays`` is a list of lists: the copies of one value on this worker's contexts; the
+        first copy is broadcast and then copied into the others. The Trainer calls it when it
+        is created, so that every worker's first forward pass already uses rank 0's weights.
+        """
+        if self.num_workers == 1:
+            return
+        firsts = [(i, copies[0]._t) for i, copies in enumerate(arrays)]
+        with torch.no_grad():
+            for (dtype, dev), items in _buckets(firsts).items():
+                ts = [t for _, t in items]
+                buf = torch.cat([t.reshape(-1) for t in ts])
+                self._broadcast("broadcast", None, buf)
+                torch._foreach_copy_([t.reshape(-1) for t in ts], _split(buf, ts))
+            for copies in arrays:
+                for c in copies[1:]:
+                    c._t.copy_(copies[0]._t)
+
+    def _init_sparse(self, k, v):
+        stored = v.copyto(v.context if self._device_comm or v.context.device_type != "gpu"
+                          else _cpu_ctx())
+        dense = stored._t.detach().clone()
+        self._broadcast("init", [k], dense)
+        self._store[k] = _sp.cast_storage(_new(dense, stored.context), v.stype)
+        self._assign_owner(k, dense.numel())
+
+    def _drop_key_buffers(self, k):
+        self._merge.pop(k, None)
+        self._aliased.discard(k)
+        if self._layouts:
+            self._layouts = {kk: lay for kk, lay in self._layouts.items() if k not in kk[0]}
+        if self._flat_cache:
+            self._flat_cache = {kk: f for kk, f in self._flat_cache.items() if k not in kk[0]}
+        self._comp_residual.pop(k, None)
+
+    # ------------------------------------------------------------------ push
+    def _push_groups(self, groups, write_back=False):
+        if self._async:
+            self._server.push(groups)
+            return False
+        sparse = [(k, vals) for k, vals in groups if _is_sparse(self, k, vals)]
+        if sparse:
+            for k, vals in sparse:
+                self._push_sparse(k, vals)
+            groups = [(k, vals) for k, vals in groups if not _is_sparse(self, k, vals)]
+        if not groups:
+            return False
+        self._validate_push(groups)
+        with torch.no_grad():
+            merged = self._local_merge(groups)
+            keys = [k for k, _ in groups]
+            for (dtype, dev), items in _buckets(list(zip(keys, merged))).items():
+                bkeys = [k for k, _ in items]
+                bvals = [t for _, t in items]
+                if self._compression is not None:
+                    self._push_compressed(bkeys, bvals)
+                elif self._updater is not None:
+                    self._push_sharded(bkeys, bvals, dtype, dev)
+                else:
+                    self._push_sum(bkeys, bvals, dtype, dev)
+        return False
+
+    def _local_merge(self, groups):
+        n = len(groups[0][1])
+        if n >= 2 and len(groups) > 1 and all(len(v) == n for _, v in groups):
+            done = self._reduce_batch(groups, n, False)
+            if done is not None:
+                return done[0]
+        return [self._reduce_one(k, vals) for k, vals in groups]
+
+    def _flat(self, keys, ts, dtype, dev):
+        ck = (tuple(keys), dtype, dev)
+        flat = self._flat_cache.get(ck)
+        total = sum(t.numel() for t in ts)
+        if flat is None or flat.numel() != total:
+            flat = self._flat_cache[ck] = torch.empty(total, dtype=dtype, device=dev)
+        return flat
+
+    def _push_sum(self, keys, vals, dtype, dev):
+        """No optimizer: the stored values become the sums over all workers."""
+        flat = self._flat(keys, vals, dtype, dev)
+        views = _split(flat, vals)
+        torch._foreach_copy_(views, [v.reshape(-1) for v in vals])
+        self._allreduce("push", keys, flat)
+        stored = [self._stored_tensor(k, v) for k, v in zip(keys, vals)]
+        torch._foreach_copy_([s.reshape(-1) for s in stored], views)
+
+    def _stored_tensor(self, k, like):
+        st = self._store[k]
+        if st._t.device != like.device:
+            self._store[k] = st = _new(st._t.to(like.device), st._ctx)
+        return st._t
+
+    def _push_sharded(self, keys, vals, dtype, dev):
+        """With an optimizer: reduce-scatter, update the owned keys, all-gather the weights."""
+        lk = (tuple(keys), dtype, dev)
+        lay = self._layouts.get(lk)
+        if lay is None or lay.flat.device != dev:
+            lay = self._layouts[lk] = _Layout(keys, vals, self._owner, self.num_workers,
+                                              self.rank, dtype, dev)
+        torch._foreach_copy_(lay.views, vals)
+        self._scatter_sum("push", keys, lay.out, lay.flat)
+        if lay.own:
+            own_keys = [keys[i] for i in lay.own]
+            self._apply_updater(own_keys, list(lay.own_out))
+            weights = [self._store[k]._t for k in own_keys]
+            torch._foreach_copy_(lay.own_out, weights)
+        self._gather("pull", keys, lay.flat, lay.out)
+        if lay.others:
+            dsts = [self._stored_tensor(keys[i], vals[i]) for i in lay.others]
+            torch._foreach_copy_(dsts, [lay.views[i] for i in lay.others])
+
+    def _push_compressed(self, keys, vals):
+        """Quantise with this worker's residuals, all-gather the packed words, unpack, sum."""
+        comp = self._compression
+        packed, sizes = [], []
+        for k, v in zip(keys, vals):
+            r = self._comp_residual.get(k)
+            if r is None or r.shape != v.shape or r.dtype != v.dtype or r.device != v.device:
+                r = self._comp_residual[k] = torch.zeros_like(v)
+            q = comp.quantize_(v, r)
+            words = comp.pack(q)
+            packed.append(words)
+            sizes.append(words.numel())
+        mine = torch.cat(packed) if len(packed) > 1 else packed[0]
+        n = self.num_workers
+        everyone = torch.empty(n * mine.numel(), dtype=mine.dtype, device=mine.device)
+        self._gather("push", keys, everyone, mine)
+        width = mine.numel()
+        sums = []
+        off = 0
+        for k, v, w in zip(keys, vals, sizes):
+            total = None
+            for r in range(n):
+                part = comp.unpack(everyone[r * width + off:r * width + off + w], v.numel(),
+                                   v.dtype).view(v.shape)
+                total = part if total is None else total.add_(part)
+            sums.append(total)
+            off += w
+        if self._updater is not None:
+            # Every rank updates every key (identical inputs give identical weights), so only
+            # the packed gradients cross the wire.
+            self._replicated_update = True
+            self._apply_updater(keys, sums)
+        else:
+            for k, s in zip(keys, sums):
+                self._stored_tensor(k, s).copy_(s)
+
+    def _push_sparse(self, k, vals):
+        """row_sparse push: sum over contexts, all-gather every worker's rows, sum in rank
+        order; the update (or replacement) then runs on every rank."""
+        stored = self._stored(k)
+        for v in vals:
+            if v.shape != stored.shape:
+                raise MXNetError(f"push: key {k!r} holds shape {stored.shape} but a value of "
+                                 f"shape {v.shape} was pushed")
+            if v.stype == "csr":
+                raise MXNetError(f"push: key {k!r}: csr values cannot be pushed")
+        ctx = stored.context
+        with torch.no_grad():
+            local = []
+            for v in vals:
+                v = v.as_in_context(ctx) if v.context != ctx else v
+                local.append(v if v.stype == "row_sparse" else _sp.cast_storage(v, "row_sparse"))
+            merged = local[0] if len(local) == 1 else _sp.add_n(*local)
+            data = merged._sdata.detach()
+            if data.dtype is not stored._t.dtype:
+                raise MXNetError(f"push: key {k!r} holds dtype {stored.dtype.__name__} but a "
+                                 f"value of dtype {merged.dtype.__name__} was pushed")
+            idx = merged._aux[0].detach()
+            all_idx = self._gather_variable("push", [k], idx)
+            all_data = self._gather_variable("push", [k], data.contiguous())
+            parts = [_sp._make_rsp(d.clone(), i.clone(), stored.shape, ctx)
+                     for i, d in zip(all_idx, all_data) if i.numel()]
+            if not parts:
+                total = _sp.zeros("row_sparse", stored.shape, ctx=ctx, dtype=stored.dtype)
+            elif len(parts) == 1:
+                total = parts[0]
+            else:
+                total = _sp.add_n(*parts)
+        upd = self._updater
+        if upd is None:
+            self._store[k] = total if stored.stype == "row_sparse" else \
+                _new(total._t.detach().clone(), ctx)
+            return
+        from .local import _is_list_updater
+        if _is_list_updater(upd):
+            upd([k], [total], [stored])
+        else:
+            upd(k, total, stored)
+
+    # ------------------------------------------------------------------ pull
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy the stored values (identical on every worker) into ``out``.
+
+        Parameters
+        ----------
+        key : str, int, or list of str or int
+            The keys.
+        out : NDArray, list of NDArray, or list of lists
+            The outputs.
+        priority : int, optional
+            Scheduling hint.
+        ignore_sparse : bool, default True
+            Skip sparse outputs. With False, a row_sparse key is an error: use
+            ``row_sparse_pull``.
+        """
+        if out is None:
+            raise AssertionError("pull needs `out`")
+        pairs, use_str = _key_value_pairs(key, out, "pull")
+        self._use_key_type(use_str)
+        if self._async:
+            self._server.pull(_group(pairs), ignore_sparse)
+            return
+        if not ignore_sparse:
+            for k, outs in pairs:
+                st = self._stored(k)
+                if st.stype != "default" or any(o.stype != "default" for o in outs):
+                    raise MXNetError(f"pull: key {k!r} is row_sparse (or has a sparse output): "
+                                     "the distributed kvstore pulls sparse values with "
+                                     "row_sparse_pull(key, out, row_ids)")
+        self._pull_groups(_group(pairs), ignore_sparse)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Push ``value`` and pull the result into ``out`` (``value`` when omitted)."""
+        if self._async:
+            self.push(key, value, priority)
+            self.pull(key, value if out is None else out, priority)
+            return
+        super().pushpull(key, value, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        """Pull the rows ``row_ids`` of row_sparse values (each worker its own rows)."""
+        if self._async:
+            keys = key if isinstance(key, (list, tuple)) else [key]
+            self._server.refresh(list(dict.fromkeys(keys)))
+        super().row_sparse_pull(key, out, priority, row_ids)
+
+    # ------------------------------------------------------------------ optimizer
+    def set_optimizer(self, optimizer):
+        """Run ``optimizer`` on every push: once per key and round, on the owning rank."""
+        if self._async:
+            self._server.set_optimizer(optimizer)
+            return
+        super().set_optimizer(optimizer)
+
+    def set_gradient_compression(self, compression_params):
+        """Quantise pushed gradients ('2bit' or '1bit') before they cross the wire."""
+        from .compression import GradientCompression
+        if self._async:
+            raise MXNetError("gradient compression is not supported with dist_async (as in "
+                             "MXNet): use dist_sync or dist_device_sync")
+        self._compression = GradientCompression.from_params(compression_params)
+        self._comp_residual = {}
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Gather every rank's optimizer states and write them to ``fname`` as one file.
+
+        A collective call: every worker must make it. Each worker writes ``fname``
+        (atomically; the same content on every worker).
+        """
+        if self._async:
+            self._server.save_states(fname, dump_optimizer)
+            return
+        if self._updater is None:
+            raise AssertionError("Cannot save states: no optimizer is set on this kvstore")
+        if not hasattr(self._updater, "get_states"):
+            raise MXNetError("the updater set with _set_updater has no states to save")
+        blob = self._updater.get_states(dump_optimizer=True)
+        blobs = self._gather_bytes("save_optimizer_states", blob)
+        _atomic_write(fname, _merge_state_blobs(blobs, self._updater, dump_optimizer))
+
+    def _gather_bytes(self, what, blob):
+        t = torch.frombuffer(bytearray(blob), dtype=torch.uint8) if blob else \
+            torch.zeros(0, dtype=torch.uint8)
+        try:
+            parts = self._gather_variable(what, None, t)
+        except MXNetError as err:
+            raise MXNetError(f"{err} ({what} is collective in a distributed job: call it on "
+                             "every worker)") from err
+        return [bytes(p.numpy().tobytes()) for p in parts]
+
+    def load_optimizer_states(self, fname):
+        """Read states written by :meth:`save_optimizer_states` (any number of workers).
+
+        Each rank keeps the states of the keys it owns.
+        """
+        if self._async:
+            self._server.load_states(fname)
+            return
+        super().load_optimizer_states(fname)
+        self._drop_foreign_states()
+
+    def _drop_foreign_states(self):
+        if self._replicated_update or self._compression is not None:
+            return
+        upd = self._updater
+        states = getattr(upd, "_states", None)
+        if not isinstance(states, dict):
+            return
+        for k in list(states):
+            owner = self._owner.get(k)
+            stored = self._store.get(k)
+            if owner is not None and owner != self.rank and \
+                    (stored is None or stored.stype == "default"):
+                del states[k]
+                upd.states_synced.pop(k, None)
+
+    def _send_command_to_servers(self, head, body):
+        """There are no server processes (accepted for compatibility)."""
+
+
+def _cpu_ctx():
+    from ..context import cpu
+    return cpu(0)
+
+
+def _is_sparse(store, k, vals):
+    st = store._store.get(k)
+    return (st is not None and st.stype != "default") or any(v.stype != "default" for v in vals)
+
+
+def _buckets(items):
+    """Group (key, tensor) pairs by (dtype, device), keeping call order inside each group."""
+    out = {}
+    for k, t in items:
+        out.setdefault((t.dtype, t.device), []).append((k, t))
+    return out
+
+
+def _split(flat, like):
+    views, off = [], 0
+    for t in like:
+        n = t.numel()
+        views.append(flat[off:off + n])
+        off += n
+    return views
+
+
+def _merge_state_blobs(blobs, updater, dump_optimizer):
+    """One Updater states blob from every rank's: the union of the per-key states, and of the
+    optimizer's per-key update counts (the largest count wins)."""
+    from .. import optimizer as opt
+    merged = None
+    for blob in blobs:
+        probe = opt.get_updater(updater.optimizer)
+        probe.set_states(blob)
+        if merged is None:
+            merged = probe
+            continue
+        for k, s in probe._states.items():
+            merged._states.setdefault(k, s)
+        mo, po = merged.optimizer, probe.optimizer
+        for dev, counts in po._all_index_update_counts.items():
+            tgt = mo._all_index_update_counts.setdefault(dev, {})
+            for k, c in counts.items():
+                tgt[k] = max(tgt.get(k, 0), c)
+        mo.num_update = max(mo.num_update, po.num_update)
+    return merged.get_states(dump_optimizer)
