@@ -219,9 +219,13 @@ def connect(kv):
                 pass
             opts = rpc.TensorPipeRpcBackendOptions(init_method="neogluonrpc://",
                                                    rpc_timeout=info.timeout)
+            import warnings
             try:
-                rpc.init_rpc(_NAME.format(info.rank), rank=info.rank,
-                             world_size=info.world_size, rpc_backend_options=opts)
+                with warnings.catch_warnings():
+                    # (torch warns about its own internal use of the gloo group here)
+                    warnings.simplefilter("ignore", UserWarning)
+                    rpc.init_rpc(_NAME.format(info.rank), rank=info.rank,
+                                 world_size=info.world_size, rpc_backend_options=opts)
             except Exception as err:
                 raise MXNetError(f"dist_async: rank {info.rank} could not start RPC: "
                                  f"{err}") from err
