@@ -28,6 +28,8 @@ test: $(STAMP)
 # MXNet 1.9.1's own unit tests (../shared/mxnet-tests) run unmodified through the mxnet alias.
 conformance: $(STAMP)
 	$(VPY) conformance/run.py
+	if [ -d ../shared/mxnet-tests/nightly ]; then \
+		$(VPY) conformance/nightly_dist.py ../shared/mxnet-tests/nightly; fi
 
 bench: $(STAMP)
 	$(VPY) bench/run_all.py
