@@ -39,6 +39,7 @@ there and what is deterministic.
 from __future__ import annotations
 
 import threading
+import zlib
 
 import torch
 
@@ -50,6 +51,7 @@ from .local import KVStore, _key_value_pairs, _group, _atomic_write
 
 __all__ = ["DistKVStore", "DIST_TYPES"]
 
+_VERBS = {"init": "initialises", "push": "pushes"}
 DIST_TYPES = ("dist_sync", "dist_device_sync", "dist_sync_device", "dist_async")
 
 
@@ -127,6 +129,7 @@ class DistKVStore(KVStore):
         self._comp_residual = {}
         self._replicated_update = False
         self._lock = threading.Lock()
+        self._checked = set()
         #: Collective calls and bytes this worker sent (estimates for ring algorithms).
         self.comm_stats = {"calls": 0, "bytes_sent": 0, "by_op": {}}
         if self._async:
@@ -230,6 +233,34 @@ class DistKVStore(KVStore):
         self._gather(what, keys, out, padded)
         return [out[r * top:r * top + c] for r, c in enumerate(counts)]
 
+    def _same_call(self, what, items, always=False):
+        """Check (once per distinct call) that every worker makes the same call.
+
+        ``items`` are (key, shape, dtype, stype) tuples. gloo aborts the process when workers
+        exchange buffers of different sizes, so a call whose keys or shapes differ between
+        workers is caught here, before its first collective, with a message naming the ranks.
+        """
+        if self.num_workers == 1:
+            return
+        sig = (what, tuple(items))
+        if not always and sig in self._checked:
+            return
+        code = zlib.crc32(repr(sig).encode("utf-8"))
+        mine = torch.tensor([code], dtype=torch.int64)
+        every = torch.empty(self.num_workers, dtype=torch.int64)
+        self._gather(what, [k for k, *_ in items], every, mine)
+        codes = every.tolist()
+        if len(set(codes)) != 1:
+            odd = [r for r, c in enumerate(codes) if c != codes[0]]
+            shown = ", ".join(f"{k!r}{tuple(shape)}" for k, shape, *_ in items[:6])
+            more = f" and {len(items) - 6} more" if len(items) > 6 else ""
+            raise MXNetError(
+                f"kvstore {what}: the workers made different calls: rank {self.rank} "
+                f"{_VERBS.get(what, what)} keys [{shown}{more}], but rank(s) {odd} differ from rank 0 in their "
+                "keys, shapes or dtypes. Every worker must make the same sequence of "
+                "init/push/pushpull calls with the same keys")
+        self._checked.add(sig)
+
     def barrier(self):
         """Wait until every worker reaches this point."""
         if self.num_workers == 1:
@@ -269,6 +300,8 @@ class DistKVStore(KVStore):
         if self._async:
             self._server.init(flat)
             return
+        self._same_call("init", [(k, tuple(v.shape), str(v.dtype), v.stype) for k, v in flat],
+                        always=True)
         with torch.no_grad():
             dense = []
             for k, v in flat:
@@ -334,6 +367,9 @@ class DistKVStore(KVStore):
         if self._async:
             self._server.push(groups)
             return False
+        self._same_call("push", [(k, tuple(vals[0].shape), str(vals[0].dtype),
+                                  "sparse" if _is_sparse(self, k, vals) else "default")
+                                 for k, vals in groups])
         sparse = [(k, vals) for k, vals in groups if _is_sparse(self, k, vals)]
         if sparse:
             for k, vals in sparse:

@@ -75,11 +75,14 @@ def run_case(opt_name, uok, nctx, comp, state_file, case):
     mine = np.array_split(np.arange(BATCH), n)[r]
     for step in range(4):
         x, y = batch(step)
+        if step == 2:
+            calls_before = store.comm_stats["calls"]
         train_step(net, tr, x[mine], y[mine], ctxs)
         train_step(ref, ref_tr, x, y, [mx.cpu(0)])
         if step == 1:
             tr.save_states(state_file)  # collective: every worker writes the gathered states
             net.save_parameters(f"{state_file}.{r}.params")
+    per_step = (store.comm_stats["calls"] - calls_before) / 2
     diff = max(float(np.abs(a.data(c).asnumpy() - b.data().asnumpy()).max())
                for a, b in zip(net.collect_params().values(), ref.collect_params().values())
                for c in ctxs)
@@ -109,7 +112,7 @@ def run_case(opt_name, uok, nctx, comp, state_file, case):
     w = np.concatenate([p.data().asnumpy().ravel() for p in net.collect_params().values()])
     print(json.dumps({"case": case, "rank": r, "diff": diff, "resume_diff": resume_diff, "held": held,
                       "total": total, "checksum": float(np.float64(w).sum()),
-                      "calls": store.comm_stats["calls"]}), flush=True)
+                      "calls_per_step": per_step}), flush=True)
 
 
 state_dir = sys.argv[1]
