@@ -271,7 +271,32 @@ def _live_variables():
     return vs, ts
 
 
+#: Objects told about each ``backward``: ``begin()`` before the engine runs, ``end(ok)`` after
+#: the gradient buffers are written. The distributed Trainer's gradient-bucket overlap uses it
+#: to know that the gradient hooks it sees belong to a ``backward`` (not to ``autograd.grad``).
+_BACKWARD_LISTENERS = []
+
+
 def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True):
+    if _BACKWARD_LISTENERS:
+        return _backward_with_listeners(heads, head_grads, retain_graph, train_mode)
+    return _backward(heads, head_grads, retain_graph, train_mode)
+
+
+def _backward_with_listeners(heads, head_grads, retain_graph, train_mode):
+    listeners = list(_BACKWARD_LISTENERS)
+    for lst in listeners:
+        lst.begin()
+    ok = False
+    try:
+        _backward(heads, head_grads, retain_graph, train_mode)
+        ok = True
+    finally:
+        for lst in listeners:
+            lst.end(ok)
+
+
+def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True):
     """Compute the gradients of ``heads`` with respect to every attached variable.
 
     Gradients are written into each variable's buffer: overwritten for ``grad_req='write'``,
@@ -349,6 +374,9 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
             ag.fresh = True
     finally:
         _set_grad_enabled(prev)
+
+
+backward.__doc__ = _backward.__doc__
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: bool = False,

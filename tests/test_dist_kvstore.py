@@ -131,3 +131,17 @@ def test_workers_making_different_calls_get_a_clear_error():
     for row in rows:
         assert row["error"] and "different calls" in row["error"], row
         assert "rank(s) [1]" in row["error"]
+
+
+def test_overlapped_buckets_give_the_same_numbers():
+    """NEOGLUON_DIST_OVERLAP=1 reduces gradient buckets during backward; the weights equal the
+    plain run's bit for bit, including a step whose gradients were changed after backward
+    (the overlapped sums are then dropped on every worker) and an unused Parameter."""
+    rows = _json_lines(run_workers("overlap.py", 2, timeout=150,
+                                   env={"NEOGLUON_DIST_BUCKET_MB": "0.0005"}))
+    assert len(rows) == 2
+    for row in rows:
+        for uok in ("True", "False"):
+            assert row[f"diff_{uok}"] == 0.0, row
+            # 6 steps: the first arms the overlap, the 4th had modified gradients
+            assert row[f"used_{uok}"] == 4, row

@@ -108,6 +108,7 @@ class Trainer:
         self._distributed = None
         self._params_to_init = []
         self._buckets = None
+        self._overlap = None
         self._reset_kvstore()
         self._sync_initial_weights()
 
@@ -384,12 +385,41 @@ class Trainer:
                 outs.append(param.list_data())
         if not keys:
             return
+        ov = self._overlap
+        if ov is not None:
+            if ov.keys == keys:
+                if ov.take():  # a collective: every worker decides the same
+                    ov.finish(outs if uok else grads)
+                    return
+            else:
+                ov.close()
+                self._overlap = None
         if len(self._contexts) > 1:
             self._bucket_grads(keys, grads)
         if uok:
             kv.pushpull(keys, grads, out=outs)
         else:
             kv.pushpull(keys, grads)
+        if self._overlap is None and self._overlap_wanted(kv, keys, grads):
+            from ..kvstore.dist import GradOverlap
+            self._overlap = GradOverlap(
+                kv, keys, [self._params[i]._data[0] for i in keys], [g[0] for g in grads], uok,
+                int(float(os.environ.get("NEOGLUON_DIST_BUCKET_MB", "8")) * 2 ** 20))
+
+    def _overlap_wanted(self, kv, keys, grads):
+        """Reduce gradient buckets during backward (``NEOGLUON_DIST_OVERLAP=1``): a distributed
+        sync store of several workers, one context, dense 'write' gradients of one dtype."""
+        if os.environ.get("NEOGLUON_DIST_OVERLAP", "0").lower() not in ("1", "true", "on"):
+            return False
+        from ..kvstore.dist import DistKVStore
+        if (not isinstance(kv, DistKVStore) or kv.num_workers == 1 or kv._async
+                or kv._compression is not None or len(self._contexts) != 1
+                or self._contains_sparse_weight or self._contains_sparse_grad):
+            return False
+        if any(self._params[i].grad_req != "write" for i in keys):
+            return False
+        ts = [g[0]._t for g in grads]
+        return len({(t.dtype, t.device) for t in ts}) == 1
 
     def _bucket_grads(self, keys, grads):
         """Lay each context's gradient buffers out back to back in one flat buffer.

@@ -39,6 +39,7 @@ there and what is deterministic.
 from __future__ import annotations
 
 import threading
+import weakref
 import zlib
 
 import torch
@@ -424,7 +425,52 @@ class DistKVStore(KVStore):
         return st._t
 
     def _push_sharded(self, keys, vals, dtype, dev):
-        """With an optimizer: reduce-scatter, update the owned keys, all-gather the weights."""
+        """With an optimizer: sum the gradients, each owner updates its keys, and the owners'
+        new weights reach every rank.
+
+        On CUDA (NCCL) that is a reduce-scatter and an all-gather. On CPU (gloo) it is two
+        all-reduces, because gloo's reduce-scatter and all-gather each take longer than its
+        all-reduce of the whole buffer (bench/RESULTS.md): the gradients are all-reduced, and
+        the weights are summed as raw bits with zeros from the non-owners, which is exact.
+        """
+        if dev.type == "cuda":
+            self._push_scattered(keys, vals, dtype, dev)
+            return
+        flat = self._flat(keys, vals, dtype, dev)
+        views = _split(flat, vals)
+        torch._foreach_copy_(views, [v.reshape(-1) for v in vals])
+        self._allreduce("push", keys, flat)
+        grads = [v.view(t.shape) for v, t in zip(views, vals)]
+        own = [i for i, k in enumerate(keys) if self._owner[k] == self.rank]
+        if own:
+            self._apply_updater([keys[i] for i in own], [grads[i] for i in own])
+        self._sync_owned(keys, own)
+
+    def _sync_owned(self, keys, own):
+        """Give every rank the owners' values of ``keys`` (``own``: this rank's indices)."""
+        stored = [self._store[k]._t for k in keys]
+        dtype, dev = stored[0].dtype, stored[0].device
+        wk = (("weights",) + tuple(keys), dtype, dev)
+        total = sum(t.numel() for t in stored)
+        wflat = self._flat_cache.get(wk)
+        if wflat is None or wflat.numel() != total:
+            wflat = self._flat_cache[wk] = torch.empty(total, dtype=dtype, device=dev)
+        wflat.zero_()
+        wviews = _split(wflat, stored)
+        if own:
+            torch._foreach_copy_([wviews[i] for i in own], [stored[i].reshape(-1) for i in own])
+        nbytes = total * wflat.element_size()
+        bits = wflat.view(torch.int32) if nbytes % 4 == 0 and wflat.element_size() >= 2 and \
+            (wflat.element_size() == 4 or total % 2 == 0) else wflat.view(torch.uint8)
+        self._allreduce("pull", keys, bits)
+        mine = set(own)
+        others = [i for i in range(len(keys)) if i not in mine]
+        if others:
+            torch._foreach_copy_([stored[i].reshape(-1) for i in others],
+                                 [wviews[i] for i in others])
+
+    def _push_scattered(self, keys, vals, dtype, dev):
+        """reduce-scatter, update the owned keys, all-gather the weights (NCCL)."""
         lk = (tuple(keys), dtype, dev)
         lay = self._layouts.get(lk)
         if lay is None or lay.flat.device != dev:
@@ -689,3 +735,245 @@ def _merge_state_blobs(blobs, updater, dump_optimizer):
                 tgt[k] = max(tgt.get(k, 0), c)
         mo.num_update = max(mo.num_update, po.num_update)
     return merged.get_states(dump_optimizer)
+
+
+class _Bucket:
+    __slots__ = ("idxs", "keys", "layout", "flat", "views", "seen", "count", "handle")
+
+    def __init__(self, idxs, keys, layout, flat, views):
+        self.idxs, self.keys, self.layout, self.flat, self.views = idxs, keys, layout, flat, views
+        self.seen = [False] * len(idxs)
+        self.count = 0
+        self.handle = None
+
+
+class GradOverlap:
+    """Reduce gradient buckets while ``backward`` still runs, as DDP does (opt-in).
+
+    The Trainer creates it for a distributed store (more than one worker, not async, no
+    compression) when it has one context and only dense ``grad_req='write'`` Parameters of one
+    dtype, after its first step. Gradients are grouped into buckets of about ``bucket_bytes``
+    in reverse Parameter order (the order backward tends to produce them). A hook on each
+    weight copies its gradient into its bucket the moment autograd computes it; a full bucket
+    starts its collective (reduce-scatter when the store runs the optimizer, all-reduce
+    otherwise) asynchronously, buckets always in the same order on every worker. At ``step``
+    the workers agree (one small all-reduce) that every worker's buckets hold exactly the
+    gradients ``step`` would push (no gradient was changed after backward, one backward since
+    the last step); then the reductions already done are used. Otherwise every worker drops them
+    and takes the normal path, so the numbers never depend on the overlap.
+    """
+
+    def __init__(self, kv, keys, weights, grads, uok, bucket_bytes):
+        from .. import autograd
+        self.kv, self.uok = kv, uok
+        self.keys = list(keys)
+        self.pos = {k: i for i, k in enumerate(self.keys)}
+        self.scatter = False
+        self.grads = grads            # the gradient NDArrays (their buffers after backward)
+        like = [g._t for g in grads]
+        dtype, dev = like[0].dtype, like[0].device
+        self.scatter = uok and dev.type == "cuda"  # as DistKVStore._push_sharded chooses
+        order = list(range(len(keys)))[::-1]
+        groups, cur, size = [], [], 0
+        for i in order:
+            cur.append(i)
+            size += like[i].numel() * like[i].element_size()
+            if size >= bucket_bytes:
+                groups.append(cur)
+                cur, size = [], 0
+        if cur:
+            groups.append(cur)
+        self.buckets = []
+        for idxs in groups:
+            bkeys = [self.keys[i] for i in idxs]
+            blike = [like[i] for i in idxs]
+            if self.scatter:
+                lay = _Layout(bkeys, blike, kv._owner, kv.num_workers, kv.rank, dtype, dev)
+                self.buckets.append(_Bucket(idxs, bkeys, lay, lay.flat, lay.views))
+            else:
+                flat = torch.empty(sum(t.numel() for t in blike), dtype=dtype, device=dev)
+                views = [v.view(t.shape) for v, t in zip(_split(flat, blike), blike)]
+                self.buckets.append(_Bucket(idxs, bkeys, None, flat, views))
+        self.where = {}
+        for b in self.buckets:
+            for j, i in enumerate(b.idxs):
+                self.where[i] = (b, j)
+        self.next_launch = 0
+        self.used = 0           # steps completed from the overlapped reductions
+        self.state = "idle"     # idle | running | done | bad
+        self.versions = None
+        me = weakref.ref(self)
+        self.hooks = [w._t.register_hook(_hook(me, i)) for i, w in enumerate(weights)]
+        kv._same_call("overlap", [(tuple(b.keys), len(b.keys)) for b in self.buckets],
+                      always=True)
+        self.listener = _Listener(me)
+        autograd._BACKWARD_LISTENERS.append(self.listener)
+
+    def close(self):
+        """Stop listening (the Trainer drops the overlap)."""
+        from .. import autograd
+        for h in self.hooks:
+            h.remove()
+        self.hooks = []
+        if self.listener in autograd._BACKWARD_LISTENERS:
+            autograd._BACKWARD_LISTENERS.remove(self.listener)
+        self._drain()
+
+    # -------------------------------------------------------------- during backward
+    def begin(self):
+        self._drain()
+        for b in self.buckets:
+            b.seen = [False] * len(b.idxs)
+            b.count = 0
+        self.next_launch = 0
+        self.state = "running"
+
+    def ready(self, i, g):
+        if self.state != "running":
+            return
+        b, j = self.where[i]
+        if b.seen[j]:
+            return
+        with torch.no_grad():
+            b.views[j].copy_(g.reshape(b.views[j].shape))
+        b.seen[j] = True
+        b.count += 1
+        self._launch_ready()
+
+    def _launch_ready(self):
+        while self.next_launch < len(self.buckets):
+            b = self.buckets[self.next_launch]
+            if b.count < len(b.idxs):
+                return
+            self._launch(b)
+            self.next_launch += 1
+
+    def _launch(self, b):
+        kv, dist = self.kv, _dist()
+        nb = b.flat.numel() * b.flat.element_size()
+        n = kv.num_workers
+        stats = kv.comm_stats
+        stats["calls"] += 1
+        if self.scatter:
+            stats["by_op"]["push"] = stats["by_op"].get("push", 0) + 1
+            stats["bytes_sent"] += nb * (n - 1) // n
+            fn = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+            b.handle = self._guard(b, fn, b.layout.out, b.flat, async_op=True)
+        else:
+            stats["by_op"]["push"] = stats["by_op"].get("push", 0) + 1
+            stats["bytes_sent"] += kv._ring_bytes(nb)
+            b.handle = self._guard(b, dist.all_reduce, b.flat, async_op=True)
+
+    def _guard(self, b, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001
+            self.state = "bad"
+            raise self.kv._failure(err, "push", b.keys) from err
+
+    def end(self, ok):
+        if self.state != "running":
+            return
+        if not ok:
+            self.state = "bad"
+        with torch.no_grad():
+            # Gradients backward did not produce (unused Parameters) go as their buffers hold
+            # them, as the normal step would push them; every worker launches every bucket.
+            for b in self.buckets[self.next_launch:]:
+                for j, i in enumerate(b.idxs):
+                    if not b.seen[j]:
+                        b.views[j].copy_(self.grads[i]._t)
+                        b.seen[j] = True
+                        b.count += 1
+        self._launch_ready()
+        if self.state == "running":
+            self.state = "done"
+        self.versions = [g._t._version for g in self.grads]
+
+    # -------------------------------------------------------------- at step
+    def _drain(self):
+        for b in self.buckets:
+            if b.handle is not None:
+                h, b.handle = b.handle, None
+                try:
+                    h.wait()
+                except Exception as err:  # noqa: BLE001
+                    self.state = "bad"
+                    raise self.kv._failure(err, "push", b.keys) from err
+
+    def take(self):
+        """At ``step``: whether every worker's reductions are usable (a collective)."""
+        good = (self.state == "done" and self.versions is not None and
+                all(g._t._version == v for g, v in zip(self.grads, self.versions)))
+        flag = torch.tensor([1 if good else 0], dtype=torch.int32)
+        self.kv._collective("overlap", None, _dist().all_reduce, flag,
+                            _dist().ReduceOp.MIN)
+        self._drain()
+        self.state = "idle"
+        return bool(flag.item())
+
+    def finish(self, outs):
+        """Complete the step from the reduced buckets: update (or store the sums) and write
+        the results into ``outs`` (the weights, or the gradients without an optimizer)."""
+        kv = self.kv
+        self.used += 1
+        with torch.no_grad():
+            own_all = []
+            for b in self.buckets:
+                if self.uok and not self.scatter:
+                    own = [j for j, k in enumerate(b.keys) if kv._owner[k] == kv.rank]
+                    if own:
+                        kv._apply_updater([b.keys[j] for j in own], [b.views[j] for j in own])
+                    own_all.extend(self.pos[b.keys[j]] for j in own)
+                elif self.uok:
+                    lay = b.layout
+                    if lay.own:
+                        own_keys = [b.keys[i] for i in lay.own]
+                        kv._apply_updater(own_keys, list(lay.own_out))
+                        torch._foreach_copy_(lay.own_out, [kv._store[k]._t for k in own_keys])
+                    kv._gather("pull", b.keys, lay.flat, lay.out)
+                    if lay.others:
+                        dsts = [kv._stored_tensor(b.keys[i], lay.views[i]) for i in lay.others]
+                        torch._foreach_copy_(dsts, [lay.views[i] for i in lay.others])
+                else:
+                    dsts = [kv._stored_tensor(k, v) for k, v in zip(b.keys, b.views)]
+                    torch._foreach_copy_(dsts, b.views)
+            if self.uok and not self.scatter:
+                kv._sync_owned(self.keys, sorted(own_all))
+            dsts, srcs = [], []
+            for i, k in enumerate(self.keys):
+                for o in outs[i]:
+                    dsts.append(o._t)
+                    srcs.append(kv._store[k]._t)
+            torch._foreach_copy_(dsts, srcs)
+
+
+def _hook(ref, i):
+    def hook(g):
+        overlap = ref()
+        if overlap is not None:
+            overlap.ready(i, g)
+    return hook
+
+
+class _Listener:
+    """What autograd's backward calls; holds the overlap weakly (the Trainer owns it)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def begin(self):
+        ov = self.ref()
+        if ov is None:
+            from .. import autograd
+            if self in autograd._BACKWARD_LISTENERS:
+                autograd._BACKWARD_LISTENERS.remove(self)
+            return
+        ov.begin()
+
+    def end(self, ok):
+        ov = self.ref()
+        if ov is not None:
+            ov.end(ok)
