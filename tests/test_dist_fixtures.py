@@ -22,6 +22,7 @@ says what neogluon must do instead (``DELIBERATE``).
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -88,14 +89,27 @@ def run_neogluon(scenario, n, extra=()):
     cmd = _launcher_cmd(n) + ["-m", "neogluon.run", SCRIPT, "--scenario", scenario,
                               "--out", out, *extra]
     t0 = time.monotonic()
+    limit = JOB_TIMEOUT.get(scenario, 90)
+    # the launcher gets its own process group: on a timeout it is sent SIGTERM (which it passes
+    # on to its workers), and the whole group is killed if anything is left 10 s later
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=_env(), start_new_session=True)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(),
-                           timeout=JOB_TIMEOUT.get(scenario, 90))
+        try:
+            stdout, stderr = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                stdout, stderr = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                stdout, stderr = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, limit, output=stdout, stderr=stderr)
         elapsed = time.monotonic() - t0
-        if p.returncode != 0:
-            res = RuntimeError(f"neogluon job {scenario} n={n} exited {p.returncode} after "
-                               f"{elapsed:.1f} s\n--- stdout\n{p.stdout[-3000:]}\n"
-                               f"--- stderr\n{p.stderr[-6000:]}")
+        if proc.returncode != 0:
+            res = RuntimeError(f"neogluon job {scenario} n={n} exited {proc.returncode} after "
+                               f"{elapsed:.1f} s\n--- stdout\n{stdout[-3000:]}\n"
+                               f"--- stderr\n{stderr[-6000:]}")
         else:
             arrays, notes = {}, {}
             for r in range(n):
@@ -106,7 +120,7 @@ def run_neogluon(scenario, n, extra=()):
             res = (arrays, notes)
     except subprocess.TimeoutExpired as e:
         res = RuntimeError(f"neogluon job {scenario} n={n} did not finish in {e.timeout} s\n"
-                           f"--- stderr\n{(e.stderr or b'')[-6000:]!r}")
+                           f"--- stderr\n{(e.stderr or '')[-6000:]}")
     finally:
         shutil.rmtree(out, ignore_errors=True)
     _RUNS[key] = res
@@ -309,6 +323,7 @@ def test_trainer_single_config_job():
     _check("trainer", 2, exp_arrays, exp_notes, got_arrays, got_notes, prefix="adam_kvT/")
 
 
+@pytest.mark.timeout(10)
 def test_fixtures_are_small():
     total = sum(os.path.getsize(os.path.join(FIX, f)) for f in os.listdir(FIX))
     assert total < 2 * 1024 * 1024, total
