@@ -329,3 +329,25 @@ def test_fixtures_are_small():
     assert total < 2 * 1024 * 1024, total
     assert set(_fixtures()) >= {("kv_basic", 2), ("kv_basic", 3), ("kv_optimizer", 2),
                                 ("kv_row_sparse", 2), ("kv_compression", 2), ("trainer", 2)}
+
+
+# MXNet 1.9.1's dist_device_sync gives bit-identical results to dist_sync for these scenarios
+# (checked with tools/gen_dist_fixtures.py's launcher: kv_basic n=2 and the Trainer
+# configurations sgd_2ctx_kvT / sgd_2ctx_kvF), so the dist_sync fixtures serve for it as well.
+@pytest.mark.timeout(150)
+def test_dist_device_sync_kv_basic():
+    exp_arrays, exp_notes = _load("kv_basic", 2)
+    got_arrays, got_notes = _get("kv_basic", 2, ("--kvstore", "dist_device_sync"))
+    assert got_notes["r0"]["type"] == "dist_device_sync"
+    _check("kv_basic", 2, exp_arrays, exp_notes, got_arrays, got_notes)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("config", ["sgd_2ctx_kvT", "sgd_2ctx_kvF"])
+def test_dist_device_sync_trainer(config):
+    if not _trainer_configs():
+        pytest.skip("no trainer fixture")
+    exp_arrays, exp_notes = _load("trainer", 2)
+    got_arrays, got_notes = _get("trainer", 2, ("--config", config,
+                                                "--kvstore", "dist_device_sync"))
+    _check("trainer", 2, exp_arrays, exp_notes, got_arrays, got_notes, prefix=config + "/")
