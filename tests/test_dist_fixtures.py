@@ -9,7 +9,9 @@ Tolerances (per array name, see ``_tol``):
   * exact: sums of small integers / halves (kv_basic, kv_strkeys, fp16 keys, big-key checksums,
     row ids, 2-bit quantised sums and the 'test' optimizer over them);
   * rtol 1e-5, atol 1e-6: one store-side optimizer update chain in float32 (kv_optimizer,
-    kv_row_sparse with sgd/adam, kv_compression with sgd);
+    kv_row_sparse with sgd/adam, kv_compression with sgd). With 3 workers MXNet's server sums
+    the pushes in arrival order, so two MXNet runs of kv_optimizer n=3 already differ by up to
+    ~1e-6 (last bits); with 2 workers every recording is bit-identical;
   * rtol 1e-4, atol 1e-5: Trainer runs (5 steps of forward/backward + update in float32, where
     the order of the float32 reductions may differ from MXNet's kernels); atol 3e-4 for AdaGrad
     and RMSProp (see ``_tol``: MXNet's less exact loss gradient, amplified on a near-zero

@@ -36,7 +36,7 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "dist")
 SCRIPT = os.path.join(HERE, "dist_scenarios.py")
 
 # (scenario, number of workers)
-RUNS = [("kv_basic", 2), ("kv_basic", 3), ("kv_strkeys", 2), ("kv_optimizer", 2),
+RUNS = [("kv_basic", 2), ("kv_basic", 3), ("kv_strkeys", 2), ("kv_optimizer", 2), ("kv_optimizer", 3),
         ("kv_row_sparse", 2), ("kv_compression", 2), ("trainer", 2)]
 
 
