@@ -63,9 +63,10 @@ def _check_trainer_rows(rows, n, cases):
             assert max(held) < sum(held), (case, held)
         else:
             assert len(set(held)) == 1, (case, held)
-        # collectives per step, whatever the number of Parameters (4 here): reduce-scatter +
-        # all-gather when the store updates, one all-reduce (or all-gather of packed words)
-        expected = 2 if uok and not compressed else 1
+        # collectives per step, whatever the number of Parameters (4 here): when the store
+        # updates (on gloo), one reduce to and one broadcast from each owner (every rank owns
+        # a key here); else one all-reduce (or one all-gather of packed words)
+        expected = 2 * n if uok and not compressed else 1
         assert all(r["calls_per_step"] == expected for r in rs), (case, rs)
 
 

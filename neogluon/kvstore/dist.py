@@ -107,6 +107,29 @@ class _Layout:
                 self.others.append(i)
 
 
+class _OwnerLayout:
+    """A flat buffer of keys grouped by owner rank: each owner's keys form one segment."""
+
+    __slots__ = ("flat", "views", "segs", "own", "others")
+
+    def __init__(self, keys, tensors, owners, world, rank, dtype, device):
+        order = sorted(range(len(keys)), key=lambda i: owners[keys[i]])
+        self.flat = torch.empty(sum(t.numel() for t in tensors), dtype=dtype, device=device)
+        self.views = [None] * len(keys)
+        bounds = {}
+        off = 0
+        for i in order:
+            t = tensors[i]
+            r = owners[keys[i]]
+            self.views[i] = self.flat[off:off + t.numel()].view(t.shape)
+            lo, _ = bounds.get(r, (off, off))
+            bounds[r] = (lo, off + t.numel())
+            off += t.numel()
+        self.segs = [(r, lo, hi) for r, (lo, hi) in sorted(bounds.items())]
+        self.own = [i for i, k in enumerate(keys) if owners[k] == rank]
+        self.others = [i for i, k in enumerate(keys) if owners[k] != rank]
+
+
 class DistKVStore(KVStore):
     """MXNet's distributed key-value store on ``torch.distributed``.
 
@@ -425,49 +448,77 @@ class DistKVStore(KVStore):
         return st._t
 
     def _push_sharded(self, keys, vals, dtype, dev):
-        """With an optimizer: sum the gradients, each owner updates its keys, and the owners'
-        new weights reach every rank.
+        """With an optimizer: sum the gradients onto their owners, each owner updates its
+        keys, and the owners' new weights reach every rank.
 
-        On CUDA (NCCL) that is a reduce-scatter and an all-gather. On CPU (gloo) it is two
-        all-reduces, because gloo's reduce-scatter and all-gather each take longer than its
-        all-reduce of the whole buffer (bench/RESULTS.md): the gradients are all-reduced, and
-        the weights are summed as raw bits with zeros from the non-owners, which is exact.
+        On CUDA (NCCL) that is one reduce-scatter and one all-gather. On CPU (gloo), whose
+        reduce-scatter and all-gather are each slower than an all-reduce of the whole buffer,
+        the keys are laid out in one segment per owner; each segment is reduced to its owner
+        and, after the update, broadcast from it (2 x N calls, issued together; measured
+        faster than all-reducing the gradients and the weights, bench/RESULTS.md).
         """
         if dev.type == "cuda":
             self._push_scattered(keys, vals, dtype, dev)
             return
-        flat = self._flat(keys, vals, dtype, dev)
-        views = _split(flat, vals)
-        torch._foreach_copy_(views, [v.reshape(-1) for v in vals])
-        self._allreduce("push", keys, flat)
-        grads = [v.view(t.shape) for v, t in zip(views, vals)]
-        own = [i for i, k in enumerate(keys) if self._owner[k] == self.rank]
-        if own:
-            self._apply_updater([keys[i] for i in own], [grads[i] for i in own])
-        self._sync_owned(keys, own)
+        lay = self._owner_layout(keys, vals, dtype, dev)
+        torch._foreach_copy_(lay.views, vals)
+        self._segments("push", keys, lay, reduce=True)
+        if lay.own:
+            own_keys = [keys[i] for i in lay.own]
+            self._apply_updater(own_keys, [lay.views[i] for i in lay.own])
+        self._broadcast_owned(keys, lay)
 
-    def _sync_owned(self, keys, own):
-        """Give every rank the owners' values of ``keys`` (``own``: this rank's indices)."""
+    def _owner_layout(self, keys, like, dtype, dev):
+        lk = (("owners",) + tuple(keys), dtype, dev)
+        lay = self._layouts.get(lk)
+        if lay is None:
+            lay = self._layouts[lk] = _OwnerLayout(keys, like, self._owner, self.num_workers,
+                                                   self.rank, dtype, dev)
+        return lay
+
+    def _segments(self, what, keys, lay, reduce):
+        """Reduce each owner segment to its owner (``reduce``), or broadcast it from there."""
+        if self.num_workers == 1:
+            return
+        dist = _dist()
+        works = []
+        stats = self.comm_stats
+        for r, lo, hi in lay.segs:
+            seg = lay.flat[lo:hi]
+            nb = seg.numel() * seg.element_size()
+            stats["calls"] += 1
+            stats["by_op"][what] = stats["by_op"].get(what, 0) + 1
+            if reduce:
+                stats["bytes_sent"] += nb if r != self.rank else 0
+                fn = lambda: dist.reduce(seg, dst=r, async_op=True)  # noqa: E731
+            else:
+                stats["bytes_sent"] += nb * (self.num_workers - 1) if r == self.rank else 0
+                fn = lambda: dist.broadcast(seg, src=r, async_op=True)  # noqa: E731
+            try:
+                works.append(fn())
+            except Exception as err:  # noqa: BLE001
+                raise self._failure(err, what, keys) from err
+        return self._wait_all(works, what, keys)
+
+    def _wait_all(self, works, what, keys):
+        failure = None
+        for w in works:
+            try:
+                w.wait()
+            except Exception as err:  # noqa: BLE001
+                failure = failure or err
+        if failure is not None:
+            raise self._failure(failure, what, keys) from failure
+
+    def _broadcast_owned(self, keys, lay):
+        """Every rank gets the owners' stored values of ``keys`` (through ``lay``'s buffer)."""
         stored = [self._store[k]._t for k in keys]
-        dtype, dev = stored[0].dtype, stored[0].device
-        wk = (("weights",) + tuple(keys), dtype, dev)
-        total = sum(t.numel() for t in stored)
-        wflat = self._flat_cache.get(wk)
-        if wflat is None or wflat.numel() != total:
-            wflat = self._flat_cache[wk] = torch.empty(total, dtype=dtype, device=dev)
-        wflat.zero_()
-        wviews = _split(wflat, stored)
-        if own:
-            torch._foreach_copy_([wviews[i] for i in own], [stored[i].reshape(-1) for i in own])
-        nbytes = total * wflat.element_size()
-        bits = wflat.view(torch.int32) if nbytes % 4 == 0 and wflat.element_size() >= 2 and \
-            (wflat.element_size() == 4 or total % 2 == 0) else wflat.view(torch.uint8)
-        self._allreduce("pull", keys, bits)
-        mine = set(own)
-        others = [i for i in range(len(keys)) if i not in mine]
-        if others:
-            torch._foreach_copy_([stored[i].reshape(-1) for i in others],
-                                 [wviews[i] for i in others])
+        if lay.own:
+            torch._foreach_copy_([lay.views[i] for i in lay.own], [stored[i] for i in lay.own])
+        self._segments("pull", keys, lay, reduce=False)
+        if lay.others:
+            torch._foreach_copy_([stored[i] for i in lay.others],
+                                 [lay.views[i] for i in lay.others])
 
     def _push_scattered(self, keys, vals, dtype, dev):
         """reduce-scatter, update the owned keys, all-gather the weights (NCCL)."""
@@ -790,6 +841,9 @@ class GradOverlap:
             if self.scatter:
                 lay = _Layout(bkeys, blike, kv._owner, kv.num_workers, kv.rank, dtype, dev)
                 self.buckets.append(_Bucket(idxs, bkeys, lay, lay.flat, lay.views))
+            elif uok:
+                lay = _OwnerLayout(bkeys, blike, kv._owner, kv.num_workers, kv.rank, dtype, dev)
+                self.buckets.append(_Bucket(idxs, bkeys, lay, lay.flat, lay.views))
             else:
                 flat = torch.empty(sum(t.numel() for t in blike), dtype=dtype, device=dev)
                 views = [v.view(t.shape) for v, t in zip(_split(flat, blike), blike)]
@@ -859,6 +913,15 @@ class GradOverlap:
             stats["bytes_sent"] += nb * (n - 1) // n
             fn = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
             b.handle = self._guard(b, fn, b.layout.out, b.flat, async_op=True)
+        elif self.uok:
+            stats["calls"] -= 1
+            works = []
+            for r, lo, hi in b.layout.segs:
+                stats["calls"] += 1
+                stats["by_op"]["push"] = stats["by_op"].get("push", 0) + 1
+                stats["bytes_sent"] += (hi - lo) * b.flat.element_size() if r != kv.rank else 0
+                works.append(self._guard(b, dist.reduce, b.flat[lo:hi], r, async_op=True))
+            b.handle = works
         else:
             stats["by_op"]["push"] = stats["by_op"].get("push", 0) + 1
             stats["bytes_sent"] += kv._ring_bytes(nb)
@@ -896,7 +959,8 @@ class GradOverlap:
             if b.handle is not None:
                 h, b.handle = b.handle, None
                 try:
-                    h.wait()
+                    for w in (h if isinstance(h, list) else [h]):
+                        w.wait()
                 except Exception as err:  # noqa: BLE001
                     self.state = "bad"
                     raise self.kv._failure(err, "push", b.keys) from err
@@ -918,13 +982,13 @@ class GradOverlap:
         kv = self.kv
         self.used += 1
         with torch.no_grad():
-            own_all = []
             for b in self.buckets:
                 if self.uok and not self.scatter:
-                    own = [j for j, k in enumerate(b.keys) if kv._owner[k] == kv.rank]
-                    if own:
-                        kv._apply_updater([b.keys[j] for j in own], [b.views[j] for j in own])
-                    own_all.extend(self.pos[b.keys[j]] for j in own)
+                    lay = b.layout
+                    if lay.own:
+                        kv._apply_updater([b.keys[j] for j in lay.own],
+                                          [lay.views[j] for j in lay.own])
+                    kv._broadcast_owned(b.keys, lay)
                 elif self.uok:
                     lay = b.layout
                     if lay.own:
@@ -938,8 +1002,6 @@ class GradOverlap:
                 else:
                     dsts = [kv._stored_tensor(k, v) for k, v in zip(b.keys, b.views)]
                     torch._foreach_copy_(dsts, b.views)
-            if self.uok and not self.scatter:
-                kv._sync_owned(self.keys, sorted(own_all))
             dsts, srcs = [], []
             for i, k in enumerate(self.keys):
                 for o in outs[i]:
