@@ -4,12 +4,14 @@ processes on this machine, against one process doing the same total work.
 Usage::
 
     python bench/dist_bench.py                       # 2 and 4 workers, mlp + resnet18, 2 rounds
+    python bench/dist_bench.py --codec               # the 2bit codec's own cost
     python bench/dist_bench.py --workers 2 --models mlp --rounds 1 --no-write
 
 What it measures, per model, number of workers N and store configuration (``sharded``:
 ``update_on_kvstore=True``, the ZeRO-1-style sharded optimizer; ``allreduce``:
 ``update_on_kvstore=False``; each with and without ``compression_params={'type': '2bit',
-'threshold': 0.5}``):
+'threshold': 0.5}``, and each with ``NEOGLUON_DIST_OVERLAP=1``, the reduction of gradient
+buckets during backward):
 
 - collective calls per training step and the bytes this worker sends per step, from the store's
   own ``comm_stats`` (deltas over the timed steps), split by operation (the store's ``_collective``
@@ -20,8 +22,9 @@ What it measures, per model, number of workers N and store configuration (``shar
 - the same step in ONE process with the global batch (N x the per-worker batch), with one thread
   and with two threads, measured in the same round.
 
-It also measures gloo on its own in every job: the time of a one-element all_reduce (per-call
-latency) and the bus bandwidth of a 16 MiB all_reduce. Workers start through torchrun
+It also measures gloo on its own in every job: one-element all_reduce and all_gather (per-call
+latency), and the time and loopback bytes of a 16 MiB all_reduce, reduce-scatter and
+all-gather. ``--codec`` times the 2bit codec alone. Workers start through torchrun
 (``python -m torch.distributed.run``) with OMP_NUM_THREADS=1 and one torch thread each; every
 job runs under a hard timeout. Results go to the "Distributed training (issue 14)" section of
 bench/RESULTS.md (``--no-write`` to skip).
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import json
 import os
 import platform
@@ -45,11 +49,13 @@ ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "RESULTS.md")
 SECTION = "Distributed training (issue 14)"
 CONFIGS = (
-    # name, update_on_kvstore, compression
-    ("sharded", True, None),
-    ("sharded+2bit", True, "2bit"),
-    ("allreduce", False, None),
-    ("allreduce+2bit", False, "2bit"),
+    # name, update_on_kvstore, compression, NEOGLUON_DIST_OVERLAP (reduce during backward)
+    ("sharded", True, None, False),
+    ("sharded+2bit", True, "2bit", False),
+    ("allreduce", False, None, False),
+    ("allreduce+2bit", False, "2bit", False),
+    ("sharded+overlap", True, None, True),
+    ("allreduce+overlap", False, None, True),
 )
 MODELS = ("mlp", "lenet", "resnet18")
 
@@ -233,9 +239,11 @@ def worker(args):
     comp_params = {"type": "2bit", "threshold": 0.5}
     for model in args.models:
         mres = {}
-        for cname, uok, comp in CONFIGS:
+        for cname, uok, comp, overlap in CONFIGS:
             if cname not in args.configs:
                 continue
+            # the Trainer reads it at every step
+            os.environ["NEOGLUON_DIST_OVERLAP"] = "1" if overlap else "0"
             net, shape = make_net(model)
             x, y = make_data(shape, args.batch, 1000 + rank)
             net(x)
@@ -261,14 +269,25 @@ def worker(args):
             calls = (kv.comm_stats["calls"] - mark["stats"][0]) / steps
             sent = (kv.comm_stats["bytes_sent"] - mark["stats"][1]) / steps
             ops = {}
+            seen_calls = seen_bytes = 0
             for k, v in per_op.items():
                 b = mark["per_op"].get(k, [0, 0, 0.0])
+                seen_calls += v[0] - b[0]
+                seen_bytes += v[1] - b[1]
                 if v[0] - b[0]:
                     ops[k] = {"calls": (v[0] - b[0]) / steps, "bytes": (v[1] - b[1]) / steps,
                               "ms": (v[2] - b[2]) / steps * 1e3}
+            if calls * steps > seen_calls:
+                # started asynchronously during backward (the overlap), not through
+                # _collective: counted in comm_stats, not timed here
+                ops["push (async, in backward)"] = {
+                    "calls": calls - seen_calls / steps, "bytes": sent - seen_bytes / steps,
+                    "ms": 0.0}
+            ov = getattr(trainer, "_overlap", None)
             mine = {"times": times, "calls": calls, "sent": sent, "ops": ops,
                     "state_bytes": state_bytes(trainer),
                     "uok": trainer._update_on_kvstore,
+                    "overlap_used": getattr(ov, "used", 0),
                     "lo": (lo_end - mark["lo"]) / steps if lo_end is not None and
                     mark["lo"] is not None else None}
             gathered = [None] * world
@@ -290,10 +309,13 @@ def worker(args):
                                              for g in gathered),
                 "state_bytes": [g["state_bytes"] for g in gathered],
                 "uok": gathered[0]["uok"],
+                "overlap_used": min(g["overlap_used"] for g in gathered),
                 "lo_per_worker": (gathered[0]["lo"] / world
                                   if gathered[0]["lo"] is not None else None),
             }
-            del trainer, net
+            # a Trainer with an overlap listens to every backward until it is collected
+            del trainer, net, kv, mine, gathered, ov
+            gc.collect()
         result["models"][model] = mres
     if rank == 0:
         tmp = args.out + ".tmp"
@@ -467,10 +489,11 @@ def tables(rounds, args):
                   f"{first['n_values'] / 1e6:.3f} M values ({first['n_values'] * 4 / 1e6:.2f} MB "
                   f"float32), batch {args.batch} per worker", "",
                   "Communication per step and worker:", "",
-                  "| workers | store | collective calls | by operation (calls x bytes) | bytes "
+                  "| workers | store | collective calls | by operation (calls x bytes each) | bytes "
                   "sent (store's estimate) | vs allreduce | loopback bytes | ms in collectives |",
                   "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
         time_rows = []
+        steps = args.steps if model != "resnet18" else max(3, args.steps // 2)
         for n in args.workers:
             ref = {}
             for cname in args.configs:
@@ -482,7 +505,7 @@ def tables(rounds, args):
                 sent = median(max(x["sent"]) for x in rs)
                 if cname == "allreduce":
                     ref["sent"] = sent
-                ops = ", ".join(f"{'reduce' if k == 'push' else 'gather' if k == 'pull' else k}"
+                ops = ", ".join(f"{'grads' if k == 'push' else 'weights' if k == 'pull' else k}"
                                 f" {v['calls']:g} x {fmt_bytes(v['bytes'] / v['calls'])}"
                                 for k, v in c["ops"].items())
                 if "sent" not in ref or not ref["sent"] or cname == "allreduce":
@@ -491,8 +514,12 @@ def tables(rounds, args):
                     vs = f"{ref['sent'] / sent:.1f}x fewer"
                 else:
                     vs = f"{sent / ref['sent']:.2f}x"
+                label = cname
+                if "overlap" in cname:
+                    used = median(x.get("overlap_used", 0) for x in rs)
+                    label += f" (steps from the overlap: {used:g} of {args.warmup + steps - 1})"
                 lines.append(
-                    f"| {n} | {cname} | {calls:g} | {ops} | {fmt_bytes(sent)} | {vs} "
+                    f"| {n} | {label} | {calls:g} | {ops} | {fmt_bytes(sent)} | {vs} "
                     f"| {fmt_bytes(median(x['lo_per_worker'] for x in rs))} "
                     f"| {median(x['coll_ms'] for x in rs):.1f} |")
                 r1 = median(x["step_ms"] / y["step_ms"] for x, y in zip(rs, s1))
