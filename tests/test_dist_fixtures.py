@@ -350,6 +350,6 @@ def test_dist_device_sync_trainer(config):
     if not _trainer_configs():
         pytest.skip("no trainer fixture")
     exp_arrays, exp_notes = _load("trainer", 2)
-    got_arrays, got_notes = _get("trainer", 2, ("--config", config,
+    got_arrays, got_notes = _get("trainer", 2, ("--config", "sgd_2ctx_kvT,sgd_2ctx_kvF",
                                                 "--kvstore", "dist_device_sync"))
     _check("trainer", 2, exp_arrays, exp_notes, got_arrays, got_notes, prefix=config + "/")

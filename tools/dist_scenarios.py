@@ -424,7 +424,7 @@ def trainer_config(R, kv, cfg, tmpdir):
 
 
 def trainer(R, kv, config, tmpdir, make_kv):
-    configs = [config] if config else TRAINER_CONFIGS
+    configs = config.split(",") if config else TRAINER_CONFIGS
     for i, cfg in enumerate(configs):
         if cfg not in TRAINER_CONFIGS:
             raise SystemExit(f"unknown trainer config {cfg!r}; known: {TRAINER_CONFIGS}")
@@ -439,11 +439,12 @@ SCENARIOS = {"kv_basic": kv_basic, "kv_strkeys": kv_strkeys, "kv_optimizer": kv_
 def main(argv=None):
     ap = argparse.ArgumentParser(description="distributed store scenarios (one worker)")
     ap.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
-    ap.add_argument("--config", help="trainer: run only this configuration")
+    ap.add_argument("--config", help="trainer: run only this configuration (or a comma-"
+                    "separated list, each with a new store; one only on MXNet)")
     ap.add_argument("--kvstore", default="dist_sync")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
-    if args.scenario == "trainer" and REAL_MXNET and not args.config:
+    if args.scenario == "trainer" and REAL_MXNET and (not args.config or "," in args.config):
         raise SystemExit("on MXNet's ps-lite each trainer --config needs its own job")
     kv = mx.kv.create(args.kvstore)
     R = Recorder()
