@@ -112,12 +112,12 @@ class GradientCompression:
             residual.add_(grad)
             t = self.threshold
             if self.type == "2bit":
-                q = torch.where(residual >= t, t, 0.0).to(residual.dtype)
-                q = torch.where(residual <= -t, torch.full_like(q, -t), q)
-                residual.sub_(q)
+                # +t where r >= t, -t where r <= -t, else 0 (exactly, in r's dtype)
+                q = (residual >= t).to(residual.dtype)
+                q.sub_((residual <= -t).to(residual.dtype)).mul_(t)
             else:
-                q = torch.where(residual > t, 1.0, -1.0).to(residual.dtype)
-                residual.sub_(q)
+                q = (residual > t).to(residual.dtype).mul_(2).sub_(1)
+            residual.sub_(q)
             return q
 
     # -------------------------------------------------------------- packed (wire) form
@@ -126,36 +126,58 @@ class GradientCompression:
         flat = q.reshape(-1)
         n = flat.numel()
         words = self.compressed_size(n)
+        u8 = torch.uint8
         if self.type == "2bit":
-            codes = torch.zeros(words * 16, dtype=torch.uint8, device=flat.device)
-            codes[:n] = torch.where(flat > 0, 3, torch.where(flat < 0, 2, 0)).to(torch.uint8)
-            c = codes.view(-1, 4).to(torch.int32)
-            packed = (c[:, 0] << 6) | (c[:, 1] << 4) | (c[:, 2] << 2) | c[:, 3]
+            # code 3 (binary 11) for +t, 2 (10) for -t, 0 for 0; four codes a byte, first
+            # value in the high bits
+            codes = torch.zeros(words * 16, dtype=u8, device=flat.device)
+            c = codes[:n]
+            c.copy_(flat > 0).mul_(3)
+            c.add_((flat < 0).to(u8).mul_(2))
+            c4 = codes.view(-1, 4)
+            packed = c4[:, 0] << 6
+            packed |= c4[:, 1] << 4
+            packed |= c4[:, 2] << 2
+            packed |= c4[:, 3]
         else:
-            bits = torch.zeros(words * 32, dtype=torch.uint8, device=flat.device)
-            bits[:n] = (flat > 0).to(torch.uint8)
-            b = bits.view(-1, 8).to(torch.int32)
-            shifts = torch.arange(7, -1, -1, device=flat.device, dtype=torch.int32)
-            packed = (b << shifts).sum(dim=1)
-        return packed.to(torch.uint8).view(torch.float32)
+            bits = torch.zeros(words * 32, dtype=u8, device=flat.device)
+            bits[:n].copy_(flat > 0)
+            b8 = bits.view(-1, 8)
+            packed = b8[:, 0] << 7
+            for j in range(1, 8):
+                packed |= b8[:, j] << (7 - j)
+        return packed.view(torch.float32)
+
+    def _table(self, dtype, device):
+        """Each byte value's decoded values (4 for 2bit, 8 for 1bit), as a lookup table."""
+        key = (dtype, device)
+        cache = self.__dict__.setdefault("_tables", {})
+        table = cache.get(key)
+        if table is None:
+            byte = torch.arange(256, dtype=torch.int32)
+            if self.type == "2bit":
+                shifts = torch.tensor([6, 4, 2, 0], dtype=torch.int32)
+                codes = (byte.unsqueeze(1) >> shifts) & 3
+                t = self.threshold
+                vals = torch.zeros(256, 4, dtype=torch.float64)
+                vals[codes == 3] = t
+                vals[codes == 2] = -t
+            else:
+                shifts = torch.arange(7, -1, -1, dtype=torch.int32)
+                vals = torch.where(((byte.unsqueeze(1) >> shifts) & 1) == 1, 1.0, -1.0)
+            table = cache[key] = vals.to(dtype).to(device)
+        return table
 
     def unpack(self, packed: torch.Tensor, original_size: int, dtype=torch.float32):
         """Dequantise MXNet's packed float32 words back into ``original_size`` values."""
-        raw = packed.reshape(-1).view(torch.uint8).to(torch.int32)
-        if raw.numel() * (4 if self.type == "2bit" else 8) < original_size:
+        raw = packed.reshape(-1).view(torch.uint8)
+        per_byte = 4 if self.type == "2bit" else 8
+        if raw.numel() * per_byte < original_size:
             raise MXNetError(f"packed gradient of {packed.numel()} words is too short for "
                              f"{original_size} values")
-        if self.type == "2bit":
-            shifts = torch.tensor([6, 4, 2, 0], dtype=torch.int32, device=raw.device)
-            codes = ((raw.unsqueeze(1) >> shifts) & 3).reshape(-1)[:original_size]
-            t = self.threshold
-            out = torch.zeros(original_size, dtype=dtype, device=raw.device)
-            out[codes == 3] = t
-            out[codes == 2] = -t
-            return out
-        shifts = torch.arange(7, -1, -1, dtype=torch.int32, device=raw.device)
-        bits = ((raw.unsqueeze(1) >> shifts) & 1).reshape(-1)[:original_size]
-        return torch.where(bits == 1, 1.0, -1.0).to(dtype)
+        table = self._table(dtype, raw.device)
+        out = torch.index_select(table, 0, raw.to(torch.int32))
+        return out.reshape(-1)[:original_size]
 
     def quantize(self, grad: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
         """Quantise with error feedback and return the packed words (MXNet's layout)."""

@@ -15,8 +15,8 @@ handful of collectives, one per (dtype, device) bucket of its keys.
   Without an optimizer, the stored value becomes that sum. With one (``set_optimizer``, the
   Trainer's ``update_on_kvstore=True``), the sum is the gradient of exactly one update of the
   stored weight per key and round. That update is *sharded* as ZeRO stage 1 does it: each key
-  has one owner rank (keys are dealt out at ``init``, in call order, each to the rank holding
-  the fewest elements so far), gradients are reduce-scattered so that each rank receives the sums of the keys
+  has one owner rank (the keys of an ``init`` call are dealt out largest first, each to the
+  rank holding the fewest elements so far), gradients are reduce-scattered so that each rank receives the sums of the keys
   it owns, the owner runs the optimizer (so each rank holds the optimizer state of about 1/N of
   the weights), and the new weights are all-gathered to every rank.
 - ``pull`` / ``row_sparse_pull``: every worker holds identical values after each round, so a
@@ -338,6 +338,9 @@ class DistKVStore(KVStore):
                 stored = _new(t.to(dev, copy=True), v._ctx if t.device == dev else _cpu_ctx())
                 self._store[k] = stored
                 dense.append((k, stored._t))
+            # Owners: the keys of one call, largest first (ties in call order), each to the
+            # least-loaded rank; every worker computes the same assignment.
+            for k, t in sorted(dense, key=lambda kt: -kt[1].numel()):
                 self._assign_owner(k, t.numel())
             for (dtype, dev), items in _buckets(dense).items():
                 keys = [k for k, _ in items]
@@ -540,40 +543,41 @@ class DistKVStore(KVStore):
             torch._foreach_copy_(dsts, [lay.views[i] for i in lay.others])
 
     def _push_compressed(self, keys, vals):
-        """Quantise with this worker's residuals, all-gather the packed words, unpack, sum."""
+        """Quantise with this worker's residuals, all-gather the packed words, unpack, sum.
+
+        Each key starts on a word boundary (MXNet packs every key on its own), so the whole
+        bucket packs and unpacks in one pass.
+        """
         comp = self._compression
-        packed, sizes = [], []
-        for k, v in zip(keys, vals):
+        per_word = comp.values_per_word
+        starts, off = [], 0
+        for v in vals:
+            starts.append(off)
+            off += -(-v.numel() // per_word) * per_word
+        dtype, dev = vals[0].dtype, vals[0].device
+        qbuf = torch.zeros(off, dtype=dtype, device=dev)
+        for k, v, st in zip(keys, vals, starts):
             r = self._comp_residual.get(k)
             if r is None or r.shape != v.shape or r.dtype != v.dtype or r.device != v.device:
                 r = self._comp_residual[k] = torch.zeros_like(v)
-            q = comp.quantize_(v, r)
-            words = comp.pack(q)
-            packed.append(words)
-            sizes.append(words.numel())
-        mine = torch.cat(packed) if len(packed) > 1 else packed[0]
+            qbuf[st:st + v.numel()].copy_(comp.quantize_(v, r).reshape(-1))
+        mine = comp.pack(qbuf)
         n = self.num_workers
-        everyone = torch.empty(n * mine.numel(), dtype=mine.dtype, device=mine.device)
-        self._gather("push", keys, everyone, mine)
         width = mine.numel()
-        sums = []
-        off = 0
-        for k, v, w in zip(keys, vals, sizes):
-            total = None
-            for r in range(n):
-                part = comp.unpack(everyone[r * width + off:r * width + off + w], v.numel(),
-                                   v.dtype).view(v.shape)
-                total = part if total is None else total.add_(part)
-            sums.append(total)
-            off += w
+        everyone = torch.empty(n * width, dtype=mine.dtype, device=mine.device)
+        self._gather("push", keys, everyone, mine)
+        total = comp.unpack(everyone[:width], off, dtype)
+        for r in range(1, n):
+            total.add_(comp.unpack(everyone[r * width:(r + 1) * width], off, dtype))
+        sums = [total[st:st + v.numel()].view(v.shape) for v, st in zip(vals, starts)]
         if self._updater is not None:
             # Every rank updates every key (identical inputs give identical weights), so only
             # the packed gradients cross the wire.
             self._replicated_update = True
             self._apply_updater(keys, sums)
         else:
-            for k, s in zip(keys, sums):
-                self._stored_tensor(k, s).copy_(s)
+            for k, sm in zip(keys, sums):
+                self._stored_tensor(k, sm).copy_(sm)
 
     def _push_sparse(self, k, vals):
         """row_sparse push: sum over contexts, all-gather every worker's rows, sum in rank
@@ -936,6 +940,12 @@ class GradOverlap:
 
     def end(self, ok):
         if self.state != "running":
+            return
+        if not any(b.count for b in self.buckets):
+            # A backward of another model (none of these weights reached): nothing to send.
+            # Every worker runs the same backward passes, so every worker skips it.
+            self.state = "idle"
+            self.versions = None
             return
         if not ok:
             self.state = "bad"
