@@ -451,6 +451,16 @@ def _child_setup():  # pragma: no cover - runs in the child between fork and exe
         pass
 
 
+def _is_stopped(pid) -> bool:
+    """Whether the process is stopped (state T/t in /proc; False where unknown)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:][:1] in (b"T", b"t")
+    except (OSError, ValueError):
+        return False
+
+
 class _Child:
     def __init__(self, task, tag):
         self.task = task
@@ -588,12 +598,19 @@ class _Job:
                     deadline = time.monotonic() + self.grace
             if all(c.poll() is not None for c in self.children):
                 break
-            if deadline is not None and time.monotonic() >= deadline:
+            if deadline is not None:
                 left = [c for c in self.children if c.poll() is None]
-                _note(f"stopping {', '.join(c.label for c in left)}: still running "
-                      f"{self.grace:g} s after {first.label} failed")
-                self._stop(left, signal.SIGTERM)
-                break
+                if time.monotonic() >= deadline:
+                    _note(f"stopping {', '.join(c.label for c in left)}: still running "
+                          f"{self.grace:g} s after {first.label} failed")
+                    self._stop(left, signal.SIGTERM)
+                    break
+                if all(_is_stopped(c.proc.pid) for c in left):
+                    # stopped processes (SIGSTOP, a debugger) cannot report anything
+                    _note(f"stopping {', '.join(c.label for c in left)}: stopped (not "
+                          f"running) after {first.label} failed")
+                    self._stop(left, signal.SIGTERM)
+                    break
             time.sleep(0.05)
         self._join_output()
         if first is None:
