@@ -576,6 +576,7 @@ class _Job:
             return 127
         first = None
         deadline = None
+        stalled_since = None
         while True:
             if self.signal is not None:
                 name = signal.Signals(self.signal).name
@@ -598,6 +599,23 @@ class _Job:
                     deadline = time.monotonic() + self.grace
             if all(c.poll() is not None for c in self.children):
                 break
+            if first is None:
+                # No failure, but the workers still running are all stopped (SIGSTOP) while
+                # others have ended: nothing can make progress. Wait out the grace period in
+                # case they are continued, then end the job.
+                left = [c for c in self.children if c.poll() is None]
+                if len(left) < len(self.children) and all(_is_stopped(c.proc.pid) for c in left):
+                    if stalled_since is None:
+                        stalled_since = time.monotonic()
+                        _note(f"{', '.join(c.label for c in left)} stopped (not running) while "
+                              f"the other workers have ended; ending the job if still so in "
+                              f"{self.grace:g} s")
+                    elif time.monotonic() - stalled_since >= self.grace:
+                        self._stop(left, signal.SIGTERM)
+                        first = left[0]
+                        break
+                else:
+                    stalled_since = None
             if deadline is not None:
                 left = [c for c in self.children if c.poll() is None]
                 if time.monotonic() >= deadline:

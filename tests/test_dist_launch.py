@@ -204,6 +204,22 @@ def test_a_stopped_worker_is_killed_too(tmp_path):
 
 
 @pytest.mark.timeout(60)
+def test_a_stopped_worker_left_alone_ends_the_job(tmp_path):
+    # nobody failed, but rank 0 is stopped and the others have ended: no silent hang
+    script = _script(tmp_path, "alone.py", """
+        import os, signal, time
+        if os.environ["RANK"] == "0":
+            os.kill(os.getpid(), signal.SIGSTOP)
+            time.sleep(60)
+    """)
+    p = _launch(["-n", "2", "--grace", "1", "--kill-timeout", "2", PY, script])
+    assert p.returncode == 128 + signal.SIGTERM, p.stderr
+    assert "rank 0 stopped (not running) while the other workers have ended" in p.stderr
+    assert "rank 0: killed by SIGTERM (stopped by the launcher), rank 1: exit code 0" in p.stderr
+    assert p.elapsed < 30
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_signal_to_the_launcher_ends_the_workers(tmp_path, sig):
     script = _script(tmp_path, "sleep.py", f"""
