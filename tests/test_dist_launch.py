@@ -224,7 +224,8 @@ def test_a_stopped_worker_left_alone_ends_the_job(tmp_path):
 def test_signal_to_the_launcher_ends_the_workers(tmp_path, sig):
     script = _script(tmp_path, "sleep.py", f"""
         import os, time
-        open(os.path.join({str(tmp_path)!r}, "pid" + os.environ["RANK"]), "w").write(str(os.getpid()))
+        with open(os.path.join({str(tmp_path)!r}, "pid" + os.environ["RANK"]), "w") as f:
+            f.write(str(os.getpid()))
         time.sleep(120)
     """)
     proc = subprocess.Popen([PY, "-m", "neogluon.launch", "-n", "2", "--kill-timeout", "2", PY,

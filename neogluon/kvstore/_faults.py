@@ -306,7 +306,7 @@ def _classify(exc) -> str:
     msg = str(exc).lower()
     if any(w in msg for w in _TIMEOUT_WORDS):
         return "timeout"
-    if isinstance(exc, (ConnectionError, BrokenPipeError)) or any(w in msg for w in _CONNECTION_WORDS):
+    if isinstance(exc, ConnectionError) or any(w in msg for w in _CONNECTION_WORDS):
         return "connection"
     return "other"
 
