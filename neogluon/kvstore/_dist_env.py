@@ -91,6 +91,14 @@ def _root(env):
                          "integer") from None
 
 
+def _mpi_env(env):
+    from ..launch import mpi_rank_env
+    try:
+        return mpi_rank_env(env)
+    except ValueError as err:
+        raise MXNetError(f"distributed kvstore: unreadable MPI rank variables ({err})") from None
+
+
 def _tcp_store(addr, port, world_size, is_master, timeout):
     import torch.distributed as dist
     try:
@@ -110,12 +118,10 @@ def _from_env(timeout):
     if "RANK" in env and "WORLD_SIZE" in env:
         rank, world = _int_env("RANK", env), _int_env("WORLD_SIZE", env)
         source = "torchrun"
-    elif "OMPI_COMM_WORLD_RANK" in env or "PMI_RANK" in env:
-        if "OMPI_COMM_WORLD_RANK" in env:
-            rank = _int_env("OMPI_COMM_WORLD_RANK", env)
-            world = _int_env("OMPI_COMM_WORLD_SIZE", env)
-        else:
-            rank, world = _int_env("PMI_RANK", env), _int_env("PMI_SIZE", env)
+    elif int((_mpi_env(env) or {}).get("WORLD_SIZE", "1")) > 1:
+        # mpirun / srun (Open MPI, MPICH, MVAPICH, PMIx, SLURM variables)
+        mpi = _mpi_env(env)
+        rank, world = int(mpi["RANK"]), int(mpi["WORLD_SIZE"])
         source = "mpi"
     elif env.get("DMLC_ROLE") == "worker" and env.get("DMLC_PS_ROOT_URI"):
         world = _int_env("DMLC_NUM_WORKER", env)
@@ -187,9 +193,12 @@ def _finish(info):
     store = info.store
     if store is not None and info.world_size > 1:
         try:
-            store.add(_PREFIX + "finished", 1)
+            # bounded: a TCPStore call to a stopped (SIGSTOP) host blocks forever
+            from ._faults import bounded_call
+            bounded_call(lambda: store.add(_PREFIX + "finished", 1), 5.0)
             if info.rank == 0 and info.source in ("torchrun", "mpi"):
-                _wait_finished(store, info.world_size, min(info.timeout, 120.0))
+                budget = min(info.timeout, 120.0)
+                bounded_call(lambda: _wait_finished(store, info.world_size, budget), budget + 10.0)
         except Exception:  # noqa: BLE001 - the job is ending; never hang or fail here
             pass
     try:
@@ -199,31 +208,30 @@ def _finish(info):
         pass
 
 
-def _stale_ranks(store, world, now, limit):
-    stale = []
-    for r in range(world):
-        try:
-            if not store.check([_PREFIX + f"hb/{r}"]):
-                continue
-            last = float(store.get(_PREFIX + f"hb/{r}").decode())
-        except Exception:  # noqa: BLE001
-            continue
-        if now - last > limit:
-            stale.append(r)
-    return stale
+def _stale_ranks(store, world, limit):
+    """Ranks still running whose heartbeat is older than ``limit`` seconds (bounded reads)."""
+    try:
+        from ._faults import heartbeat_ages
+        ages = heartbeat_ages(store, world)
+    except Exception:  # noqa: BLE001 - an unanswered store: nothing known
+        return []
+    return [r for r, age in ages.items() if age is not None and age > limit]
 
 
 def _wait_finished(store, world, budget, stale_after=6.0):
     """Wait until every worker has finished ('done'), the missing ones stopped answering
     ('stale'), or ``budget`` seconds passed ('waiting')."""
     deadline = time.time() + budget
+    next_check = time.time() + 1.0
     while time.time() < deadline:
         done = store.add(_PREFIX + "finished", 0)
         if done >= world:
             return "done"
-        stale = _stale_ranks(store, world, time.time(), stale_after)
-        if stale and done + len(stale) >= world:
-            return "stale"
+        if time.time() >= next_check:  # (each check opens a store connection: once a second)
+            next_check = time.time() + 1.0
+            stale = _stale_ranks(store, world, stale_after)
+            if stale and done + len(stale) >= world:
+                return "stale"
         time.sleep(0.05)
     return "waiting"
 
