@@ -347,6 +347,14 @@ def _plan_local(args):
         env.update(worker_env(r, n, r, n, addr, port, args.num_servers))
         if args.tag_output:
             env.setdefault("PYTHONUNBUFFERED", "1")
+        if "PATH" not in user:
+            # `python ...` in the command means the interpreter running the launcher (its
+            # venv), as if that venv were activated, rather than whatever `python` is first
+            # on PATH (often one without neogluon).
+            here = os.path.dirname(sys.executable)
+            path = os.environ.get("PATH", "")
+            if here and path.split(os.pathsep)[:1] != [here]:
+                env["PATH"] = here + os.pathsep + path
         tasks.append(_Task(r, _argv(args.command), env))
     return [], tasks
 

@@ -457,3 +457,17 @@ def test_parse_hostfile(tmp_path):
     f.write_text("a:b\n")
     with pytest.raises(launch._UsageError, match="line 1"):
         launch.parse_hostfile(str(f))
+
+
+@pytest.mark.timeout(60)
+def test_python_in_the_command_is_the_launchers_interpreter():
+    # Run from a venv without activating it: `python` in the command must be that venv's
+    # interpreter (with neogluon), not the first `python` on PATH.
+    env = _env(PATH=os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                    if os.path.dirname(PY) != p))
+    p = _launch(["-n", "2", "python", "-c",
+                 "import sys, neogluon; print('exe', sys.executable, flush=True)"], env=env)
+    assert p.returncode == 0, p.stderr
+    exes = [line.split()[1] for line in p.stdout.splitlines() if line.startswith("exe ")]
+    assert len(exes) == 2
+    assert all(os.path.dirname(e) == os.path.dirname(PY) for e in exes), exes
