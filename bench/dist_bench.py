@@ -181,6 +181,23 @@ def instrument(kv):
             d[2] += time.perf_counter() - t
 
     kv._collective = wrapped
+    orig_seg = getattr(kv, "_segments", None)
+    if orig_seg is not None:
+        # the sharded update on gloo: one reduce to / broadcast from each owner, issued
+        # together and waited for together (not through _collective)
+        def seg_wrapped(what, keys, lay, reduce):
+            c0, b0 = kv.comm_stats["calls"], kv.comm_stats["bytes_sent"]
+            t = time.perf_counter()
+            try:
+                return orig_seg(what, keys, lay, reduce)
+            finally:
+                name = "reduce to owners" if reduce else "broadcast from owners"
+                d = per_op.setdefault(name, [0, 0, 0.0])
+                d[0] += kv.comm_stats["calls"] - c0
+                d[1] += kv.comm_stats["bytes_sent"] - b0
+                d[2] += time.perf_counter() - t
+
+        kv._segments = seg_wrapped
     return per_op
 
 
