@@ -38,6 +38,7 @@ there and what is deterministic.
 """
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 import zlib
@@ -460,7 +461,7 @@ class DistKVStore(KVStore):
         and, after the update, broadcast from it (2 x N calls, issued together; measured
         faster than all-reducing the gradients and the weights, bench/RESULTS.md).
         """
-        if dev.type == "cuda":
+        if _use_scatter(dev):
             self._push_scattered(keys, vals, dtype, dev)
             return
         lay = self._owner_layout(keys, vals, dtype, dev)
@@ -743,6 +744,13 @@ class DistKVStore(KVStore):
         """There are no server processes (accepted for compatibility)."""
 
 
+def _use_scatter(dev):
+    """Reduce-scatter + all-gather for the sharded update: on CUDA (NCCL). On CPU (gloo) the
+    per-owner reduce/broadcast is faster; ``NEOGLUON_DIST_SCATTER=1`` forces the NCCL-style
+    path there too (the tests run it on gloo, so its logic is checked without a GPU)."""
+    return dev.type == "cuda" or os.environ.get("NEOGLUON_DIST_SCATTER", "0") == "1"
+
+
 def _cpu_ctx():
     from ..context import cpu
     return cpu(0)
@@ -827,7 +835,7 @@ class GradOverlap:
         self.grads = grads            # the gradient NDArrays (their buffers after backward)
         like = [g._t for g in grads]
         dtype, dev = like[0].dtype, like[0].device
-        self.scatter = uok and dev.type == "cuda"  # as DistKVStore._push_sharded chooses
+        self.scatter = uok and _use_scatter(dev)  # as DistKVStore._push_sharded chooses
         order = list(range(len(keys)))[::-1]
         groups, cur, size = [], [], 0
         for i in order:
