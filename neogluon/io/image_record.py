@@ -2,7 +2,9 @@
 Python on top of ``mx.recordio`` and ``mx.image``."""
 from __future__ import annotations
 
+import os
 import random
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -12,7 +14,7 @@ from .io import DataIter, DataBatch, DataDesc
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
 
 # Parameters of MXNet's C++ iterator that only tune its threads and buffers.
-_IGNORED = {"preprocess_threads", "prefetch_buffer", "verbose", "ctx", "device_id",
+_IGNORED = {"prefetch_buffer", "verbose", "ctx", "device_id",
             "shuffle_chunk_size", "shuffle_chunk_seed"}
 
 
@@ -54,18 +56,23 @@ class ImageRecordIter(DataIter):
     data_name, label_name : str
     dtype : str, default 'float32'
         The data's dtype ('float32', or 'uint8' without normalisation).
+    preprocess_threads : int, default 4
+        Threads that decode and augment the images of a batch (at most the machine's CPU
+        count); Pillow and torch release the GIL while they work.
 
     Notes
     -----
-    Random crops, mirrors and shuffles draw from Python's ``random`` (seeded with ``seed`` for
-    shuffles), not from the C++ iterator's generator, so they are not MXNet's draws.
+    Random crops and mirrors draw from a generator per image seeded from Python's ``random``
+    (so ``random.seed`` makes them repeatable, whatever the thread count); shuffles from
+    ``seed``. They are not the C++ iterator's draws, so not MXNet's.
     """
 
     def __init__(self, path_imgrec, data_shape, batch_size, path_imgidx=None, path_imglist=None,
                  label_width=1, shuffle=False, seed=0, round_batch=True, rand_crop=False,
                  rand_mirror=False, resize=-1, mean_r=0.0, mean_g=0.0, mean_b=0.0, std_r=1.0,
                  std_g=1.0, std_b=1.0, scale=1.0, inter_method=1, num_parts=1, part_index=0,
-                 data_name="data", label_name="softmax_label", dtype="float32", **kwargs):
+                 data_name="data", label_name="softmax_label", dtype="float32",
+                 preprocess_threads=4, **kwargs):
         super().__init__(batch_size)
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
@@ -91,6 +98,9 @@ class ImageRecordIter(DataIter):
         self._std = np.array([std_r, std_g, std_b][:data_shape[0]], np.float32)
         self._scale = np.float32(scale)
         self._rng = random.Random(seed)
+        threads = max(1, min(int(preprocess_threads), os.cpu_count() or 1))
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="neogluon-imgrec") \
+            if threads > 1 else None
         if path_imgidx:
             self._rec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
             self._offsets = [self._rec.idx[k] for k in self._rec.keys]
@@ -132,20 +142,30 @@ class ImageRecordIter(DataIter):
             self._rng.shuffle(self._order)
         self._cursor = self._start
 
-    def _sample(self, i):
-        from .. import recordio, image, ndarray as nd
+    def _read(self, i):
+        """The i-th record of this epoch's order, read here (the file is not shared with
+        the decoding threads)."""
+        from .. import recordio
         self._rec.handle.seek(self._offsets[self._order[i]])
-        header, payload = recordio.unpack(self._rec.read())
+        return recordio.unpack(self._rec.read())
+
+    def _sample(self, record, seed):
+        from .. import image
+        header, payload = record
+        rng = random.Random(seed)
         img = image.imdecode(payload, flag=1 if self.data_shape[0] == 3 else 0)
         if self.resize > 0:
             img = image.resize_short(img, self.resize, self.inter_method)
         c, h, w = self.data_shape
         if self.rand_crop:
-            img = image.random_crop(img, (w, h), self.inter_method)[0]
+            ih, iw = img.shape[0], img.shape[1]
+            cw, ch = image.scale_down((iw, ih), (w, h))
+            x0, y0 = rng.randint(0, iw - cw), rng.randint(0, ih - ch)
+            img = image.fixed_crop(img, x0, y0, cw, ch, (w, h), self.inter_method)
         else:
             img = image.center_crop(img, (w, h), self.inter_method)[0]
         arr = img.asnumpy()
-        if self.rand_mirror and random.random() < 0.5:
+        if self.rand_mirror and rng.random() < 0.5:
             arr = arr[:, ::-1]
         arr = arr.transpose(2, 0, 1)
         if self._dtype == "float32":
@@ -168,7 +188,12 @@ class ImageRecordIter(DataIter):
             raise StopIteration
         idx = [(self._cursor + k) for k in range(self.batch_size)]
         pad = max(0, idx[-1] + 1 - n)
-        samples = [self._sample(i % n) for i in idx]
+        records = [self._read(i % n) for i in idx]
+        seeds = [random.getrandbits(64) for _ in idx]
+        if self._pool is not None:
+            samples = list(self._pool.map(self._sample, records, seeds))
+        else:
+            samples = [self._sample(r, sd) for r, sd in zip(records, seeds)]
         if pad:
             self._start = (idx[-1] + 1) % n if self.round_batch else 0
             self._cursor = n
