@@ -1,9 +1,10 @@
 """Data iterators (``mx.io``): DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter,
-PrefetchingIter, CSVIter, ImageRecordIter, MNISTIter."""
+PrefetchingIter, CSVIter, LibSVMIter, ImageRecordIter, MNISTIter."""
 from . import io
 from .io import (DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter, PrefetchingIter,
                  CSVIter)
 from .image_record import ImageRecordIter, ImageRecordUInt8Iter
 from .mnist import MNISTIter
+from .libsvm import LibSVMIter
 from . import utils
 from .utils import _init_data, _getdata_by_idx, _has_instance
