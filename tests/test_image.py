@@ -5,6 +5,7 @@ import random
 
 import numpy as np
 import pytest
+import torch
 
 import neogluon as mx
 from neogluon import nd
@@ -416,3 +417,25 @@ def test_f_image_ops_in_a_hybridized_block():
         warnings.simplefilter("error")
         for _ in range(2):
             np.testing.assert_array_equal(net(arr("img8")).asnumpy(), want)
+
+
+@pytest.mark.parametrize("interp", [0, 1, 3])
+def test_opencv_resize_path_gives_the_torch_paths_bits(interp):
+    # With OpenCV installed, uint8 nearest/bilinear/area resizes run in cv2; the torch code
+    # (MXNet's OpenCV 3.4 bits, checked against fixtures) must give the same values.
+    from neogluon.ndarray import image as ndimage
+    pytest.importorskip("cv2")
+    rng = np.random.RandomState(interp)
+    saved = list(ndimage._CV2)
+    try:
+        for _ in range(6):
+            h, w = rng.randint(9, 300, 2)
+            nh, nw = rng.randint(5, 260, 2)
+            img = torch.from_numpy(rng.randint(0, 256, (2, h, w, 3)).astype(np.uint8))
+            ndimage._CV2[:] = []
+            fast = ndimage._cv_resize(img, int(nw), int(nh), interp)
+            ndimage._CV2[:] = [None]
+            slow = ndimage._cv_resize(img, int(nw), int(nh), interp)
+            assert torch.equal(fast, slow), (h, w, nh, nw)
+    finally:
+        ndimage._CV2[:] = saved

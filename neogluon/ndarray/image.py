@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import math
 
+import os
+
 import numpy as np
 import torch
 
@@ -390,12 +392,37 @@ def _select_rows(t, yi):
     return t.index_select(1, torch.as_tensor(rows, device=t.device)), np.searchsorted(rows, yi)
 
 
+_CV2 = []
+
+
+def _opencv():
+    """OpenCV's Python module when installed (and not turned off with NEOGLUON_OPENCV=0)."""
+    if not _CV2:
+        mod = None
+        if os.environ.get("NEOGLUON_OPENCV", "1") != "0":
+            try:
+                import cv2 as mod  # opencv-python(-headless)
+            except ImportError:
+                mod = None
+        _CV2.append(mod)
+    return _CV2[0]
+
+
 def _cv_resize(t, w, h, interp):
     """``cv::resize`` of an NHWC tensor to width ``w`` and height ``h``."""
     n, ih, iw, c = t.shape
     dtype = t.dtype
     if (ih, iw) == (h, w):
         return t.clone()
+    cv2 = _opencv() if dtype == torch.uint8 and interp in (0, 1, 3) else None
+    if cv2 is not None and t.device.type == "cpu" and 1 <= c <= 4:
+        # OpenCV's own kernels (it releases the GIL, ~15x faster here). For uint8 nearest,
+        # bilinear and area they give the bits of the torch code below, which reproduces
+        # MXNet's OpenCV 3.4 (tests hold both to MXNet's fixtures); bicubic and lanczos
+        # differ in the last bit between OpenCV versions, so those stay on the torch code.
+        src = t.contiguous().numpy()
+        outs = [cv2.resize(img, (w, h), interpolation=interp) for img in src]
+        return torch.from_numpy(np.stack(outs).reshape(n, h, w, c))
     scale_x, scale_y = 1.0 / (w / iw), 1.0 / (h / ih)
     isx, isy = int(round(scale_x)), int(round(scale_y))
     area_fast = (abs(scale_x - isx) < np.finfo(float).eps
