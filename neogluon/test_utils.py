@@ -1760,15 +1760,24 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5):
             resp = requests.get(url, stream=True, timeout=60)
             if resp.status_code != 200:
                 raise MXNetError(f"failed to open {url}: HTTP status {resp.status_code}")
-            with open(fname, "wb") as f:
-                for chunk in resp.iter_content(chunk_size=1024):
-                    if chunk:
-                        f.write(chunk)
+            # written under a temporary name, so that a failed download leaves no partial
+            # file that the next call would take for a complete one
+            part = f"{fname}.part{os.getpid()}"
+            try:
+                with open(part, "wb") as f:
+                    for chunk in resp.iter_content(chunk_size=1024):
+                        if chunk:
+                            f.write(chunk)
+                os.replace(part, fname)
+            finally:
+                if os.path.exists(part):
+                    os.remove(part)
             break
         except Exception as err:
             left -= 1
             if left <= 0:
-                if isinstance(err, requests.exceptions.ConnectionError):
+                if isinstance(err, (requests.exceptions.ConnectionError,
+                                    requests.exceptions.Timeout)):
                     err.add_note(f"could not reach {url}: without network access, put the "
                                  f"file at {fname!r} beforehand")
                 raise
@@ -1871,8 +1880,9 @@ def get_mnist_ubyte():
 
 
 def get_cifar10():
-    """Make sure CIFAR-10's ``.rec``/``.lst`` files exist in ``data/cifar`` (downloading and
-    extracting ``cifar10.zip`` when one is missing)."""
+    """Make sure CIFAR-10's ``.rec``/``.lst`` files exist in ``data/cifar`` (local files
+    first: when one is missing, a ``data/cifar10.zip`` already there is extracted, and only
+    without it is the zip downloaded)."""
     _zip_into_data(["cifar/train.rec", "cifar/test.rec", "cifar/train.lst", "cifar/test.lst"],
                    "http://data.mxnet.io/mxnet/data/cifar10.zip")
 

@@ -7,7 +7,8 @@ first use.
 import importlib as _importlib
 
 # name -> the module (inside this package) that provides it
-_LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd"}
+_LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
+         "io": ".io", "text": ".text"}
 
 
 def __getattr__(name):
