@@ -28,7 +28,7 @@ def __getattr__(name):
             "kv": ".kvstore", "kvstore": ".kvstore", "init": ".initializer",
             "initializer": ".initializer", "metric": ".metric", "amp": ".amp",
             "test_utils": ".test_utils", "image": ".image", "img": ".image",
-            "io": ".io", "recordio": ".recordio",
+            "io": ".io", "recordio": ".recordio", "profiler": ".profiler",
             "runtime": ".runtime", "util": ".util", "contrib": ".contrib", "library": ".library",
             "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
             "npx": ".numpy_extension",
