@@ -1,8 +1,9 @@
 """``mx.contrib``: MXNet's experimental namespace.
 
 ``mx.contrib.amp`` is :mod:`neogluon.amp`; ``mx.contrib.nd`` / ``mx.contrib.ndarray`` is
-:mod:`neogluon.ndarray.contrib` (the same module as ``mx.nd.contrib``). Submodules load on
-first use.
+:mod:`neogluon.ndarray.contrib` (the same module as ``mx.nd.contrib``); ``mx.contrib.io``
+has ``DataLoaderIter``; ``mx.contrib.text`` vocabularies and token embeddings. Submodules load
+on first use.
 """
 import importlib as _importlib
 

@@ -234,9 +234,10 @@ class _TokenEmbedding(vocab.Vocabulary):
                                  f"`unknown_token` {self._idx_to_token[UNKNOWN_IDX]} in "
                                  f"`tokens`. This is to avoid unintended updates.")
             indices.append(self._token_to_idx[token])
-        table = self._idx_to_vec.asnumpy()
-        table[indices] = new_vectors.asnumpy()
-        self._idx_to_vec[:] = nd.array(table, ctx=self._idx_to_vec.context)
+        # rows written in place (no copy of the whole table); for a token given twice,
+        # which of its rows is kept is unspecified (as in MXNet)
+        self._idx_to_vec[nd.array(indices, ctx=self._idx_to_vec.context, dtype="int64")] = \
+            new_vectors.astype(self._idx_to_vec.dtype).as_in_context(self._idx_to_vec.context)
 
     @classmethod
     def _check_pretrained_file_names(cls, pretrained_file_name):
