@@ -327,3 +327,29 @@ def test_download_offline_message_and_no_partial_file(tmp_path, monkeypatch):
     with pytest.raises(requests.exceptions.ConnectionError):
         mx.test_utils.download("http://x/y.bin", fname=str(tmp_path / "y.bin"), retries=1)
     assert os.listdir(tmp_path) == ["d"]  # neither y.bin nor a leftover part file
+
+
+def test_word_language_model_pipeline(tmp_path):
+    """example/gluon/word_language_model's data path: WikiText2 + IntervalSampler +
+    DataLoader, the batches transposed to (seq_len, batch)."""
+    root = tmp_path / "wt2"
+    root.mkdir()
+    for name, body in FX["wikitext_files"].items():
+        (root / name).write_text(body)
+    train = mx.gluon.contrib.data.text.WikiText2(root=str(root), segment="train", seq_len=4)
+    batch_size = 3
+    nbatch = len(train) // batch_size
+    loader = mx.gluon.data.DataLoader(
+        train, batch_size=batch_size, last_batch="discard",
+        sampler=mx.gluon.contrib.data.IntervalSampler(len(train), nbatch))
+    seen = []
+    for data, target in loader:
+        data, target = data.T, target.T
+        assert data.shape == (4, batch_size) and data.dtype == np.int32
+        np.testing.assert_array_equal(data.asnumpy()[1:], target.asnumpy()[:-1])
+        seen.append(data.asnumpy())
+    assert len(seen) == len(train) // batch_size
+    # the first batch holds rows 0, nbatch, 2*nbatch: consecutive text per column
+    np.testing.assert_array_equal(seen[0][:, 1], train[nbatch][0].asnumpy())
+    it = mx.contrib.io.DataLoaderIter(loader, label_name="target", dtype="int32")
+    assert it.provide_label[0].name == "target" and len(list(it)) == len(seen)
