@@ -1,0 +1,1 @@
+"""Command-line tools (``python -m neogluon.tools.<name>``): ``im2rec``."""
