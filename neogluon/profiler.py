@@ -255,10 +255,13 @@ def set_config(**kwargs):
             value = _check_process(value)
         new[name] = value
     with _lock:
-        if _st.running and not _st.paused:
-            raise MXNetError("set_config: the profiler is running; call "
-                             "profiler.set_state('stop') (or pause()) before reconfiguring it")
-        _st.config.update(new)
+        if _st.session is not None:
+            # running: what was recorded so far keeps the old settings, the rest gets the new
+            _end_session()
+            _st.config.update(new)
+            _start_session()
+        else:
+            _st.config.update(new)
 
 
 def profiler_set_config(mode="symbolic", filename="profile.json"):
@@ -418,15 +421,21 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):
 
     ordered = {sec: sorted(rows.items(), key=key, reverse=not ascending)
                for sec, rows in sorted(time_stats.items())}
+    mcol = {"count": 0, "min": 1, "max": 2}
+
+    def mkey(item):   # memory rows have no total: they are sorted by average use then
+        s = item[1]
+        return s[mcol[sort_by]] if sort_by in mcol else s[3] / s[0]
+
+    mem_rows = sorted(mem_stats.items(), key=mkey, reverse=not ascending)
     if format == "json":
         out = {"Time": {sec: {name: {"Count": s[0], "Total": round(s[1], 4),
                                      "Min": round(s[2], 4), "Max": round(s[3], 4),
                                      "Avg": round(s[1] / s[0], 4)} for name, s in rows}
                         for sec, rows in ordered.items()}}
-        if mem_stats:
-            out["Memory"] = {"Device Storage": {
-                dev: {"Count": s[0], "Min": round(s[1], 4), "Max": round(s[2], 4),
-                      "Avg": round(s[3] / s[0], 4)} for dev, s in sorted(mem_stats.items())}}
+        out["Memory"] = {"Device Storage": {
+            dev: {"Count": s[0], "Min": round(s[1], 4), "Max": round(s[2], 4),
+                  "Avg": round(s[3] / s[0], 4)} for dev, s in mem_rows}} if mem_rows else {}
         out["Unit"] = {"Time": "ms", "Memory": "kB"}
         return json.dumps(out, indent=4)
     lines = ["", "Profile Statistics:", "\tNote the difference in units for different entries."]
@@ -436,7 +445,7 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):
                   f"{'Avg Use  (kB)':>17}",
                   f"{'----':<30}{'-----------':>11}{'-------------':>17}{'-------------':>17}"
                   f"{'-------------':>17}"]
-        for dev, s in sorted(mem_stats.items()):
+        for dev, s in mem_rows:
             lines.append(f"{dev:<30}{s[0]:>11d}{s[1]:>17.4f}{s[2]:>17.4f}{s[3] / s[0]:>17.4f}")
         lines.append("")
     for sec, rows in ordered.items():

@@ -122,17 +122,21 @@ def test_dumps_is_empty_without_aggregate_stats(tmp_path):
     assert profiler.dumps() == API["errors"]["dumps_without_aggregate_stats"]["value"] == ""
 
 
-def test_set_config_parses_like_mxnet_and_refuses_while_running(tmp_path):
+def test_set_config_parses_like_mxnet_and_applies_while_running(tmp_path):
     profiler.set_config(profile_all="1", aggregate_stats="true", dump_period="0.5",
                         filename=tmp_path / "p.json")
     cfg = profiler._st.config
     assert cfg["profile_all"] is True and cfg["aggregate_stats"] is True
     assert cfg["dump_period"] == 0.5 and cfg["filename"] == str(tmp_path / "p.json")
     profiler.set_state("run")
-    with pytest.raises(MXNetError, match="running"):
-        profiler.set_config(filename=str(tmp_path / "q.json"))
-    profiler.set_state("stop")
-    profiler.set_config(filename=str(tmp_path / "q.json"))
+    with profiler.Event("before"):
+        pass
+    profiler.set_config(filename=str(tmp_path / "q.json"))    # MXNet allows it while running
+    with profiler.Event("after"):
+        pass
+    profiler.dump()
+    assert {"before", "after"} <= set(_names(_load(tmp_path / "q.json")))
+    assert not (tmp_path / "p.json").exists()
 
 
 # ------------------------------------------------------------------------- trace of a Gluon loop
@@ -222,7 +226,14 @@ def test_dumps_sorting_json_and_reset(tmp_path):
     assert order(profiler.dumps(sort_by="count")) == ["many", "some", "few"]
     assert order(profiler.dumps(sort_by="count", ascending=True)) == ["few", "some", "many"]
     stats = json.loads(profiler.dumps(format="json"))
-    assert stats["Unit"]["Time"] == "ms"
+    assert set(stats) == {"Time", "Memory", "Unit"} and stats["Unit"]["Time"] == "ms"
+    assert stats["Memory"]["Device Storage"]        # profile_memory is on by default
+    for sort_by, field in (("count", "Count"), ("min", "Min"), ("max", "Max"), ("avg", "Avg")):
+        for asc in (False, True):
+            got = json.loads(profiler.dumps(format="json", sort_by=sort_by, ascending=asc))
+            for section in list(got["Time"].values()) + list(got["Memory"].values()):
+                vals = [row[field] for row in section.values()]
+                assert vals == sorted(vals, reverse=not asc), (sort_by, asc)
     many = stats["Time"]["bench"]["many"]
     assert many["Count"] == 4 and many["Min"] <= many["Avg"] <= many["Max"] <= many["Total"]
     assert stats["Time"]["operator"]
