@@ -353,3 +353,79 @@ def test_word_language_model_pipeline(tmp_path):
     np.testing.assert_array_equal(seen[0][:, 1], train[nbatch][0].asnumpy())
     it = mx.contrib.io.DataLoaderIter(loader, label_name="target", dtype="int32")
     assert it.provide_label[0].name == "target" and len(list(it)) == len(seen)
+
+
+def test_errors_are_also_mxnet_types(tmp_path):
+    """Where MXNet 1.9.1 asserts, the MXNetError is an AssertionError too (scripts and tests
+    that catch AssertionError keep working); missing files and bad numbers are ValueErrors."""
+    counter = collections.Counter(["a", "b", "b"])
+    for kwargs in ({"min_freq": 0}, {"reserved_tokens": ["b", "b"]},
+                   {"reserved_tokens": ["<unk>"]}):
+        with pytest.raises(AssertionError):
+            text.vocab.Vocabulary(counter, **kwargs)
+    path = tmp_path / "e.txt"
+    for body in ("a 1 2\nc\n", "a 1 2\nb 1 2 3\n"):
+        path.write_text(body)
+        with pytest.raises(AssertionError):
+            text.embedding.CustomEmbedding(str(path))
+    path.write_text("a 1 2\nb 3 4\n")
+    emb = text.embedding.CustomEmbedding(str(path))
+    with pytest.raises(AssertionError):
+        emb.update_token_vectors("<unk>", mx.nd.array([[0, 0], [0, 0]]))
+    with pytest.raises(AssertionError):
+        emb.update_token_vectors("<unk>", mx.nd.array([0]))
+    emb.update_token_vectors(["<unk>"], mx.nd.array([5, 5]))
+    emb.update_token_vectors("<unk>", mx.nd.array([[6, 6]]))
+    np.testing.assert_array_equal(emb.idx_to_vec.asnumpy(), [[6, 6], [1, 2], [3, 4]])
+    with pytest.raises(ValueError):
+        text.embedding.CustomEmbedding(str(tmp_path / "none.txt"))
+    with pytest.raises(AssertionError):
+        text.embedding.create("not-registered")
+    assert text.embedding.create(emb) is emb
+
+
+def test_vocabulary_special_tokens_and_tuples(tmp_path):
+    counter = collections.Counter(["a", "b", "b", "c", "c", "c", "w$"])
+    v = text.vocab.Vocabulary(counter, min_freq=2, unknown_token="a", reserved_tokens=["<pad>"])
+    assert v.token_to_idx == {"a": 0, "<pad>": 1, "c": 2, "b": 3}
+    v = text.vocab.Vocabulary(counter, most_freq_count=1, min_freq=2,
+                              reserved_tokens=["<pad>", "b"])
+    assert v.idx_to_token == ["<unk>", "<pad>", "b", "c"]
+    pairs = collections.Counter([("a", "a"), ("c", "c"), ("c", "c")])
+    v = text.vocab.Vocabulary(pairs, unknown_token=("<unk>", "<unk>"))
+    assert v.idx_to_token == [("<unk>", "<unk>"), ("c", "c"), ("a", "a")]
+    assert v.to_indices(("c", "c")) == 1 and v.to_indices([("a", "a"), ("x", "y")]) == [2, 0]
+    # an embedding's own unknown token, named in the file, gives row 0
+    path = tmp_path / "u.txt"
+    path.write_text("a 1 2\n<u1> 7 8\n")
+    emb = text.embedding.CustomEmbedding(str(path), unknown_token="<u1>",
+                                         init_unknown_vec=mx.nd.ones)
+    assert emb.idx_to_token == ["<u1>", "a"]
+    np.testing.assert_array_equal(emb.get_vecs_by_tokens("zz").asnumpy(), [7, 8])
+
+
+def test_mxnet_style_embedding_subclass(tmp_path):
+    """A subclass written for MXNet: names in pretrained_file_name_sha1, the file through
+    _get_pretrained_file (local only here)."""
+
+    @text.embedding.register
+    class LocalTest(text.embedding._TokenEmbedding):
+        pretrained_file_name_sha1 = {"embedding_test.vec": "0" * 40}
+
+        def __init__(self, embedding_root="embeddings", init_unknown_vec=mx.nd.zeros, **kw):
+            name = "embedding_test.vec"
+            LocalTest._check_pretrained_file_names(name)
+            super().__init__(**kw)
+            self._load_embedding(LocalTest._get_pretrained_file(embedding_root, name), " ",
+                                 init_unknown_vec)
+
+    assert text.embedding.get_pretrained_file_names("localtest") == ["embedding_test.vec"]
+    with pytest.raises(MXNetError, match="does not download"):
+        text.embedding.create("localtest", embedding_root=str(tmp_path))
+    (tmp_path / "localtest").mkdir()
+    (tmp_path / "localtest" / "embedding_test.vec").write_text("hello 1 2 3 4 5\n"
+                                                               "world 6 7 8 9 10\n")
+    with pytest.warns(UserWarning, match="SHA-1"):
+        emb = text.embedding.create("localtest", embedding_root=str(tmp_path))
+    assert emb.token_to_idx["hello"] == 1 and emb.token_to_idx["world"] == 2
+    np.testing.assert_array_equal(emb.idx_to_vec[2].asnumpy(), np.arange(5) + 6)

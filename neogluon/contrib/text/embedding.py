@@ -14,14 +14,16 @@ import zipfile
 
 import numpy as np
 
-from ...base import MXNetError, data_dir
+from ...base import MXNetError, MXNetValueError, data_dir
 from ... import ndarray as nd
+from ...gluon.utils import check_sha1
 from . import vocab
 
 __all__ = ["register", "create", "get_pretrained_file_names", "GloVe", "FastText",
            "CustomEmbedding", "CompositeEmbedding"]
 
 UNKNOWN_IDX = vocab.UNKNOWN_IDX
+_TextArgError = vocab._TextArgError
 
 _REGISTRY = {}
 
@@ -30,7 +32,7 @@ def register(embedding_cls):
     """Class decorator: make ``embedding_cls`` available to :func:`create` under its
     lower-cased class name."""
     if not (isinstance(embedding_cls, type) and issubclass(embedding_cls, _TokenEmbedding)):
-        raise MXNetError(f"register: {embedding_cls!r} is not a token embedding class")
+        raise _TextArgError(f"register: {embedding_cls!r} is not a token embedding class")
     name = embedding_cls.__name__.lower()
     if name in _REGISTRY and _REGISTRY[name] is not embedding_cls:
         warnings.warn(f"New token embedding {embedding_cls.__module__}."
@@ -44,12 +46,18 @@ def register(embedding_cls):
 def create(embedding_name, **kwargs):
     """An instance of the registered embedding ``embedding_name`` (case-insensitive), built
     with ``kwargs`` (e.g. ``pretrained_file_name``, ``embedding_root``, ``vocabulary``)."""
+    if isinstance(embedding_name, _TokenEmbedding):
+        if kwargs:
+            raise _TextArgError("create: embedding_name is already an instance; further "
+                                "arguments are invalid")
+        return embedding_name
     if not isinstance(embedding_name, str):
-        raise MXNetError(f"create: embedding_name must be a str, got {embedding_name!r}")
+        raise _TextArgError(f"create: embedding_name must be a str, got {embedding_name!r}")
     name = embedding_name.lower()
     if name not in _REGISTRY:
-        raise MXNetError(f"Cannot find token embedding {embedding_name}. Valid token "
-                         f"embeddings: {', '.join(sorted(_REGISTRY))}")
+        raise _TextArgError(f"Cannot find token embedding {embedding_name}: it is not "
+                            f"registered. Valid token embeddings: "
+                            f"{', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name](**kwargs)
 
 
@@ -67,15 +75,22 @@ def get_pretrained_file_names(embedding_name=None):
             raise KeyError(f"Cannot find `embedding_name` {embedding_name}. Use "
                            f"`get_pretrained_file_names(embedding_name=None).keys()` to get "
                            f"all the valid embedding names.")
-        return list(_REGISTRY[embedding_name].pretrained_file_names)
-    return {name: list(cls.pretrained_file_names) for name, cls in _REGISTRY.items()}
+        return list(_REGISTRY[embedding_name]._pretrained_names())
+    return {name: list(cls._pretrained_names()) for name, cls in _REGISTRY.items()}
 
 
 class _TokenEmbedding(vocab.Vocabulary):
     """A vocabulary whose tokens carry vectors (``idx_to_vec``, one row per index; row 0 is
     the unknown token's vector)."""
 
+    # The valid pretrained_file_name values. A subclass written for MXNet may give them as
+    # the keys of ``pretrained_file_name_sha1`` (file name -> SHA-1) instead.
     pretrained_file_names = ()
+
+    @classmethod
+    def _pretrained_names(cls):
+        sha1 = getattr(cls, "pretrained_file_name_sha1", None)
+        return tuple(sha1) if sha1 else tuple(cls.pretrained_file_names)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -87,7 +102,7 @@ class _TokenEmbedding(vocab.Vocabulary):
                         encoding="utf8"):
         path = os.path.expanduser(pretrained_file_path)
         if not os.path.isfile(path):
-            raise MXNetError(f"pretrained_file_path {pretrained_file_path!r} is not a file "
+            raise MXNetValueError(f"pretrained_file_path {pretrained_file_path!r} is not a file "
                              f"(a pre-trained token embedding file is needed)")
         logging.info("Loading pre-trained token embedding vectors from %s", path)
         vec_len = None
@@ -98,13 +113,13 @@ class _TokenEmbedding(vocab.Vocabulary):
             for line_num, line in enumerate(f, 1):
                 elems = line.rstrip().split(elem_delim)
                 if len(elems) <= 1:
-                    raise MXNetError(f"{path}, line {line_num}: expected a token followed "
+                    raise _TextArgError(f"{path}, line {line_num}: expected a token followed "
                                      f"by vector elements separated by {elem_delim!r}")
                 token = elems[0]
                 try:
                     vec = [float(x) for x in elems[1:]]
                 except ValueError as err:
-                    raise MXNetError(f"{path}, line {line_num}: token {token!r} has a "
+                    raise MXNetValueError(f"{path}, line {line_num}: token {token!r} has a "
                                      f"non-numeric vector element ({err})") from None
                 if token == self.unknown_token and unknown_vec is None:
                     unknown_vec = vec
@@ -122,7 +137,7 @@ class _TokenEmbedding(vocab.Vocabulary):
                     if vec_len is None:
                         vec_len = len(vec)
                     elif len(vec) != vec_len:
-                        raise MXNetError(f"{path}, line {line_num}: token {token!r} has "
+                        raise _TextArgError(f"{path}, line {line_num}: token {token!r} has "
                                          f"{len(vec)} elements but the previous tokens "
                                          f"have {vec_len}")
                     rows.append(vec)
@@ -131,7 +146,7 @@ class _TokenEmbedding(vocab.Vocabulary):
                     seen.add(token)
         if vec_len is None:
             if unknown_vec is None:
-                raise MXNetError(f"{path}: no embedding vector found")
+                raise _TextArgError(f"{path}: no embedding vector found")
             vec_len = len(unknown_vec)
         self._vec_len = vec_len
         # rows for the unknown and reserved tokens first (zeros), then the loaded ones
@@ -141,7 +156,7 @@ class _TokenEmbedding(vocab.Vocabulary):
             table[n_special:] = np.asarray(rows, dtype=np.float32)
         if unknown_vec is not None:
             if len(unknown_vec) != vec_len:
-                raise MXNetError(f"{path}: the unknown token's vector has {len(unknown_vec)} "
+                raise _TextArgError(f"{path}: the unknown token's vector has {len(unknown_vec)} "
                                  f"elements, the others {vec_len}")
             table[UNKNOWN_IDX] = unknown_vec
         else:
@@ -174,7 +189,7 @@ class _TokenEmbedding(vocab.Vocabulary):
         if vocabulary is None:
             return
         if not isinstance(vocabulary, vocab.Vocabulary):
-            raise MXNetError(f"vocabulary must be a mx.contrib.text.vocab.Vocabulary, got "
+            raise _TextArgError(f"vocabulary must be a mx.contrib.text.vocab.Vocabulary, got "
                              f"{type(vocabulary).__name__}")
         self._set_idx_to_vec_by_embeddings([self], len(vocabulary), vocabulary.idx_to_token)
         self._index_tokens_from_vocabulary(vocabulary)
@@ -208,22 +223,22 @@ class _TokenEmbedding(vocab.Vocabulary):
         """Replace the vectors of ``tokens`` (known tokens; name ``unknown_token``
         explicitly to change row 0) by the rows of ``new_vectors``."""
         if self._idx_to_vec is None:
-            raise MXNetError("update_token_vectors: idx_to_vec has not been set")
+            raise _TextArgError("update_token_vectors: idx_to_vec has not been set")
         if not isinstance(new_vectors, nd.NDArray):
-            raise MXNetError(f"update_token_vectors: new_vectors must be an NDArray, got "
+            raise _TextArgError(f"update_token_vectors: new_vectors must be an NDArray, got "
                              f"{type(new_vectors).__name__}")
         if not isinstance(tokens, list) or len(tokens) == 1:
             if new_vectors.ndim not in (1, 2):
-                raise MXNetError("update_token_vectors: new_vectors must be 1-D or 2-D for a "
+                raise _TextArgError("update_token_vectors: new_vectors must be 1-D or 2-D for a "
                                  "single token")
             if not isinstance(tokens, list):
                 tokens = [tokens]
             if new_vectors.ndim == 1:
                 new_vectors = new_vectors.reshape((1, -1))
         elif new_vectors.ndim != 2:
-            raise MXNetError("update_token_vectors: new_vectors must be 2-D for several tokens")
+            raise _TextArgError("update_token_vectors: new_vectors must be 2-D for several tokens")
         if tuple(new_vectors.shape) != (len(tokens), self.vec_len):
-            raise MXNetError(f"update_token_vectors: new_vectors has shape "
+            raise _TextArgError(f"update_token_vectors: new_vectors has shape "
                              f"{tuple(new_vectors.shape)}, expected ({len(tokens)}, "
                              f"{self.vec_len})")
         indices = []
@@ -241,11 +256,12 @@ class _TokenEmbedding(vocab.Vocabulary):
 
     @classmethod
     def _check_pretrained_file_names(cls, pretrained_file_name):
-        if pretrained_file_name not in cls.pretrained_file_names:
+        names = cls._pretrained_names()
+        if pretrained_file_name not in names:
             name = cls.__name__.lower()
             raise KeyError(f"Cannot find pretrained file {pretrained_file_name} for token "
                            f"embedding {name}. Valid pretrained files for embedding {name}: "
-                           f"{', '.join(cls.pretrained_file_names)}")
+                           f"{', '.join(names)}")
 
     @classmethod
     def _local_pretrained_file(cls, embedding_root, pretrained_file_name):
@@ -254,6 +270,11 @@ class _TokenEmbedding(vocab.Vocabulary):
         folder = os.path.join(os.path.expanduser(embedding_root), cls.__name__.lower())
         path = os.path.join(folder, pretrained_file_name)
         if os.path.isfile(path):
+            expected = (getattr(cls, "pretrained_file_name_sha1", None) or {}).get(
+                pretrained_file_name)
+            if expected and not check_sha1(path, expected):
+                warnings.warn(f"{path}: its SHA-1 is not the published file's; it is used "
+                              f"as is (MXNet would download the file again)")
             return path
         archive = os.path.join(folder, cls._archive_name(pretrained_file_name))
         if os.path.isfile(archive):
@@ -266,6 +287,9 @@ class _TokenEmbedding(vocab.Vocabulary):
             f"Put the file (or its archive {os.path.basename(archive)!r}) at {path!r}, pass "
             f"embedding_root=, or load any local file with "
             f"mx.contrib.text.embedding.CustomEmbedding(path).")
+
+    # MXNet's name for the step (which downloads there); neogluon's only reads local files
+    _get_pretrained_file = _local_pretrained_file
 
     @classmethod
     def _archive_name(cls, pretrained_file_name):
@@ -411,13 +435,13 @@ class CompositeEmbedding(_TokenEmbedding):
 
     def __init__(self, vocabulary, token_embeddings):
         if not isinstance(vocabulary, vocab.Vocabulary):
-            raise MXNetError(f"CompositeEmbedding: vocabulary must be a Vocabulary, got "
+            raise _TextArgError(f"CompositeEmbedding: vocabulary must be a Vocabulary, got "
                              f"{type(vocabulary).__name__}")
         if not isinstance(token_embeddings, list):
             token_embeddings = [token_embeddings]
         for embed in token_embeddings:
             if not isinstance(embed, _TokenEmbedding):
-                raise MXNetError(f"CompositeEmbedding: token_embeddings must hold token "
+                raise _TextArgError(f"CompositeEmbedding: token_embeddings must hold token "
                                  f"embeddings, got {type(embed).__name__}")
         self._index_tokens_from_vocabulary(vocabulary)
         self._set_idx_to_vec_by_embeddings(token_embeddings, len(self), self.idx_to_token)

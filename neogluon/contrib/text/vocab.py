@@ -10,6 +10,10 @@ __all__ = ["Vocabulary"]
 UNKNOWN_IDX = 0
 
 
+class _TextArgError(MXNetError, AssertionError):
+    """A bad argument or input line; also an AssertionError, which MXNet 1.9.1 raises there."""
+
+
 class Vocabulary:
     """Index the unknown token (always index 0), the reserved tokens (next, in the given
     order) and the keys of a counter (by decreasing frequency, ties in ascending key order).
@@ -40,15 +44,15 @@ class Vocabulary:
     def __init__(self, counter=None, most_freq_count=None, min_freq=1, unknown_token="<unk>",
                  reserved_tokens=None):
         if min_freq <= 0:
-            raise MXNetError(f"Vocabulary: min_freq must be positive, got {min_freq}")
+            raise _TextArgError(f"Vocabulary: min_freq must be positive, got {min_freq}")
         if reserved_tokens is not None:
             reserved = set(reserved_tokens)
             if unknown_token in reserved:
-                raise MXNetError(f"Vocabulary: reserved_tokens contains the unknown_token "
+                raise _TextArgError(f"Vocabulary: reserved_tokens contains the unknown_token "
                                  f"{unknown_token!r}")
             if len(reserved) != len(reserved_tokens):
                 dup = [t for t, n in collections.Counter(reserved_tokens).items() if n > 1]
-                raise MXNetError(f"Vocabulary: duplicate reserved tokens {dup}")
+                raise _TextArgError(f"Vocabulary: duplicate reserved tokens {dup}")
         self._unknown_token = unknown_token
         self._reserved_tokens = None if reserved_tokens is None else list(reserved_tokens)
         self._idx_to_token = [unknown_token] + list(reserved_tokens or [])
@@ -58,7 +62,7 @@ class Vocabulary:
 
     def _index_counter(self, counter, most_freq_count, min_freq):
         if not isinstance(counter, collections.Counter):
-            raise MXNetError(f"Vocabulary: counter must be a collections.Counter, got "
+            raise _TextArgError(f"Vocabulary: counter must be a collections.Counter, got "
                              f"{type(counter).__name__}")
         special = set(self._idx_to_token)
         # The cap counts the special tokens once, as MXNet does (a counter key equal to a
