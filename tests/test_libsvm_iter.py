@@ -100,3 +100,33 @@ def test_trains_a_linear_model():
         loss.backward()
         trainer.step(x.shape[0])
     assert np.isfinite(loss.asnumpy()).all()
+
+
+def test_folder_reads_files_in_directory_order(tmp_path):
+    # MXNet reads a folder's files one after the other in directory (readdir) order; a file
+    # without a final newline ends its last line. Checked against MXNet 1.9.1 by hand.
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "b.t").write_text("1 0:1\n2 1:2\n")
+    (folder / "a.t").write_text("3 2:3\n")
+    (folder / "c.t").write_text("4 3:4\n5 0:5")
+    labels = {"b.t": [1, 2], "a.t": [3], "c.t": [4, 5]}
+    want = [x for f in os.listdir(folder) for x in labels[f]]
+    it = mx.io.LibSVMIter(str(folder), (4,), batch_size=5)
+    assert next(iter(it)).label[0].asnumpy().tolist() == want
+    got = []
+    for k in range(2):
+        it = mx.io.LibSVMIter(str(folder), (4,), batch_size=1, num_parts=2, part_index=k)
+        got += [b.label[0].asnumpy()[0] for b in it]
+    assert got == want
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MXNetError, match="holds no files"):
+        mx.io.LibSVMIter(str(tmp_path / "empty"), (4,))
+
+
+def test_dtype_and_prefetching():
+    good = os.path.join(FIX, "small.t")
+    with pytest.raises(MXNetError, match="float32"):
+        mx.io.LibSVMIter(good, (4,), batch_size=2, dtype="float64")
+    it = mx.io.LibSVMIter(good, (4,), batch_size=2, dtype="float32")
+    assert [b.pad for b in mx.io.PrefetchingIter(it)] == [0, 0, 0, 1]

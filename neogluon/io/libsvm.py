@@ -13,44 +13,70 @@ from .io import DataDesc, DataIter
 __all__ = ["LibSVMIter"]
 
 
-def _part_lines(raw, num_parts, part_index):
-    """The lines of ``raw`` (bytes) that belong to part ``part_index`` of ``num_parts``.
+def _files(path, what):
+    """The files behind ``path``: itself, or a folder's files in directory order (as MXNet's
+    reader lists them)."""
+    if os.path.isdir(path):
+        files = [os.path.join(path, f) for f in os.listdir(path)
+                 if os.path.isfile(os.path.join(path, f))]
+        if not files:
+            raise MXNetError(f"LibSVMIter: {what} folder {path!r} holds no files")
+        return files
+    if not os.path.isfile(path):
+        raise MXNetError(f"LibSVMIter: {what} {path!r} is not a file or folder")
+    return [path]
 
-    Like MXNet (dmlc's text splitter), the file is cut into ``num_parts`` byte ranges of equal
-    size; a range's boundary that falls on or inside a line moves to the start of the next
-    line, so every line belongs to exactly one part.
+
+def _part_lines(chunks, num_parts, part_index):
+    """The lines of the byte strings ``chunks`` (one per file, read as one stream) that
+    belong to part ``part_index`` of ``num_parts``.
+
+    Like MXNet (dmlc's text splitter), the stream is cut into ``num_parts`` byte ranges of
+    equal size; a range's boundary that falls on or inside a line moves to the start of the
+    next line (or file), so every line belongs to exactly one part.
     """
+    raw = b"".join(chunks)
     total = len(raw)
+    ends = np.cumsum([len(c) for c in chunks]).tolist()
 
     def boundary(pos):
         if pos <= 0:
             return 0
         if pos >= total:
             return total
+        stop = next(e for e in ends if e > pos)  # the end of the file holding ``pos``
         # Skip to the end of the line holding ``pos`` (``pos`` itself included), then past
-        # the run of newline characters that follows.
+        # the run of newline characters that follows, within that file.
         i = pos
-        while i < total and raw[i] not in b"\r\n":
+        while i < stop and raw[i] not in b"\r\n":
             i += 1
-        while i < total and raw[i] in b"\r\n":
+        while i < stop and raw[i] in b"\r\n":
             i += 1
         return i
 
     step = (total + num_parts - 1) // num_parts
     begin = boundary(min(step * part_index, total))
     end = boundary(min(step * (part_index + 1), total))
-    return raw[begin:end].splitlines()
+    lines, start = [], 0
+    for e in ends:
+        lo, hi = max(begin, start), min(end, e)
+        if lo < hi:
+            lines += raw[lo:hi].splitlines()
+        start = e
+    return lines
 
 
 def _parse(path, num_parts, part_index, what):
-    """Parse a LIBSVM file part into (labels, values, columns, indptr)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as err:
-        raise MXNetError(f"LibSVMIter: cannot read {what} {path!r}: {err}") from None
+    """Parse a LIBSVM file (or folder) part into (labels, values, columns, indptr)."""
+    chunks = []
+    for fname in _files(path, what):
+        try:
+            with open(fname, "rb") as f:
+                chunks.append(f.read())
+        except OSError as err:
+            raise MXNetError(f"LibSVMIter: cannot read {what} {fname!r}: {err}") from None
     labels, values, cols, indptr = [], [], [], [0]
-    for lineno, line in enumerate(_part_lines(raw, num_parts, part_index), 1):
+    for lineno, line in enumerate(_part_lines(chunks, num_parts, part_index), 1):
         toks = line.split()
         if not toks:
             continue
@@ -87,7 +113,8 @@ class LibSVMIter(DataIter):
     Parameters
     ----------
     data_libsvm : str
-        The data file.
+        The data file, or a folder whose files are read one after the other (in directory
+        order, as MXNet lists them).
     data_shape : tuple of int
         ``(num_features,)``.
     label_libsvm : str, optional
@@ -103,13 +130,13 @@ class LibSVMIter(DataIter):
     num_parts, part_index : int, default 1, 0
         Read only part ``part_index`` of the file(s) cut into ``num_parts`` byte ranges on line
         boundaries (the same lines as MXNet's split), for sharding across workers.
-    dtype : str, default 'float32'
-        The values' dtype ('float32' only, as in MXNet's CSR batches).
+    dtype : None or 'float32', default None
+        The values' dtype: float32 (MXNet 1.9.1 fails on any other).
     data_name, label_name : str
     """
 
     def __init__(self, data_libsvm, data_shape, label_libsvm=None, label_shape=(1,),
-                 batch_size=1, round_batch=True, num_parts=1, part_index=0, dtype="float32",
+                 batch_size=1, round_batch=True, num_parts=1, part_index=0, dtype=None,
                  data_name="data", label_name="softmax_label", prefetch_buffer=4, **kwargs):
         super().__init__(batch_size)
         data_shape = tuple(int(x) for x in data_shape)
@@ -124,11 +151,8 @@ class LibSVMIter(DataIter):
         if not (int(num_parts) >= 1 and 0 <= int(part_index) < int(num_parts)):
             raise MXNetError(f"LibSVMIter: need num_parts >= 1 and 0 <= part_index < num_parts, "
                              f"got num_parts={num_parts}, part_index={part_index}")
-        if str(dtype) != "float32":
-            raise MXNetError(f"LibSVMIter: dtype must be 'float32', got {dtype!r}")
-        for path, what in ((data_libsvm, "data_libsvm"), (label_libsvm, "label_libsvm")):
-            if path is not None and not os.path.isfile(path):
-                raise MXNetError(f"LibSVMIter: {what} {path!r} is not a file")
+        if dtype is not None and str(dtype) not in ("float32", "<class 'numpy.float32'>"):
+            raise MXNetError(f"LibSVMIter: dtype must be 'float32' (or None), got {dtype!r}")
         self.batch_size = int(batch_size)
         self.round_batch = True
         labels, vals, cols, indptr = _parse(data_libsvm, int(num_parts), int(part_index),
