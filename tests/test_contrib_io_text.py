@@ -232,6 +232,8 @@ def test_wikitext_from_zip_and_errors(tmp_path):
     assert ds.vocabulary.idx_to_token[:2] == ["<unk>", "<eos>"]
     with pytest.raises(MXNetError, match="segment"):
         gtext.WikiText2(root=str(root), segment="valid")
+    with pytest.raises(KeyError):
+        gtext.WikiText2(root=str(root), segment="dev")
     with pytest.raises(MXNetError, match="seq_len"):
         gtext.WikiText2(root=str(root), seq_len=0)
     with zipfile.ZipFile(root / "wikitext-2-v1.zip", "w") as zf:

@@ -23,6 +23,13 @@ __all__ = ["WikiText2", "WikiText103"]
 EOS_TOKEN = "<eos>"
 
 
+class _UnknownSegment(MXNetError, KeyError):
+    """An unknown ``segment``; also a KeyError, which MXNet 1.9.1 raises there."""
+
+    def __str__(self):  # the message itself, not KeyError's quoted repr of it
+        return str(self.args[0]) if self.args else ""
+
+
 class _LanguageModelDataset(dataset._DownloadedDataset):
     def __init__(self, root, namespace, vocabulary):
         self._vocab = vocabulary
@@ -55,7 +62,7 @@ class _WikiText(_LanguageModelDataset):
 
     def __init__(self, root, segment, vocab, seq_len, namespace):
         if segment not in self._files:
-            raise MXNetError(f"{type(self).__name__}: segment must be one of "
+            raise _UnknownSegment(f"{type(self).__name__}: segment must be one of "
                              f"{sorted(self._files)}, got {segment!r}")
         if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len <= 0:
             raise MXNetError(f"{type(self).__name__}: seq_len must be a positive int, got "
