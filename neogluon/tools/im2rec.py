@@ -196,6 +196,11 @@ _WORKER_ARGS = None
 def _init_worker(args):
     global _WORKER_ARGS
     _WORKER_ARGS = args
+    try:  # one process per encoder: keep each one's resizing on one thread
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
 
 
 def _encode_indexed(item):
