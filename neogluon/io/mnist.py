@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import random
 import struct
+import warnings
 
 import numpy as np
 
@@ -11,6 +12,10 @@ from ..base import MXNetError
 from .io import DataIter, DataBatch, DataDesc
 
 __all__ = ["MNISTIter"]
+
+# Accepted without effect, as MXNet's MNISTIter does (prefetching and shapes are fixed here).
+_IGNORED = {"prefetch_buffer", "ctx", "dtype", "data_shape", "input_shape", "label_shape",
+            "label_width", "round_batch", "preprocess_threads", "verbose", "shuffle_chunk_seed"}
 
 
 def _read_idx(path, magic, what):
@@ -62,9 +67,13 @@ class MNISTIter(DataIter):
                  batch_size=128, shuffle=True, flat=False, seed=0, silent=False, num_parts=1,
                  part_index=0, data_name="data", label_name="softmax_label", **kwargs):
         super().__init__(batch_size)
-        unknown = sorted(set(kwargs) - {"prefetch_buffer", "ctx", "dtype"})
+        # MXNet's C++ iterator accepts and ignores arguments it does not know (scripts pass
+        # data_shape=/input_shape=, as its own test_utils.get_mnist_iterator does): so here,
+        # with a warning for names that no MXNet iterator takes.
+        unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
-            raise MXNetError(f"MNISTIter: unsupported argument(s) {unknown}")
+            warnings.warn(f"MNISTIter: ignoring argument(s) {unknown} (as MXNet does)",
+                          stacklevel=2)
         images = _read_idx(image, 0x803, "image")
         labels = _read_idx(label, 0x801, "label")
         if images.shape[0] != labels.shape[0]:
