@@ -87,7 +87,7 @@ def test_image_record_iter_options_and_errors(tmp_path):
     assert part.next().label[0].asnumpy().tolist() == [2, 3]
     with pytest.raises(mx.MXNetError, match="unsupported argument"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
-                              max_rotate_angle=10)
+                              not_an_argument=10)
     with pytest.raises(mx.MXNetError, match="data_shape"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(8, 8), batch_size=2)
 

@@ -2,6 +2,7 @@
 Python on top of ``mx.recordio`` and ``mx.image``."""
 from __future__ import annotations
 
+import math
 import os
 import random
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +15,7 @@ from .io import DataIter, DataBatch, DataDesc
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
 
 # Parameters of MXNet's C++ iterator that only tune its threads and buffers.
-_IGNORED = {"prefetch_buffer", "verbose", "ctx", "device_id",
+_IGNORED = {"verbose", "ctx", "device_id",
             "shuffle_chunk_size", "shuffle_chunk_seed"}
 
 
@@ -59,10 +60,39 @@ class ImageRecordIter(DataIter):
     preprocess_threads : int, default 4
         Threads that decode and augment the images of a batch (at most the machine's CPU
         count); Pillow and torch release the GIL while they work.
+    mirror : bool, default False
+        Mirror every image.
+    random_resized_crop : bool, default False
+        Crop a random region of area ``[min_random_area, max_random_area]`` times the image's
+        and aspect ratio (log-uniform) in ``[min_aspect_ratio, max_aspect_ratio]`` (or
+        ``1 -/+ max_aspect_ratio`` when ``min_aspect_ratio`` is None), resized to the output;
+        after 10 failed tries the centre crop. Not with ``rand_crop``, the random scale or
+        the crop sizes (as MXNet).
+    max_rotate_angle, rotate, max_shear_ratio, min_random_scale, max_random_scale,
+    max_aspect_ratio, min_aspect_ratio, min_img_size, max_img_size
+        Without ``random_resized_crop``: one affine warp with a random angle in
+        ``[-max_rotate_angle, max_rotate_angle]`` (``rotate`` > 0 fixes it), shear, scale and
+        aspect ratio, into a canvas of the scaled size clipped to ``[min_img_size,
+        max_img_size]``, empty pixels ``fill_value``.
+    pad, fill_value : int, default 0, 255
+        Pad each side by ``pad`` pixels of ``fill_value`` before cropping.
+    min_crop_size, max_crop_size : int, default -1
+        Crop a random square of side in ``[min_crop_size, max_crop_size]`` (random place with
+        ``rand_crop``, else centred), resized to the output.
+    random_h, random_s, random_l : int, default 0
+        Add a random offset to the hue (OpenCV's 0-180 units), saturation and lightness
+        (0-255) in HLS space.
+    brightness, contrast, saturation : float, default 0
+        Scale by ``1 + U(-v, v)`` (contrast and saturation towards the gray mean / gray
+        pixel), the three in a random order.
+    pca_noise : float, default 0
+        AlexNet-style PCA lighting noise with this standard deviation.
+    prefetch_buffer : int, default 4
+        Accepted for MXNet's scripts; batches are decoded when asked for.
 
     Notes
     -----
-    Random crops and mirrors draw from a generator per image seeded from Python's ``random``
+    Random augmentations draw from a generator per image seeded from Python's ``random``
     (so ``random.seed`` makes them repeatable, whatever the thread count); shuffles from
     ``seed``. They are not the C++ iterator's draws, so not MXNet's.
     """
@@ -72,12 +102,17 @@ class ImageRecordIter(DataIter):
                  rand_mirror=False, resize=-1, mean_r=0.0, mean_g=0.0, mean_b=0.0, std_r=1.0,
                  std_g=1.0, std_b=1.0, scale=1.0, inter_method=1, num_parts=1, part_index=0,
                  data_name="data", label_name="softmax_label", dtype="float32",
-                 preprocess_threads=4, **kwargs):
+                 preprocess_threads=4, mirror=False, random_resized_crop=False,
+                 min_random_area=1.0, max_random_area=1.0, min_aspect_ratio=None,
+                 max_aspect_ratio=0.0, max_random_scale=1.0, min_random_scale=1.0,
+                 max_rotate_angle=0, max_shear_ratio=0.0, max_crop_size=-1, min_crop_size=-1,
+                 max_img_size=1e10, min_img_size=0.0, rotate=-1, pad=0, fill_value=255,
+                 brightness=0.0, contrast=0.0, saturation=0.0, pca_noise=0.0, random_h=0,
+                 random_s=0, random_l=0, prefetch_buffer=4, **kwargs):
         super().__init__(batch_size)
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
-            raise MXNetError(f"ImageRecordIter: unsupported argument(s) {unknown} (neogluon "
-                             "implements the crop, mirror, resize and normalisation ones)")
+            raise MXNetError(f"ImageRecordIter: unsupported argument(s) {unknown}")
         from .. import recordio
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in (1, 3):
@@ -97,6 +132,21 @@ class ImageRecordIter(DataIter):
         self._mean = np.array([mean_r, mean_g, mean_b][:data_shape[0]], np.float32)
         self._std = np.array([std_r, std_g, std_b][:data_shape[0]], np.float32)
         self._scale = np.float32(scale)
+        self.mirror = bool(mirror)
+        self._aug = _check_aug(dict(
+            random_resized_crop=bool(random_resized_crop), min_random_area=min_random_area,
+            max_random_area=max_random_area, min_aspect_ratio=min_aspect_ratio,
+            max_aspect_ratio=max_aspect_ratio, max_random_scale=max_random_scale,
+            min_random_scale=min_random_scale, max_rotate_angle=max_rotate_angle,
+            max_shear_ratio=max_shear_ratio, max_crop_size=max_crop_size,
+            min_crop_size=min_crop_size, max_img_size=max_img_size, min_img_size=min_img_size,
+            rotate=rotate, pad=pad, fill_value=fill_value, brightness=brightness,
+            contrast=contrast, saturation=saturation, pca_noise=pca_noise, random_h=random_h,
+            random_s=random_s, random_l=random_l, rand_crop=bool(rand_crop),
+            inter_method=inter_method))
+        if int(prefetch_buffer) < 0:
+            raise MXNetError(f"ImageRecordIter: prefetch_buffer must be >= 0, got "
+                             f"{prefetch_buffer}")
         self._rng = random.Random(seed)
         threads = max(1, min(int(preprocess_threads), os.cpu_count() or 1))
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="neogluon-imgrec") \
@@ -155,17 +205,9 @@ class ImageRecordIter(DataIter):
         rng = random.Random(seed)
         img = image.imdecode(payload, flag=1 if self.data_shape[0] == 3 else 0)
         if self.resize > 0:
-            img = image.resize_short(img, self.resize, self.inter_method)
-        c, h, w = self.data_shape
-        if self.rand_crop:
-            ih, iw = img.shape[0], img.shape[1]
-            cw, ch = image.scale_down((iw, ih), (w, h))
-            x0, y0 = rng.randint(0, iw - cw), rng.randint(0, ih - ch)
-            img = image.fixed_crop(img, x0, y0, cw, ch, (w, h), self.inter_method)
-        else:
-            img = image.center_crop(img, (w, h), self.inter_method)[0]
-        arr = img.asnumpy()
-        if self.rand_mirror and rng.random() < 0.5:
+            img = image.resize_short(img, self.resize, _interp(self.inter_method, rng))
+        arr = _augment(img.asnumpy(), self.data_shape, self._aug, rng)
+        if self.mirror or (self.rand_mirror and rng.random() < 0.5):
             arr = arr[:, ::-1]
         arr = arr.transpose(2, 0, 1)
         if self._dtype == "float32":
@@ -207,6 +249,278 @@ class ImageRecordIter(DataIter):
             label = label.reshape(-1)
         return DataBatch([nd.array(data, dtype=self._dtype)], [nd.array(label)], pad=pad,
                          provide_data=self.provide_data, provide_label=self.provide_label)
+
+
+# ---------------------------------------------------------------------------------------
+# Augmentation: the steps of MXNet's default image augmenter, in its order (shorter-side
+# resize; random resized crop, or else affine jitter, padding and a (random) crop; HSL
+# jitter; brightness/contrast/saturation in a random order; PCA lighting noise), on HWC
+# uint8 numpy arrays. Every draw comes from the per-image ``rng``.
+
+_AFFINE_DEFAULTS = dict(max_rotate_angle=0, max_shear_ratio=0.0, rotate=-1,
+                        max_random_scale=1.0, min_random_scale=1.0, max_aspect_ratio=0.0,
+                        max_img_size=1e10, min_img_size=0.0)
+# AlexNet's ImageNet RGB eigen-decomposition, as mx.image.CreateAugmenter's pca_noise.
+_EIGVAL = np.array([55.46, 4.794, 1.148], np.float64)
+_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
+                    [-0.5808, -0.0045, -0.8140],
+                    [-0.5836, -0.6948, 0.4203]], np.float64)
+
+
+def _check_aug(a):
+    """Validate the augmentation arguments; MXNetError naming the culprit."""
+    def bad(msg):
+        raise MXNetError(f"ImageRecordIter: {msg}")
+    for name in ("brightness", "contrast", "saturation", "pca_noise", "max_shear_ratio",
+                 "max_rotate_angle", "pad", "random_h", "random_s", "random_l",
+                 "min_img_size", "max_aspect_ratio"):
+        if a[name] < 0:
+            bad(f"{name} must be >= 0, got {a[name]}")
+    if not 0 <= a["fill_value"] <= 255:
+        bad(f"fill_value must be in [0, 255], got {a['fill_value']}")
+    if a["inter_method"] not in (0, 1, 2, 3, 4, 9, 10):
+        bad(f"inter_method must be 0-4, 9 or 10, got {a['inter_method']}")
+    if not 0 < a["min_random_scale"] <= a["max_random_scale"]:
+        bad(f"need 0 < min_random_scale <= max_random_scale, got {a['min_random_scale']} "
+            f"and {a['max_random_scale']}")
+    if a["min_img_size"] > a["max_img_size"]:
+        bad(f"min_img_size {a['min_img_size']} is larger than max_img_size "
+            f"{a['max_img_size']}")
+    if a["min_aspect_ratio"] is not None:
+        if not 0 < a["min_aspect_ratio"] <= a["max_aspect_ratio"]:
+            bad(f"need 0 < min_aspect_ratio <= max_aspect_ratio, got "
+                f"{a['min_aspect_ratio']} and {a['max_aspect_ratio']}")
+    elif a["max_aspect_ratio"] >= 1:
+        bad(f"max_aspect_ratio {a['max_aspect_ratio']} must be < 1 without min_aspect_ratio "
+            "(the ratio is drawn from [1 - max_aspect_ratio, 1 + max_aspect_ratio])")
+    crop = (a["min_crop_size"], a["max_crop_size"])
+    if crop != (-1, -1) and not 0 < crop[0] <= crop[1]:
+        bad(f"need 0 < min_crop_size <= max_crop_size, got {crop[0]} and {crop[1]}")
+    if a["random_resized_crop"]:
+        clash = [n for n, on in (("rand_crop", a["rand_crop"]),
+                                 ("min_random_scale", a["min_random_scale"] != 1),
+                                 ("max_random_scale", a["max_random_scale"] != 1),
+                                 ("min_crop_size", a["min_crop_size"] != -1),
+                                 ("max_crop_size", a["max_crop_size"] != -1)) if on]
+        if clash:
+            bad(f"random_resized_crop=True cannot be combined with {clash} (MXNet refuses "
+                "them too)")
+        if not 0 < a["min_random_area"] <= a["max_random_area"]:
+            bad(f"need 0 < min_random_area <= max_random_area, got {a['min_random_area']} "
+                f"and {a['max_random_area']}")
+    if (a["random_resized_crop"] and a["min_random_area"] == a["max_random_area"] == 1
+            and a["min_aspect_ratio"] is None and a["max_aspect_ratio"] == 0):
+        # Nothing to draw: MXNet then takes the plain centre crop, as without the flag.
+        a["random_resized_crop"] = False
+    a["affine"] = (not a["random_resized_crop"] and (
+        a["max_rotate_angle"] > 0 or a["max_shear_ratio"] > 0 or a["rotate"] > 0
+        or a["max_random_scale"] != 1 or a["min_random_scale"] != 1
+        or a["max_aspect_ratio"] != 0 or a["max_img_size"] != 1e10
+        or a["min_img_size"] != 0))
+    if a["affine"] and a["inter_method"] == 0:
+        bad("inter_method 0 (nearest) is not allowed with the rotate/shear/scale/aspect "
+            "augmentations (MXNet allows 1-4, 9, 10)")
+    return a
+
+
+def _interp(method, rng, sizes=None):
+    """Resolve MXNet's codes 9 (auto) and 10 (random, drawn from ``rng``)."""
+    if method == 10:
+        return rng.randint(0, 4)
+    if method == 9:
+        if sizes is None:
+            return 2
+        oh, ow, nh, nw = sizes
+        return 2 if (nh > oh and nw > ow) else 3 if (nh < oh and nw < ow) else 1
+    return method
+
+
+def _resize(arr, w, h, interp):
+    from .. import image, ndarray as nd
+    if arr.shape[0] == h and arr.shape[1] == w:
+        return arr
+    return image.imresize(nd.array(np.ascontiguousarray(arr), dtype=arr.dtype), int(w),
+                          int(h), interp=interp).asnumpy()
+
+
+def _cv2():
+    try:
+        import cv2
+        return cv2
+    except ImportError:
+        return None
+
+
+def _warp(arr, m, w, h, interp, fill):
+    """``arr`` warped by the 2x3 forward matrix ``m`` into an (h, w) canvas filled with
+    ``fill`` (OpenCV's warpAffine when installed, Pillow's affine transform otherwise)."""
+    cv2 = _cv2()
+    if cv2 is not None:
+        return cv2.warpAffine(np.ascontiguousarray(arr), m.astype(np.float32), (w, h),
+                              flags=min(interp, 4), borderMode=cv2.BORDER_CONSTANT,
+                              borderValue=(fill,) * 3).reshape(h, w, arr.shape[2])
+    from PIL import Image
+    inv = np.linalg.inv(np.vstack([m, [0, 0, 1]]))[:2]
+    # Pixel centres sit at +0.5 in Pillow and at integers in OpenCV.
+    c = inv[:, 2] + 0.5 * (1 - inv[:, 0] - inv[:, 1])
+    data = (inv[0, 0], inv[0, 1], c[0], inv[1, 0], inv[1, 1], c[1])
+    resample = {0: Image.NEAREST, 2: Image.BICUBIC}.get(interp, Image.BILINEAR)
+    gray = arr.shape[2] == 1
+    im = Image.fromarray(arr[:, :, 0] if gray else arr)
+    out = np.asarray(im.transform((w, h), Image.AFFINE, data, resample=resample,
+                                  fillcolor=fill if gray else (fill,) * 3))
+    return out.reshape(h, w, arr.shape[2])
+
+
+def _rgb_to_hls(x):
+    """float RGB in [0, 1] -> H in degrees [0, 360), L, S in [0, 1]."""
+    mx_, mn = x.max(-1), x.min(-1)
+    light = (mx_ + mn) / 2
+    d = mx_ - mn
+    safe = np.where(d == 0, 1, d)
+    sat = np.where(d == 0, 0, np.where(light < 0.5, d / np.where(mx_ + mn == 0, 1, mx_ + mn),
+                                       d / np.where(2 - mx_ - mn == 0, 1, 2 - mx_ - mn)))
+    r, g, b = x[..., 0], x[..., 1], x[..., 2]
+    hue = np.where(mx_ == r, (g - b) / safe, np.where(mx_ == g, 2 + (b - r) / safe,
+                                                       4 + (r - g) / safe)) * 60
+    hue = np.where(d == 0, 0, hue) % 360
+    return hue, light, sat
+
+
+def _hls_to_rgb(hue, light, sat):
+    c = (1 - np.abs(2 * light - 1)) * sat
+    hp = (hue % 360) / 60
+    x = c * (1 - np.abs(hp % 2 - 1))
+    zero = np.zeros_like(c)
+    k = np.floor(hp).astype(int) % 6
+    r = np.choose(k, [c, x, zero, zero, x, c])
+    g = np.choose(k, [x, c, c, x, zero, zero])
+    b = np.choose(k, [zero, zero, x, c, c, x])
+    m = light - c / 2
+    return np.stack([r + m, g + m, b + m], -1)
+
+
+def _to_u8(x):
+    return np.clip(np.rint(x), 0, 255).astype(np.uint8)
+
+
+def _gray(x):
+    return x[..., 0] * 0.299 + x[..., 1] * 0.587 + x[..., 2] * 0.114
+
+
+def _augment(arr, data_shape, a, rng):
+    """The augmentations after the shorter-side resize, on an HWC uint8 array."""
+    _, h, w = data_shape
+    method = a["inter_method"]
+    done = False
+    if a["random_resized_crop"]:
+        ih, iw = arr.shape[:2]
+        if a["min_aspect_ratio"] is not None:
+            lo, hi = a["min_aspect_ratio"], a["max_aspect_ratio"]
+        else:
+            lo, hi = 1 - a["max_aspect_ratio"], 1 + a["max_aspect_ratio"]
+        for _ in range(10):
+            area = rng.uniform(a["min_random_area"], a["max_random_area"]) * ih * iw
+            ratio = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+            cw = int(round(math.sqrt(area * ratio)))
+            ch = int(round(math.sqrt(area / ratio)))
+            if 0 < cw <= iw and 0 < ch <= ih:
+                x0, y0 = rng.randint(0, iw - cw), rng.randint(0, ih - ch)
+                arr = _resize(arr[y0:y0 + ch, x0:x0 + cw], w, h,
+                              _interp(method, rng, (ch, cw, h, w)))
+                done = True
+                break
+        if not done:  # no attempt fitted: the centre crop of the output's aspect ratio
+            cw, ch = _scale_down((iw, ih), (w, h))
+            x0, y0 = (iw - cw) // 2, (ih - ch) // 2
+            arr = _resize(arr[y0:y0 + ch, x0:x0 + cw], w, h,
+                          _interp(method, rng, (ch, cw, h, w)))
+            done = True
+    else:
+        if a["affine"]:
+            shear = rng.uniform(-1, 1) * a["max_shear_ratio"]
+            angle = rng.randint(-int(a["max_rotate_angle"]), int(a["max_rotate_angle"]))
+            if a["rotate"] > 0:
+                angle = a["rotate"]
+            scale = rng.uniform(a["min_random_scale"], a["max_random_scale"])
+            if a["min_aspect_ratio"] is not None:
+                ratio = rng.uniform(a["min_aspect_ratio"], a["max_aspect_ratio"])
+            else:
+                ratio = 1 + rng.uniform(-1, 1) * a["max_aspect_ratio"]
+            ih, iw = arr.shape[:2]
+            ca, sa = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+            hs = 2 * scale / (1 + ratio)
+            ws = ratio * hs
+            nw = int(max(a["min_img_size"], min(a["max_img_size"], scale * iw)))
+            nh = int(max(a["min_img_size"], min(a["max_img_size"], scale * ih)))
+            m = np.array([[hs * ca - shear * sa * ws, hs * sa + shear * ca * ws, 0],
+                          [-sa * ws, ca * ws, 0]], np.float64)
+            m[0, 2] = (nw - (m[0, 0] * iw + m[0, 1] * ih)) / 2
+            m[1, 2] = (nh - (m[1, 0] * iw + m[1, 1] * ih)) / 2
+            arr = _warp(arr, m, max(nw, 1), max(nh, 1),
+                        _interp(method, rng, (ih, iw, nh, nw)), int(a["fill_value"]))
+        if a["pad"] > 0:
+            p = int(a["pad"])
+            arr = np.pad(arr, ((p, p), (p, p), (0, 0)), constant_values=int(a["fill_value"]))
+        ih, iw = arr.shape[:2]
+        if a["max_crop_size"] != -1:
+            if a["max_crop_size"] > min(ih, iw):
+                raise MXNetError(f"ImageRecordIter: max_crop_size {a['max_crop_size']} is "
+                                 f"larger than the image ({iw}x{ih} after resize/pad)")
+            size = rng.randint(int(a["min_crop_size"]), int(a["max_crop_size"]))
+            if a["rand_crop"]:
+                y0, x0 = rng.randint(0, ih - size), rng.randint(0, iw - size)
+            else:
+                y0, x0 = (ih - size) // 2, (iw - size) // 2
+            arr = _resize(arr[y0:y0 + size, x0:x0 + size], w, h,
+                          _interp(method, rng, (size, size, h, w)))
+        else:
+            # The output's window (a smaller image gives the largest window of the
+            # output's aspect ratio, resized up).
+            cw, ch = _scale_down((iw, ih), (w, h))
+            if a["rand_crop"]:
+                x0, y0 = rng.randint(0, iw - cw), rng.randint(0, ih - ch)
+            else:
+                x0, y0 = (iw - cw) // 2, (ih - ch) // 2
+            arr = arr[y0:y0 + ch, x0:x0 + cw]
+            if (cw, ch) != (w, h):
+                arr = _resize(arr, w, h, _interp(method, rng, (ch, cw, h, w)))
+    if arr.shape[2] == 3 and (a["random_h"] or a["random_s"] or a["random_l"]):
+        dh = int(rng.uniform(-1, 1) * a["random_h"])
+        ds = int(rng.uniform(-1, 1) * a["random_s"])
+        dl = int(rng.uniform(-1, 1) * a["random_l"])
+        hue, light, sat = _rgb_to_hls(arr.astype(np.float64) / 255)
+        # OpenCV's 8-bit HLS: H in [0, 180] (degrees / 2), L and S in [0, 255].
+        hue = np.clip(np.rint(hue / 2) + dh, 0, 180) * 2
+        light = np.clip(np.rint(light * 255) + dl, 0, 255) / 255
+        sat = np.clip(np.rint(sat * 255) + ds, 0, 255) / 255
+        arr = _to_u8(_hls_to_rgb(hue, light, sat) * 255)
+    if arr.shape[2] == 3 and (a["brightness"] or a["contrast"] or a["saturation"]):
+        steps = [0, 1, 2]
+        alphas = [1 + rng.uniform(-1, 1) * a[k] for k in ("brightness", "contrast",
+                                                           "saturation")]
+        rng.shuffle(steps)
+        for k in steps:
+            if not a[("brightness", "contrast", "saturation")[k]]:
+                continue
+            x = arr.astype(np.float32)
+            if k == 0:
+                x = x * alphas[0]
+            elif k == 1:
+                x = x * alphas[1] + _gray(x).mean() * (1 - alphas[1])
+            else:
+                x = x * alphas[2] + _gray(x)[..., None] * (1 - alphas[2])
+            arr = _to_u8(x)
+    if arr.shape[2] == 3 and a["pca_noise"] > 0:
+        alpha = np.array([rng.gauss(0, a["pca_noise"]) for _ in range(3)])
+        arr = _to_u8(arr.astype(np.float32) + (_EIGVEC @ (alpha * _EIGVAL)).astype(np.float32))
+    return arr
+
+
+def _scale_down(src_size, size):
+    """The largest (w, h) window of ``size``'s aspect ratio inside ``src_size``."""
+    from .. import image
+    return image.scale_down(src_size, size)
 
 
 def ImageRecordUInt8Iter(*args, **kwargs):
