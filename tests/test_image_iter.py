@@ -114,3 +114,31 @@ def test_image_record_iter_threads_give_the_same_batches(tmp_path):
                                rand_crop=True, rand_mirror=True, resize=14)
     other = [b.data[0].asnumpy() for b in it]
     assert any(not np.array_equal(a, b) for a, b in zip(runs[0], other))
+
+
+def test_image_record_iter_mean_img(tmp_path):
+    # mean_img: computed over one pass and saved when the file is missing (nd.save of
+    # {'mean_img': (C, H, W)}), then subtracted per pixel before scale/std; mean_r.. ignored.
+    from image_iter_cases import record_iter_records
+    record_iter_records(mx, str(tmp_path))
+    rec = str(tmp_path / "t.rec")
+    kw = dict(path_imgrec=rec, data_shape=(3, 12, 12), resize=14)
+    plain = np.concatenate([b.data[0].asnumpy()[:b.data[0].shape[0] - b.pad]
+                            for b in mx.io.ImageRecordIter(batch_size=1, **kw)])
+    path = str(tmp_path / "mean.bin")
+    it = mx.io.ImageRecordIter(batch_size=2, mean_img=path, std_r=2, std_g=4, std_b=8,
+                               mean_r=50, scale=0.5, **kw)
+    saved = mx.nd.load(path)
+    assert list(saved) == ["mean_img"] and saved["mean_img"].shape == (3, 12, 12)
+    mean = saved["mean_img"].asnumpy()
+    np.testing.assert_allclose(mean, plain.astype(np.float64).mean(0), rtol=1e-6, atol=1e-4)
+    mult = (np.float32(0.5) / np.array([2, 4, 8], np.float32)).astype(np.float32)
+    expect = (plain[:2] - mean) * mult[:, None, None]
+    np.testing.assert_allclose(it.next().data[0].asnumpy(), expect, rtol=1e-6, atol=1e-5)
+    # an existing file is read, not recomputed
+    mx.nd.save(path, {"mean_img": mx.nd.ones((3, 12, 12)) * 7})
+    again = mx.io.ImageRecordIter(batch_size=2, mean_img=path, **kw).next().data[0].asnumpy()
+    np.testing.assert_allclose(again, plain[:2] - 7, atol=1e-5)
+    mx.nd.save(path, {"mean_img": mx.nd.ones((3, 4, 4))})
+    with pytest.raises(mx.MXNetError, match="mean_img"):
+        mx.io.ImageRecordIter(batch_size=2, mean_img=path, **kw)

@@ -108,7 +108,7 @@ class ImageRecordIter(DataIter):
                  max_rotate_angle=0, max_shear_ratio=0.0, max_crop_size=-1, min_crop_size=-1,
                  max_img_size=1e10, min_img_size=0.0, rotate=-1, pad=0, fill_value=255,
                  brightness=0.0, contrast=0.0, saturation=0.0, pca_noise=0.0, random_h=0,
-                 random_s=0, random_l=0, prefetch_buffer=4, **kwargs):
+                 random_s=0, random_l=0, prefetch_buffer=4, mean_img=None, **kwargs):
         super().__init__(batch_size)
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
@@ -132,6 +132,7 @@ class ImageRecordIter(DataIter):
         self._mean = np.array([mean_r, mean_g, mean_b][:data_shape[0]], np.float32)
         self._std = np.array([std_r, std_g, std_b][:data_shape[0]], np.float32)
         self._scale = np.float32(scale)
+        self._mean_img = None
         self.mirror = bool(mirror)
         self._aug = _check_aug(dict(
             random_resized_crop=bool(random_resized_crop), min_random_area=min_random_area,
@@ -185,6 +186,8 @@ class ImageRecordIter(DataIter):
         self._order = list(range(len(self._offsets)))
         self._start = 0
         self._cursor = 0
+        if mean_img:
+            self._mean_img = self._load_or_make_mean(str(mean_img))
         self.reset()
 
     def reset(self):
@@ -199,7 +202,39 @@ class ImageRecordIter(DataIter):
         self._rec.handle.seek(self._offsets[self._order[i]])
         return recordio.unpack(self._rec.read())
 
-    def _sample(self, record, seed):
+    def _load_or_make_mean(self, path):
+        """MXNet's ``mean_img``: the per-pixel mean image, read from ``path`` (an ``nd.save``
+        file holding ``{'mean_img': (C, H, W)}``) or, when the file does not exist, computed
+        over one pass of the records and saved there first."""
+        import os as _os
+        from .. import ndarray as nd
+        if _os.path.exists(path):
+            try:
+                loaded = nd.load(path)
+            except Exception as err:  # noqa: BLE001 - reported with the file name
+                raise MXNetError(f"ImageRecordIter: cannot read mean_img {path!r}: {err}") \
+                    from err
+            arrays = list(loaded.values()) if isinstance(loaded, dict) else list(loaded)
+            if isinstance(loaded, dict) and "mean_img" in loaded:
+                arrays = [loaded["mean_img"]]
+            if len(arrays) != 1 or tuple(arrays[0].shape) != self.data_shape:
+                raise MXNetError(f"ImageRecordIter: mean_img {path!r} must hold one array of "
+                                 f"shape {self.data_shape} (data_shape), found "
+                                 f"{[tuple(a.shape) for a in arrays]}")
+            return arrays[0].asnumpy().astype(np.float32)
+        total = np.zeros(self.data_shape, np.float64)
+        order = list(range(len(self._offsets)))
+        saved, self._order = self._order, order
+        try:
+            for i in order:
+                total += self._sample(self._read(i), random.getrandbits(64), raw=True)[0]
+        finally:
+            self._order = saved
+        mean = (total / len(order)).astype(np.float32)
+        nd.save(path, {"mean_img": nd.array(mean)})
+        return mean
+
+    def _sample(self, record, seed, raw=False):
         from .. import image
         header, payload = record
         rng = random.Random(seed)
@@ -210,10 +245,11 @@ class ImageRecordIter(DataIter):
         if self.mirror or (self.rand_mirror and rng.random() < 0.5):
             arr = arr[:, ::-1]
         arr = arr.transpose(2, 0, 1)
-        if self._dtype == "float32":
+        if self._dtype == "float32" and not raw:
             # One float32 factor scale / std per channel, MXNet's rounding.
             mult = (self._scale / self._std).astype(np.float32)
-            arr = (arr.astype(np.float32) - self._mean[:, None, None]) * mult[:, None, None]
+            mean = self._mean[:, None, None] if self._mean_img is None else self._mean_img
+            arr = (arr.astype(np.float32) - mean) * mult[:, None, None]
         label = header.label
         if self._labels is not None and header.id in self._labels:
             label = self._labels[header.id]
