@@ -237,6 +237,15 @@ class Trainer:
                                      "async mode.")
             if config["update_on_kvstore"] is not None:
                 update_on_kvstore = config["update_on_kvstore"]
+            if update_on_kvstore and kvstore is None:
+                # (MXNet 1.9.1 fails here with "'NoneType' object has no attribute
+                # 'is_capable'"; the error stays an AttributeError, and says why.)
+                raise AttributeError(
+                    f"update_on_kvstore=True needs a kvstore, but with "
+                    f"{len(self._contexts)} context(s) and kvstore={config['kvstore']!r} the "
+                    "Trainer uses none (one context on one machine needs no store). Leave "
+                    "update_on_kvstore unset, or pass a store object such as "
+                    "mx.kv.create('device')")
             if update_on_kvstore and not kvstore.is_capable("optimizer"):
                 if config["update_on_kvstore"]:
                     raise ValueError(f"Please set update_on_kvstore=False when training with "
