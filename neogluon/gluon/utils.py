@@ -165,6 +165,19 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     return norm
 
 
+def _copy_to_file(src, dest):
+    """Stream the file object ``src`` into ``dest`` atomically (a temporary name, then a
+    rename), as archive members are extracted."""
+    tmp = f"{dest}.part{os.getpid()}"
+    with open(tmp, "wb") as out:
+        while True:
+            block = src.read(1 << 20)
+            if not block:
+                break
+            out.write(block)
+    os.replace(tmp, dest)
+
+
 def check_sha1(filename, sha1_hash):
     """Whether the SHA-1 of a file's content equals ``sha1_hash`` (hex digits).
 

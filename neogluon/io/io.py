@@ -619,20 +619,8 @@ class CSVIter(DataIter):
 
     def iter_next(self):
         n = self._data.shape[0]
-        if self._cursor is None or self._cursor >= n:
-            return False
-        idx = np.arange(self._cursor, self._cursor + self.batch_size)
-        pad = max(0, idx[-1] + 1 - n)
-        idx = idx % n
-        self._batch = (idx, pad)
-        if pad:
-            self._start = int(idx[-1] + 1) % n if self.round_batch else 0
-            self._cursor = n
-        else:
-            self._cursor += self.batch_size
-            if self._cursor >= n:
-                self._start = 0
-        return True
+        self._batch = _next_window(self, n, self.round_batch)
+        return self._batch is not None
 
     def getdata(self):
         return [array(self._data[self._batch[0]], dtype=self._dtype)]
@@ -642,3 +630,23 @@ class CSVIter(DataIter):
 
     def getpad(self):
         return self._batch[1]
+
+
+def _next_window(it, n, round_batch):
+    """The next batch of a file iterator over ``n`` examples whose last batch wraps around:
+    ``(example indices, pad)``, or None at the end of the epoch. Moves ``it._cursor``; the
+    wrapped batch sets ``it._start``, where the next epoch begins (with ``round_batch``; else
+    at 0), as MXNet's C++ iterators do."""
+    if it._cursor is None or it._cursor >= n:
+        return None
+    idx = np.arange(it._cursor, it._cursor + it.batch_size)
+    pad = max(0, int(idx[-1]) + 1 - n)
+    idx = idx % n
+    if pad:
+        it._start = int(idx[-1] + 1) % n if round_batch else 0
+        it._cursor = n
+    else:
+        it._cursor += it.batch_size
+        if it._cursor >= n:
+            it._start = 0
+    return idx, pad

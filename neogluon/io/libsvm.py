@@ -8,7 +8,7 @@ import numpy as np
 from ..base import MXNetError
 from ..ndarray.ndarray import array
 from ..ndarray import sparse as _sparse
-from .io import DataDesc, DataIter
+from .io import DataDesc, DataIter, _next_window
 
 __all__ = ["LibSVMIter"]
 
@@ -202,20 +202,8 @@ class LibSVMIter(DataIter):
 
     def iter_next(self):
         n = self._n
-        if self._cursor >= n:
-            return False
-        idx = np.arange(self._cursor, self._cursor + self.batch_size)
-        pad = max(0, int(idx[-1]) + 1 - n)
-        idx = idx % n
-        self._batch = (idx, pad)
-        if pad:
-            self._start = int(idx[-1] + 1) % n
-            self._cursor = n
-        else:
-            self._cursor += self.batch_size
-            if self._cursor >= n:
-                self._start = 0
-        return True
+        self._batch = _next_window(self, n, round_batch=True)
+        return self._batch is not None
 
     @staticmethod
     def _rows(csr, idx, width):

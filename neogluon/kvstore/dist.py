@@ -314,14 +314,8 @@ class DistKVStore(KVStore):
         value : NDArray or list of NDArray
             The values (one per key).
         """
-        pairs, use_str = _key_value_pairs(key, value, "init")
-        self._use_key_type(use_str)
-        flat = [(k, v) for k, vs in pairs for v in vs]
-        seen = set()
-        for k, _ in flat:
-            if k in seen:
-                raise MXNetError(f"duplicate init of key {k!r} in one call")
-            seen.add(k)
+        # (a key initialised again takes rank 0's new value)
+        flat = self._init_items(key, value, reinit=True)
         if self._async:
             self._server.init(flat)
             return

@@ -213,6 +213,22 @@ class KVStore(KVStoreBase):
         return t.device if self._device_comm else _CPU
 
     # ------------------------------------------------------------------ init
+    def _init_items(self, key, value, reinit=False):
+        """The (key, value) pairs of an ``init`` call, checked: a key given twice in the call
+        is an error, and so (unless ``reinit``) is a key that is already initialised."""
+        pairs, use_str = _key_value_pairs(key, value, "init")
+        self._use_key_type(use_str)
+        flat = [(k, v) for k, vs in pairs for v in vs]
+        seen = set()
+        for k, _ in flat:
+            if k in seen and reinit:
+                raise MXNetError(f"duplicate init of key {k!r} in one call")
+            if k in seen or (k in self._store and not reinit):
+                raise MXNetError(f"duplicate init of key {k}. Please double check if you called "
+                                 "kv.init or kv.broadcast with this key multiple times")
+            seen.add(k)
+        return flat
+
     def init(self, key, value):
         """Initialise one or several keys with values.
 
@@ -223,15 +239,7 @@ class KVStore(KVStoreBase):
         value : NDArray or list of NDArray
             The values (one per key).
         """
-        pairs, use_str = _key_value_pairs(key, value, "init")
-        self._use_key_type(use_str)
-        flat = [(k, v) for k, vs in pairs for v in vs]
-        seen = set()
-        for k, v in flat:
-            if k in self._store or k in seen:
-                raise MXNetError(f"duplicate init of key {k}. Please double check if you called "
-                                 "kv.init or kv.broadcast with this key multiple times")
-            seen.add(k)
+        flat = self._init_items(key, value)
         with torch.no_grad():
             for k, v in flat:
                 if v.stype != "default":

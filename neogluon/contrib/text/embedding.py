@@ -16,7 +16,7 @@ import numpy as np
 
 from ...base import MXNetError, MXNetValueError, data_dir
 from ... import ndarray as nd
-from ...gluon.utils import check_sha1
+from ...gluon.utils import _copy_to_file, check_sha1
 from . import vocab
 
 __all__ = ["register", "create", "get_pretrained_file_names", "GloVe", "FastText",
@@ -302,14 +302,8 @@ def _extract_member(archive, member_name, dest):
     with zipfile.ZipFile(archive) as zf:
         for member in zf.namelist():
             if os.path.basename(member) == member_name:
-                tmp = f"{dest}.part{os.getpid()}"
-                with zf.open(member) as src, open(tmp, "wb") as out:
-                    while True:
-                        block = src.read(1 << 20)
-                        if not block:
-                            break
-                        out.write(block)
-                os.replace(tmp, dest)
+                with zf.open(member) as src:
+                    _copy_to_file(src, dest)
                 return
 
 

@@ -17,6 +17,7 @@ from ....contrib.text import utils as _text_utils
 from ....contrib.text import vocab as _text_vocab
 from ....ndarray.ndarray import array as _nd_array
 from ...data import dataset
+from ...utils import _copy_to_file
 
 __all__ = ["WikiText2", "WikiText103"]
 
@@ -125,15 +126,8 @@ def _extract_basenames(archive, root):
             name = os.path.basename(member)
             if not name:
                 continue
-            dest = os.path.join(root, name)
-            tmp = f"{dest}.part{os.getpid()}"
-            with zf.open(member) as src, open(tmp, "wb") as out:
-                while True:
-                    block = src.read(1 << 20)
-                    if not block:
-                        break
-                    out.write(block)
-            os.replace(tmp, dest)
+            with zf.open(member) as src:
+                _copy_to_file(src, os.path.join(root, name))
 
 
 class WikiText2(_WikiText):

@@ -17,7 +17,7 @@ import numpy as np
 from ....base import MXNetError
 from ....ndarray.ndarray import array as _nd_array
 from .. import dataset
-from ...utils import _get_repo_file_url, check_sha1, download
+from ...utils import _copy_to_file, _get_repo_file_url, check_sha1, download
 
 __all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset",
            "ImageFolderDataset"]
@@ -128,14 +128,8 @@ def _extract_files(archive, root):
                 warnings.warn(f"{archive}: skipping member {m.name!r} outside {root}")
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            tmp = f"{dest}.part{os.getpid()}"
-            with tar.extractfile(m) as src, open(tmp, "wb") as out:
-                while True:
-                    block = src.read(1 << 20)
-                    if not block:
-                        break
-                    out.write(block)
-            os.replace(tmp, dest)
+            with tar.extractfile(m) as src:
+                _copy_to_file(src, dest)
 
 
 class CIFAR10(_DownloadedDataset):
