@@ -19,7 +19,7 @@ import threading
 import torch
 
 from ..base import MXNetError
-from ..ndarray.ndarray import NDArray, _new
+from ..ndarray.ndarray import _new
 
 _SERVERS = {}           # rank 0: store number -> the server-side state of that store
 _COUNT = [0]            # stores created in this process (every worker creates them in order)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import warnings
 
-from ..base import MXNetError
-
 __all__ = ["KVStoreBase", "TestStore", "create"]
 
 

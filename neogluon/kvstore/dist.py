@@ -39,7 +39,6 @@ there and what is deterministic.
 from __future__ import annotations
 
 import os
-import threading
 import weakref
 import zlib
 
@@ -153,7 +152,6 @@ class DistKVStore(KVStore):
         self._flat_cache = {}
         self._comp_residual = {}
         self._replicated_update = False
-        self._lock = threading.Lock()
         self._checked = set()
         #: Collective calls and bytes this worker sent (estimates for ring algorithms).
         self.comm_stats = {"calls": 0, "bytes_sent": 0, "by_op": {}}
@@ -824,7 +822,6 @@ class GradOverlap:
         from .. import autograd
         self.kv, self.uok = kv, uok
         self.keys = list(keys)
-        self.pos = {k: i for i, k in enumerate(self.keys)}
         self.scatter = False
         self.grads = grads            # the gradient NDArrays (their buffers after backward)
         like = [g._t for g in grads]
