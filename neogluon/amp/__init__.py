@@ -1,98 +1,497 @@
-"""``mx.amp`` (MXNet's ``mxnet.contrib.amp``): dynamic loss scaling for float16 training.
+"""``mx.amp`` (MXNet's ``mxnet.contrib.amp``): automatic mixed precision.
 
-``init_trainer(trainer)`` attaches a :class:`LossScaler`; ``scale_loss(loss, trainer)`` yields
-the loss times the current scale and makes the Trainer divide the gradients by it (through
-``rescale_grad``, in the same pass as the update); ``Trainer.step`` skips the update when any
-gradient is not finite, and the scale adapts: halved on overflow, doubled after
-``scale_window`` clean steps.
+``init(target_dtype)`` makes neogluon's ``nd`` operators follow MXNet 1.9.1's AMP casting
+decisions: operators on the low-precision list cast their floating-point inputs to
+``target_dtype`` ('float16' or 'bfloat16'), those on the float32 list cast them to float32,
+the "widest type" operators bring low-precision inputs up to float32 when another input is
+float32, and the conditional ones (``Activation`` with ``act_type='softrelu'``...) run in
+float32 for the listed parameter values. The lists are MXNet's own (``_lists.json``, written
+by tools/gen_amp_fixtures.py from MXNet 1.9.1). As in MXNet, this works by replacing the
+operator functions of ``nd`` (and ``nd.contrib``, the fluent NDArray methods and the
+arithmetic operators) with casting wrappers, so Gluon layers (imperative and hybridized) and
+``mx.sym`` graphs, which run ``nd`` operators, follow the same decisions. Nothing is wrapped
+until ``init`` runs: a program that does not use AMP pays nothing.
 
-Unlike MXNet, ``init()`` does not rewrite operators to run in float16: cast the model with
-``convert_hybrid_block`` (or ``block.cast('float16')``) and train with
-``multi_precision=True``.
+``init_trainer(trainer)`` attaches a dynamic loss scaler with MXNet's schedule (start at
+2**16, halve after an overflow, double after 2000 clean steps, at most 2**24; a change takes
+effect from the step after the one that decided it); ``scale_loss(loss, trainer)`` yields the
+loss times the scale and makes the Trainer divide the gradients by it; ``Trainer.step`` skips
+the update when a gradient is not finite.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
+import logging
+import os
 
+import numpy as np
 import torch
 
-from ..base import MXNetError
+from ..base import MXNetError, dtype_name
 
-__all__ = ["init", "init_trainer", "scale_loss", "unscale", "LossScaler", "convert_hybrid_block",
-           "list_lp16_ops"]
+__all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
+           "convert_hybrid_block", "convert_symbol", "list_lp16_ops", "list_fp32_ops",
+           "list_lp16_fp32_ops", "list_conditional_fp32_ops", "list_widest_type_cast",
+           "list_loss_output_functions", "list_lp16_use_fp32_params", "LossScaler"]
 
-_target = {"dtype": None}
+#: what ``astype``/``amp_cast`` take for bfloat16 (MXNet's ``amp.amp.bfloat16``)
+bfloat16 = "bfloat16"
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lists.json")) as _f:
+    _LISTS = json.load(_f)
+
+_F32 = torch.float32
+_LOW = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+
+# MXNet implements these NDArray methods natively (views or copies), not by calling an
+# operator function, so AMP leaves them alone there too.
+_NATIVE_METHODS = {"reshape", "astype", "copy", "copyto", "as_in_context", "asnumpy",
+                   "asscalar", "tostype", "attach_grad", "backward", "detach", "wait_to_read"}
+
+# Python arithmetic on NDArrays: the MXNet operator each form calls (array operand, scalar).
+_DUNDERS = {
+    "__add__": ("broadcast_add", "_plus_scalar"),
+    "__radd__": ("broadcast_add", "_plus_scalar"),
+    "__sub__": ("broadcast_sub", "_minus_scalar"),
+    "__rsub__": ("broadcast_sub", "_rminus_scalar"),
+    "__mul__": ("broadcast_mul", "_mul_scalar"),
+    "__rmul__": ("broadcast_mul", "_mul_scalar"),
+    "__truediv__": ("broadcast_div", "_div_scalar"),
+    "__rtruediv__": ("broadcast_div", "_rdiv_scalar"),
+    "__mod__": ("broadcast_mod", "_mod_scalar"),
+    "__rmod__": ("broadcast_mod", "_rmod_scalar"),
+    "__pow__": ("broadcast_power", "_power_scalar"),
+    "__rpow__": ("broadcast_power", "_rpower_scalar"),
+    "__neg__": (None, "_mul_scalar"),
+    "__eq__": ("broadcast_equal", "_equal_scalar"),
+    "__ne__": ("broadcast_not_equal", "_not_equal_scalar"),
+    "__gt__": ("broadcast_greater", "_greater_scalar"),
+    "__ge__": ("broadcast_greater_equal", "_greater_equal_scalar"),
+    "__lt__": ("broadcast_lesser", "_lesser_scalar"),
+    "__le__": ("broadcast_lesser_equal", "_lesser_equal_scalar"),
+}
 
 
+class _State:
+    initialized = False
+    target = None            # torch dtype
+    installed = []           # (owner, attribute, original value) in installation order
+    loss_scaler = None
+    scaler_taken = False
+
+
+_state = _State()
+
+
+# ---------------------------------------------------------------------------- lists
+def _norm_target(target_dtype):
+    if target_dtype in ("float16", np.float16) or (
+            isinstance(target_dtype, np.dtype) and target_dtype == np.float16):
+        return "float16"
+    if target_dtype in ("bfloat16", torch.bfloat16):
+        return "bfloat16"
+    if target_dtype is torch.float16:
+        return "float16"
+    raise AssertionError("AMP currently supports only float16 or bfloat16 as a target_dtype, "
+                         f"got {target_dtype!r}")
+
+
+def list_lp16_ops(target_dtype):
+    """MXNet 1.9.1's operators that AMP runs in the low-precision type."""
+    return list(_LISTS[_norm_target(target_dtype)]["lp16"])
+
+
+def list_fp32_ops(target_dtype):
+    """MXNet 1.9.1's operators that AMP runs in float32."""
+    return list(_LISTS[_norm_target(target_dtype)]["fp32"])
+
+
+def list_lp16_fp32_ops(target_dtype):
+    """MXNet 1.9.1's operators that run in whatever type they are given."""
+    return list(_LISTS[_norm_target(target_dtype)]["lp16_fp32"])
+
+
+def list_conditional_fp32_ops(target_dtype):
+    """``(operator, parameter, values)``: float32 when the parameter has one of the values."""
+    return [(op, arg, list(vals)) for op, arg, vals
+            in _LISTS[_norm_target(target_dtype)]["conditional_fp32"]]
+
+
+def list_widest_type_cast(target_dtype):
+    """MXNet 1.9.1's multi-input operators that run in the widest type of their inputs."""
+    return list(_LISTS[_norm_target(target_dtype)]["widest"])
+
+
+def list_loss_output_functions(target_dtype):
+    """Output operators whose ``grad_scale`` AMP multiplies by the loss scale."""
+    return list(_LISTS[_norm_target(target_dtype)]["loss_output"])
+
+
+def list_lp16_use_fp32_params(target_dtype):
+    """For bfloat16: operators whose named parameters stay float32 when the operator is put
+    on the low-precision list (None for float16, as in MXNet)."""
+    t = _norm_target(target_dtype)
+    if t == "float16":
+        return None
+    return {k: list(v) for k, v in _LISTS[t]["lp16_use_fp32_params"].items()}
+
+
+# ---------------------------------------------------------------------------- casting
+def _castable(t, target):
+    # MXNet casts float32 and the CPU's (bfloat16) or the GPU's (float16) low type only.
+    if t.dtype is target:
+        return False
+    if t.device.type == "cpu":
+        return t.dtype is _F32 or t.dtype is torch.bfloat16
+    return t.dtype is _F32 or t.dtype is torch.float16
+
+
+def _cast(x, target, amp_cast):
+    from ..ndarray.ndarray import NDArray
+    if isinstance(x, NDArray) and x.stype == "default" and _castable(x._t, target):
+        return amp_cast(x, dtype=target)
+    return x
+
+
+def _cast_step(target, fp32_param, amp_cast):
+    def step(args, kwargs):
+        if fp32_param:
+            args = tuple(a if (i < len(fp32_param) and fp32_param[i]) else
+                         _cast(a, target, amp_cast) for i, a in enumerate(args))
+            kwargs = {k: (v if (k in fp32_param or k == "out") else _cast(v, target, amp_cast))
+                      for k, v in kwargs.items()}
+        else:
+            args = tuple(_cast(a, target, amp_cast) for a in args)
+            if kwargs:
+                kwargs = {k: (v if k == "out" else _cast(v, target, amp_cast))
+                          for k, v in kwargs.items()}
+        return args, kwargs
+    return step
+
+
+def _cond_step(param, values, amp_cast):
+    inner = _cast_step(_F32, None, amp_cast)
+
+    def step(args, kwargs):
+        if param not in kwargs or kwargs[param] not in values:
+            return args, kwargs
+        return inner(args, kwargs)
+    return step
+
+
+def _widest_step(target, amp_cast):
+    from ..ndarray.ndarray import NDArray
+
+    def step(args, kwargs):
+        arrays = [a for a in args if isinstance(a, NDArray)]
+        arrays += [v for k, v in kwargs.items() if k != "out" and isinstance(v, NDArray)]
+        if not any(a._t.dtype is _F32 for a in arrays):
+            return args, kwargs
+        up = (lambda a: amp_cast(a, dtype=_F32)
+              if isinstance(a, NDArray) and a._t.dtype is target else a)
+        return (tuple(up(a) for a in args),
+                {k: (v if k == "out" else up(v)) for k, v in kwargs.items()})
+    return step
+
+
+def _loss_scale_step():
+    def step(args, kwargs):
+        scaler = _state.loss_scaler
+        kwargs = dict(kwargs)
+        kwargs["grad_scale"] = kwargs.get("grad_scale", 1.0) * scaler.loss_scale
+        return args, kwargs
+    return step
+
+
+def _wrap(f, steps):
+    """``f`` with the casting ``steps`` applied first (the last added runs first, as MXNet's
+    nested wrappers do)."""
+    order = tuple(reversed(steps))
+
+    @functools.wraps(f)
+    def amp_op(*args, **kwargs):
+        for step in order:
+            args, kwargs = step(args, kwargs)
+        return f(*args, **kwargs)
+    amp_op._amp_original = f
+    return amp_op
+
+
+def _decisions(target_name, target_precision_ops, conditional_fp32_ops, fp32_ops, amp_cast):
+    """{MXNet operator name: [casting steps in MXNet's application order]}."""
+    target = _LOW[target_name]
+    lists = _LISTS[target_name]
+    use_fp32 = lists["lp16_use_fp32_params"] or {}
+    dec = {}
+    lp16 = target_precision_ops if target_precision_ops is not None else lists["lp16"]
+    for name in lp16:
+        dec.setdefault(name, []).append(_cast_step(target, use_fp32.get(name), amp_cast))
+    for name in (fp32_ops if fp32_ops is not None else lists["fp32"]):
+        dec.setdefault(name, []).append(_cast_step(_F32, None, amp_cast))
+    cond = conditional_fp32_ops if conditional_fp32_ops is not None \
+        else lists["conditional_fp32"]
+    for entry in cond:
+        try:
+            name, param, values = entry
+        except (TypeError, ValueError):
+            raise MXNetError(f"amp.init: conditional_fp32_ops entries are (operator, parameter, "
+                             f"[values]), got {entry!r}") from None
+        dec.setdefault(name, []).append(_cond_step(param, tuple(values), amp_cast))
+    for name in lists["widest"]:
+        dec.setdefault(name, []).append(_widest_step(target, amp_cast))
+    for name in lists["loss_output"]:
+        dec.setdefault(name, []).append(_loss_scale_step())
+    return dec
+
+
+def _places(name, nd):
+    """Where neogluon keeps the function MXNet calls ``name``: [(owner, attribute)]."""
+    from ..ndarray.ndarray import NDArray
+    out = []
+    for prefix, ns in (("_contrib_", "contrib"), ("_image_", "image")):
+        if name.startswith(prefix):
+            mod = getattr(nd, ns, None)
+            short = name[len(prefix):]
+            if mod is not None and callable(getattr(mod, short, None)):
+                out.append((mod, short))
+            return out
+    if name.startswith(("_sparse_", "_linalg_", "_sample_")):
+        return out  # sparse arrays are never cast; no linalg module
+    if name.startswith("_random_"):
+        short = name[len("_random_"):]
+        if short.endswith("_like") and callable(getattr(nd.random, short, None)):
+            out.append((nd.random, short))
+        return out
+    if name.startswith("_"):
+        if callable(getattr(nd._internal, name, None)) and not name.startswith("__"):
+            out.append((nd._internal, name))
+        return out
+    fn = nd.__dict__.get(name)
+    if callable(fn) and not isinstance(fn, type):
+        out.append((nd, name))
+        if name == "RNN" and callable(nd.__dict__.get("_gluon_rnn")):
+            out.append((nd, "_gluon_rnn"))  # the fused kernel neogluon's RNN layers call
+    meth = NDArray.__dict__.get(name)
+    if name not in _NATIVE_METHODS and callable(meth) and not isinstance(meth, type):
+        out.append((NDArray, name))
+    return out
+
+
+def _install(owner, attr, value):
+    _state.installed.append((owner, attr, owner.__dict__.get(attr, _MISSING)))
+    setattr(owner, attr, value)
+
+
+_MISSING = object()
+
+
+def _wrap_dunder(orig, arr_steps, scalar_steps):
+    from ..ndarray.ndarray import NDArray
+    arr_order = tuple(reversed(arr_steps))
+    sc_order = tuple(reversed(scalar_steps))
+
+    @functools.wraps(orig)
+    def amp_dunder(self, *other):
+        if other and isinstance(other[0], NDArray):
+            order = arr_order
+        elif other and not isinstance(other[0], (int, float, np.number, bool)):
+            return orig(self, *other)
+        else:
+            order = sc_order
+        args = (self,) + other
+        for step in order:
+            args, _ = step(args, {})
+        return orig(*args)
+    return amp_dunder
+
+
+def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops=None,
+         fp32_ops=None):
+    """Turn on AMP: from now on ``nd`` operators cast their inputs as MXNet 1.9.1's AMP does.
+
+    Call it before building the network (graphs hybridized before keep their operators).
+    As in MXNet, a second call does nothing.
+
+    Parameters
+    ----------
+    target_dtype : {'float16', 'bfloat16'}
+    target_precision_ops : list of str, optional
+        Replaces the list of operators cast to ``target_dtype``.
+    conditional_fp32_ops : list of (str, str, list of str), optional
+        Replaces the ``(operator, parameter, values)`` list run in float32 conditionally.
+    fp32_ops : list of str, optional
+        Replaces the list of operators cast to float32.
+    """
+    if _state.initialized:
+        return
+    target_name = _norm_target(target_dtype)
+    for what, value in (("target_precision_ops", target_precision_ops),
+                        ("fp32_ops", fp32_ops), ("conditional_fp32_ops", conditional_fp32_ops)):
+        if value is not None and not isinstance(value, (list, tuple)):
+            raise MXNetError(f"amp.init: {what} must be a list, got {type(value).__name__}")
+    from .. import ndarray as nd
+    from ..ndarray.ndarray import NDArray
+    from ..gluon.rnn import _op  # noqa: F401  (registers nd.RNN and nd._gluon_rnn)
+    from ..gluon import block as _block
+    from ..gluon import loss as _loss
+    amp_cast = nd.amp_cast
+    known = set()
+    for key in ("lp16", "fp32", "lp16_fp32", "widest"):
+        known.update(_LISTS[target_name][key])
+    known.update(c[0] for c in _LISTS[target_name]["conditional_fp32"])
+    user = list(target_precision_ops or ()) + list(fp32_ops or ()) + \
+        [c[0] for c in (conditional_fp32_ops or ()) if isinstance(c, (list, tuple)) and c]
+    unknown = sorted({n for n in user if n not in known})
+    if unknown:
+        raise MXNetError(f"amp.init: {unknown} are not operators AMP knows; choose from "
+                         "amp.list_lp16_ops, list_fp32_ops, list_lp16_fp32_ops and "
+                         "list_conditional_fp32_ops")
+    dec = _decisions(target_name, target_precision_ops, conditional_fp32_ops, fp32_ops,
+                     amp_cast)
+    _state.target = _LOW[target_name]
+    for name, steps in dec.items():
+        for owner, attr in _places(name, nd):
+            _install(owner, attr, _wrap(getattr(owner, attr), steps))
+    # Python arithmetic, ``x.T`` and the fused softmax cross-entropy of the Gluon loss.
+    for dunder, (arr_op, sc_op) in _DUNDERS.items():
+        arr_steps = dec.get(arr_op, []) if arr_op else []
+        sc_steps = dec.get(sc_op, [])
+        orig = NDArray.__dict__.get(dunder)
+        if orig is not None and (arr_steps or sc_steps):
+            _install(NDArray, dunder, _wrap_dunder(orig, arr_steps, sc_steps))
+    if "transpose" in dec:
+        fget = NDArray.__dict__["T"].fget
+        steps = tuple(reversed(dec["transpose"]))
+
+        def _T(self):
+            args = (self,)
+            for step in steps:
+                args, _ = step(args, {})
+            return fget(args[0])
+        _install(NDArray, "T", property(_T))
+    fused = _loss.SoftmaxCrossEntropyLoss.__dict__["_fused"]
+    if "log_softmax" in dec:
+        def _fused(self, pred, label):
+            return fused(self, _cast(pred, _F32, amp_cast), label)
+        _install(_loss.SoftmaxCrossEntropyLoss, "_fused", _fused)
+    _block._install_traced_methods()  # hybridize's traced arrays call the wrapped methods
+    _state.loss_scaler = LossScaler()
+    _state.scaler_taken = False
+    _state.initialized = True
+    logging.info("Using AMP")
+
+
+def _uninstall():
+    """Undo ``init`` (neogluon only; tests use it to keep AMP out of other tests)."""
+    while _state.installed:
+        owner, attr, orig = _state.installed.pop()
+        if orig is _MISSING:
+            delattr(owner, attr)
+        else:
+            setattr(owner, attr, orig)
+    from ..gluon import block as _block
+    _block._install_traced_methods()
+    _state.initialized = False
+    _state.target = None
+    _state.loss_scaler = None
+    _state.scaler_taken = False
+
+
+# ---------------------------------------------------------------------------- loss scaling
 class LossScaler:
-    """Dynamic loss scale: start at ``init_scale``, halve on overflow, double after
-    ``scale_window`` consecutive finite steps."""
+    """MXNet's dynamic loss scaler: the scale starts at 2**16; a step whose gradients
+    overflow halves it, ``scale_seq_len`` (2000) clean steps in a row double it (at most
+    2**24). As in MXNet, a new scale is used from the step after the one that decided it."""
 
-    def __init__(self, init_scale: float = 2.0 ** 16, scale_factor: float = 2.0,
-                 scale_window: int = 2000, min_scale: float = 1.0):
-        if init_scale <= 0 or scale_factor <= 1 or scale_window < 1:
+    def __init__(self, init_scale=2.0 ** 16, scale_seq_len=2000, max_scale=2.0 ** 24):
+        if init_scale <= 0 or scale_seq_len < 1 or max_scale <= 0:
             raise ValueError(f"invalid loss-scaler settings: init_scale={init_scale}, "
-                             f"scale_factor={scale_factor}, scale_window={scale_window}")
+                             f"scale_seq_len={scale_seq_len}, max_scale={max_scale}")
         self._loss_scale = float(init_scale)
-        self._scale_factor = float(scale_factor)
-        self._scale_window = int(scale_window)
-        self._min_scale = float(min_scale)
-        self._good_steps = 0
+        self._next_loss_scale = self._loss_scale
+        self._max_loss_scale = float(max_scale)
+        self._scale_seq_len = int(scale_seq_len)
+        self._unskipped = 0
 
     @property
     def loss_scale(self) -> float:
         return self._loss_scale
 
-    def has_overflow(self, params) -> bool:
-        """Whether any gradient of ``params`` holds inf or nan; adapts the scale."""
+    @staticmethod
+    def _grads(params):
         grads = []
         for param in params:
             if param.grad_req != "null" and param._grad is not None:
-                grads.extend(g._t for g in param.list_grad() if g.stype == "default")
+                for g in param.list_grad():
+                    t = g._t if g.stype == "default" else getattr(g, "_sdata", None)
+                    if t is not None and t.numel():
+                        grads.append(t)
+        return grads
+
+    def has_overflow(self, params) -> bool:
+        """Whether a gradient of ``params`` (on any context) holds inf or nan; moves the
+        schedule one step."""
+        grads = self._grads(params)
         overflow = False
         if grads:
-            # One reduction per dtype/device group: the sum is non-finite iff some element is.
-            total = torch.stack([g.float().sum() for g in grads]).sum()
-            overflow = not bool(torch.isfinite(total))
-        self.update_scale(overflow)
+            with torch.no_grad():
+                # The largest magnitude of each gradient: finite iff every element is.
+                peaks = torch._foreach_norm([g.detach() for g in grads], float("inf"))
+                overflow = not bool(torch.isfinite(torch.stack(
+                    [p.float().to(peaks[0].device) for p in peaks])).all())
+        self._loss_scale = self._next_loss_scale
+        if overflow:
+            self._next_loss_scale = self._loss_scale / 2.0
+            self._unskipped = 0
+            logging.info("AMP: decreasing loss scale to %f", self._next_loss_scale)
+        else:
+            self._unskipped += 1
+        if self._unskipped == self._scale_seq_len:
+            self._unskipped = 0
+            self._next_loss_scale = min(self._max_loss_scale, self._loss_scale * 2.0)
+            logging.info("AMP: increasing loss scale to %f", self._next_loss_scale)
         return overflow
 
-    def update_scale(self, overflow: bool) -> None:
-        if overflow:
-            self._loss_scale = max(self._loss_scale / self._scale_factor, self._min_scale)
-            self._good_steps = 0
-        else:
-            self._good_steps += 1
-            if self._good_steps >= self._scale_window:
-                self._loss_scale *= self._scale_factor
-                self._good_steps = 0
 
-
-def init(target_dtype: str = "float16", target_precision_ops=None, conditional_fp32_ops=None,
-         fp32_ops=None, layout_optimization=False):
-    """Select the low-precision dtype used by ``convert_hybrid_block``."""
-    if target_dtype not in ("float16", "bfloat16"):
-        raise ValueError(f"amp.init: target_dtype must be 'float16' or 'bfloat16', got "
-                         f"{target_dtype!r}")
-    _target["dtype"] = target_dtype
+def _check_trainer(optimizer_or_trainer, fn):
+    from ..gluon.trainer import Trainer
+    from ..optimizer import Optimizer
+    if isinstance(optimizer_or_trainer, Trainer):
+        return
+    if isinstance(optimizer_or_trainer, Optimizer):
+        raise TypeError("AMP is currently only compatible with Gluon Trainer")
+    raise TypeError(f"amp.{fn}: optimizer_or_trainer should be a Gluon Trainer or an "
+                    f"optimizer, instead is {type(optimizer_or_trainer)}")
 
 
 def init_trainer(optimizer_or_trainer):
-    """Attach a dynamic loss scaler to a Trainer."""
-    from ..gluon.trainer import Trainer
-    if not isinstance(optimizer_or_trainer, Trainer):
-        raise TypeError("amp.init_trainer expects a gluon.Trainer, got "
-                        f"{type(optimizer_or_trainer).__name__}")
-    optimizer_or_trainer._amp_loss_scaler = LossScaler()
+    """Attach a dynamic loss scaler to a Trainer (the first Trainer gets the scaler that
+    ``init`` made, whose scale ``SoftmaxOutput``'s ``grad_scale`` follows, as in MXNet)."""
+    _check_trainer(optimizer_or_trainer, "init_trainer")
+    if _state.initialized and not _state.scaler_taken:
+        _state.scaler_taken = True
+        scaler = _state.loss_scaler
+    else:
+        scaler = LossScaler()
+    optimizer_or_trainer._amp_loss_scaler = scaler
     optimizer_or_trainer._amp_original_scale = optimizer_or_trainer._scale
+
+
+def _scaler_of(trainer, fn):
+    scaler = getattr(trainer, "_amp_loss_scaler", None)
+    if scaler is None:
+        raise MXNetError(f"amp.{fn}: the loss scaler is not initialized, did you forget to "
+                         "call amp.init_trainer()?")
+    return scaler
 
 
 @contextlib.contextmanager
 def scale_loss(loss, optimizer_or_trainer):
-    """Yield ``loss * loss_scale`` and have the Trainer divide gradients by the scale."""
-    scaler = getattr(optimizer_or_trainer, "_amp_loss_scaler", None)
-    if scaler is None:
-        raise MXNetError("scale_loss: call amp.init_trainer(trainer) first")
+    """Yield ``loss * loss_scale`` (a list for a list) and have the Trainer divide the
+    gradients by the scale."""
+    scaler = _scaler_of(optimizer_or_trainer, "scale_loss")
     optimizer_or_trainer._scale = optimizer_or_trainer._amp_original_scale / scaler.loss_scale
     if isinstance(loss, (list, tuple)):
         yield [l * scaler.loss_scale for l in loss]
@@ -101,37 +500,14 @@ def scale_loss(loss, optimizer_or_trainer):
 
 
 def unscale(optimizer_or_trainer):
-    """Divide the gradients by the loss scale now (before clipping them by hand)."""
-    scaler = getattr(optimizer_or_trainer, "_amp_loss_scaler", None)
-    if scaler is None:
-        raise MXNetError("unscale: call amp.init_trainer(trainer) first")
+    """Divide the gradients by the loss scale now (to clip them by hand before ``step``)."""
+    _check_trainer(optimizer_or_trainer, "unscale")
+    scaler = _scaler_of(optimizer_or_trainer, "unscale")
     inv = 1.0 / scaler.loss_scale
     with torch.no_grad():
         for param in optimizer_or_trainer._params:
-            if param.grad_req != "null":
+            if param.grad_req != "null" and param._grad is not None:
                 for g in param.list_grad():
                     t = getattr(g, "_sdata", None)  # a sparse gradient's stored values
                     (g._t if t is None else t).mul_(inv)
     optimizer_or_trainer._scale = optimizer_or_trainer._amp_original_scale
-
-
-def convert_hybrid_block(block, target_dtype=None, cast_optional_params=False, **kwargs):
-    """Cast a block's parameters to the low-precision dtype, keeping normalisation layers in
-    float32 (their statistics lose too much in float16)."""
-    dtype = target_dtype or _target["dtype"] or "float16"
-    block.cast(dtype)
-    for child in _walk(block):
-        if type(child).__name__ in ("BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm",
-                                    "SyncBatchNorm"):
-            child.cast("float32")
-    return block
-
-
-def _walk(block):
-    yield block
-    for child in getattr(block, "_children", {}).values():
-        yield from _walk(child)
-
-
-def list_lp16_ops(target_dtype="float16"):
-    return []

@@ -338,6 +338,12 @@ class Trainer:
         """
         self._check_and_rescale_grad(self._scale / batch_size)
         self._ensure_kvstore()
+        loss_scaler = getattr(self, "_amp_loss_scaler", None)
+        if loss_scaler is not None and self._kvstore and self._update_on_kvstore:
+            # The store updates while it reduces: look for an overflow before pushing
+            # (MXNet 1.9.1 looks after, when the update is already made).
+            if loss_scaler.has_overflow(self._params):
+                return
         self._allreduce_grads()
         self._update(ignore_stale_grad)
 
@@ -487,10 +493,10 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
-        loss_scaler = getattr(self, "_amp_loss_scaler", None)
-        if loss_scaler is not None and loss_scaler.has_overflow(self._params):
-            return  # skip the step: the gradients overflowed
         on_kv = bool(self._kvstore and self._update_on_kvstore)
+        loss_scaler = getattr(self, "_amp_loss_scaler", None)
+        if loss_scaler is not None and not on_kv and loss_scaler.has_overflow(self._params):
+            return  # skip the step: the gradients overflowed (step() checked when on_kv)
         if not on_kv and self._fast_update():
             return
         nupd = len(self._updaters)
@@ -580,11 +586,13 @@ class Trainer:
             _atomic_write(fname, blob)
 
     def load_states(self, fname):
-        """Load optimizer states saved by :meth:`save_states`.
+        """Load optimizer states saved by :meth:`save_states`, or by MXNet 1.x.
 
         The optimizer (its configuration, update counts and learning-rate schedule) comes
         from the file; ``optimizer.param_dict`` is set to this Trainer's Parameters, so
-        ``lr_mult``/``wd_mult`` changes made afterwards take effect.
+        ``lr_mult``/``wd_mult`` changes made afterwards take effect. MXNet's pickled
+        ``.states`` files are recognised by their content and read with a restricted
+        unpickler (see :meth:`neogluon.optimizer.Updater.set_states`).
 
         Parameters
         ----------
@@ -594,8 +602,10 @@ class Trainer:
         Raises
         ------
         MXNetError
-            When the file is truncated, not a neogluon states file, or was saved for another
-            optimizer or for Parameters of other shapes. The Trainer is then unchanged.
+            When the file is truncated, not a neogluon or MXNet states file (a pickle naming
+            any global besides MXNet's NDArray, optimizers and schedulers is refused before
+            anything in it runs), or was saved for another optimizer or for Parameters of
+            other shapes. The Trainer is then unchanged.
         """
         self._ensure_kvstore()
         with open(fname, "rb") as f:
