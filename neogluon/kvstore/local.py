@@ -673,7 +673,8 @@ class KVStore(KVStoreBase):
         _atomic_write(fname, self._updater.get_states(dump_optimizer))
 
     def load_optimizer_states(self, fname):
-        """Read the updater's states from ``fname``.
+        """Read the updater's states from ``fname`` (neogluon's file, or MXNet's pickle; see
+        :meth:`neogluon.optimizer.Updater.set_states`).
 
         Parameters
         ----------

@@ -661,14 +661,25 @@ class Updater:
         return _pack(header, arrays)
 
     def set_states(self, states):
-        """Restore what :meth:`get_states` returned.
+        """Restore what :meth:`get_states` returned, or MXNet's pickled states.
+
+        MXNet's ``Updater.get_states`` pickles (with or without ``dump_optimizer``, hence
+        MXNet's ``.states`` files) are read by a restricted unpickler that builds only
+        NDArrays, numbers, tuples, dicts and MXNet's built-in optimizers and schedulers
+        (as their neogluon classes); see ``neogluon/optimizer/_mxstates.py``.
 
         Raises
         ------
         MXNetError
-            When the bytes are not a neogluon Updater state blob (truncated, foreign, or
-            a pickle from MXNet); the Updater is then left unchanged.
+            When the bytes are not a neogluon Updater state blob nor MXNet's states pickle
+            (truncated, foreign, or a pickle naming any other global, which is refused
+            before anything runs); the Updater is then left unchanged.
         """
+        if isinstance(states, (bytes, bytearray, memoryview)) and bytes(states[:1]) == b"\x80":
+            from ._mxstates import load_mxnet_states
+            new_states, new_opt = load_mxnet_states(states)
+            self._install(new_states, new_opt)
+            return
         header, arrays = _unpack(states)
         try:
             def dec(s):
@@ -697,6 +708,9 @@ class Updater:
             raise
         except (KeyError, ValueError, TypeError, AttributeError) as e:
             raise MXNetError(f"Updater.set_states: malformed neogluon state blob ({e})") from e
+        self._install(new_states, new_opt)
+
+    def _install(self, new_states, new_opt):
         self._states = new_states
         self._scales = {}
         self.states_synced = dict.fromkeys(new_states, False)
@@ -741,10 +755,6 @@ def _unpack(blob):
         blob = bytes(blob)
     if not isinstance(blob, bytes):
         raise MXNetError(f"Updater.set_states expects bytes, got {type(blob).__name__}")
-    if blob[:2] == b"\x80\x03" or blob[:1] == b"\x80":
-        raise MXNetError("Updater.set_states: these bytes are a Python pickle (e.g. states "
-                         "saved by MXNet); neogluon never loads pickles. Save the states with "
-                         "neogluon to get a loadable blob")
     if not blob.startswith(b"PK\x03\x04"):
         raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (it is not "
                          f"an .npz archive; its first bytes are {blob[:8]!r})")
