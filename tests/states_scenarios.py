@@ -180,3 +180,52 @@ def kvstore_resume(mx, key, fname, saved, kvtype="local"):
         for i, o in enumerate(outs):
             kv.pull(i, out=o)
     return {"weights": [o.asnumpy() for o in outs]}
+
+
+# ------------------------------------------------------------------------ float16 Trainer
+def _fp16_params(mx, ctxs, values):
+    params = []
+    for i, v in enumerate(values):
+        p = mx.gluon.Parameter(f"p{i}", shape=v.shape, dtype="float16")
+        p.initialize(mx.init.Zero(), ctx=ctxs)
+        p.set_data(mx.nd.array(v, dtype="float16"))
+        params.append(p)
+    return params
+
+
+def _fp16_step(mx, trainer, params, ctxs, step):
+    """A loss that needs no float16 matrix product (MXNet has none on CPU):
+    sum(w * c + 0.5 * w * w) with fixed ``c`` per step."""
+    cs = tensors(step, "float16", seed=23)
+    with mx.autograd.record():
+        losses = []
+        for ctx in ctxs:
+            terms = [(p.data(ctx) * mx.nd.array(c, ctx=ctx, dtype="float16")
+                      + 0.5 * p.data(ctx) * p.data(ctx)).sum() for p, c in zip(params, cs)]
+            losses.append(mx.nd.add_n(*terms))
+    mx.autograd.backward(losses)
+    trainer.step(4)
+
+
+def trainer_fp16_run(mx, fname, key, update_on_kvstore, load=None):
+    """:func:`trainer_run` with float16 Parameters and ``multi_precision=True`` (the states
+    hold float32 master weights)."""
+    ctxs = T._ctxs(mx, 2)
+    name, params = make_optimizer_params(mx, key, multi_precision=True)
+    if load is None:
+        plist = _fp16_params(mx, ctxs, tensors(0, "float16", seed=29))
+        trainer = mx.gluon.Trainer(plist, name, params, update_on_kvstore=update_on_kvstore)
+        for step in range(2):
+            _fp16_step(mx, trainer, plist, ctxs, step)
+        trainer.save_states(fname)
+        result = {"saved": [p.data(ctxs[0]).asnumpy() for p in plist]}
+    else:
+        plist = _fp16_params(mx, ctxs, load["saved"])
+        trainer = mx.gluon.Trainer(plist, name, dict(params, learning_rate=123.0),
+                                   update_on_kvstore=update_on_kvstore)
+        trainer.load_states(fname)
+        result = {"loaded_attrs": optimizer_attrs(trainer._optimizer)}
+    for step in range(2, 4):
+        _fp16_step(mx, trainer, plist, ctxs, step)
+    result["weights"] = [p.data(ctxs[-1]).asnumpy() for p in plist]
+    return result

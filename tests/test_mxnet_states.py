@@ -104,6 +104,30 @@ def test_trainer_states_file_arrays_are_exact(key, uok):
     assert_attrs(S.optimizer_attrs(upd.optimizer), want["file_attrs"])
 
 
+FP16_CASES = sorted(tuple(k.split(".")[1:]) for k in META if k.startswith("trainer_fp16."))
+
+
+@pytest.mark.parametrize("key,uok", FP16_CASES)
+def test_multi_precision_trainer_resumes_from_mxnet_states(key, uok):
+    """float16 Parameters with multi_precision: the states hold float32 master weights."""
+    want = fixture(META[f"trainer_fp16.{key}.{uok}"])
+    dtypes = {a.dtype for arrs in want["states"].values() for a in arrs}
+    assert dtypes == {np.dtype(np.float32)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = S.trainer_fp16_run(mx, path(want["file"]), key, uok == "True",
+                                 load={"saved": want["saved"]})
+    assert_attrs(got["loaded_attrs"], want["loaded_attrs"])
+    for g, w in zip(got["weights"], want["resumed"]):
+        assert g.dtype == np.float16
+        # float16 rounding of the same float32 master weights: at most one float16 ulp
+        np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32),
+                                   rtol=1e-3, atol=1e-4)
+    upd = mx.optimizer.get_updater(mx.optimizer.SGD())
+    upd.set_states(blob(want["file"]))
+    assert_states_equal(S.state_arrays(upd.states), want["states"])
+
+
 def test_trainer_resaves_in_its_own_format(tmp_path):
     """After loading MXNet's pickle the Trainer still writes neogluon's pickle-free file,
     and resuming from that one is exact."""

@@ -23,6 +23,7 @@ import states_scenarios as S  # noqa: E402
 OUT = os.path.join(HERE, "..", "tests", "fixtures", "states")
 
 # multi-precision (float16 weights, float32 master copies) for these
+FP16_KEYS = ["sgd_mom", "nag", "adam", "lamb"]
 KV_KEYS = ["sgd_mom", "adam", "rmsprop_centered"]
 MP_KEYS = ["sgd", "sgd_mom", "nag", "adam", "lamb", "lars", "signum", "rmsprop"]
 
@@ -89,6 +90,18 @@ def main():
                 "file": fname, "key": key, "dump": dump, "dtype": dtype, "mp": mp,
                 "saved": first["saved"], "states": first["states"],
                 "resumed": again["weights"], "attrs": again["attrs"]})
+    for key in FP16_KEYS:
+        for uok in (True, False):
+            fname = f"trainer_fp16_{key}_{'kv' if uok else 'local'}.states"
+            path = os.path.join(OUT, fname)
+            first = S.trainer_fp16_run(mx, path, key, uok)
+            with open(path, "rb") as f:
+                states, _ = pickle.loads(f.read())
+            again = S.trainer_fp16_run(mx, path, key, uok, load=first)
+            rec.put(f"trainer_fp16.{key}.{uok}", {
+                "file": fname, "saved": first["saved"], "straight": first["weights"],
+                "states": S.state_arrays(states), "resumed": again["weights"],
+                "loaded_attrs": again["loaded_attrs"]})
     for key in KV_KEYS:
         case = rec.meta[f"updater.{key}.float32.plain.opt"]
         saved = [rec.arrays[a["__array__"]] for a in case["saved"]]
