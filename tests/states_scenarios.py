@@ -35,7 +35,15 @@ OPTIMIZERS = {
              ("CosineScheduler", {"max_update": 10, "final_lr": 0.001})),
     "lbsgd": ("lbsgd", {"learning_rate": 0.1, "momentum": 0.9, "batch_scale": 2,
                         "warmup_epochs": 1, "updates_per_epoch": 2}, None),
+    "ccsgd": ("ccsgd", {"learning_rate": 0.1, "momentum": 0.5}, None),
+    "test": ("test", {}, None),
+    # 2-D weights only, no weight decay: Updater cases only
+    "groupadagrad": ("groupadagrad", {"learning_rate": 0.1}, None),
 }
+# ("test": neogluon's Test optimizer fails inside a Trainer with update_on_kvstore=False,
+# an in-place torch op on a leaf that requires grad, whatever the states.)
+UPDATER_ONLY = {"groupadagrad", "test"}
+SHAPES_OF = {"groupadagrad": [(5, 4), (3, 5)]}
 
 # SGLD adds random noise that only MXNet's generator reproduces: its weights are not compared.
 NOISY = {"sgld"}
@@ -126,9 +134,9 @@ def trainer_run(mx, fname, key, update_on_kvstore, nctx=2, load=None):
 SHAPES = [(5, 4), (5,), (3, 5)]
 
 
-def tensors(step, dtype, seed):
+def tensors(step, dtype, seed, key=None):
     rng = np.random.RandomState(seed + step)
-    return [rng.uniform(-1, 1, size=s).astype(dtype) for s in SHAPES]
+    return [rng.uniform(-1, 1, size=s).astype(dtype) for s in SHAPES_OF.get(key, SHAPES)]
 
 
 def updater_run(mx, key, dump, dtype="float32", multi_precision=False):
@@ -137,10 +145,10 @@ def updater_run(mx, key, dump, dtype="float32", multi_precision=False):
                                          rescale_grad=0.5)
     opt = mx.optimizer.create(name, **params)
     upd = mx.optimizer.get_updater(opt)
-    weights = [mx.nd.array(w, dtype=dtype) for w in tensors(0, dtype, seed=7)]
+    weights = [mx.nd.array(w, dtype=dtype) for w in tensors(0, dtype, seed=7, key=key)]
     idx = list(range(len(weights)))
     for step in range(2):
-        grads = [mx.nd.array(g, dtype=dtype) for g in tensors(step, dtype, seed=11)]
+        grads = [mx.nd.array(g, dtype=dtype) for g in tensors(step, dtype, seed=11, key=key)]
         upd(idx, grads, weights)
     return {"blob": upd.get_states(dump_optimizer=dump),
             "saved": [w.asnumpy() for w in weights], "states": state_arrays(upd.states)}
@@ -157,7 +165,7 @@ def updater_resume(mx, key, dump, saved, blob, dtype="float32", multi_precision=
     upd.set_states(blob)
     loaded = state_arrays(upd.states)
     for step in range(2, 4):
-        grads = [mx.nd.array(g, dtype=dtype) for g in tensors(step, dtype, seed=11)]
+        grads = [mx.nd.array(g, dtype=dtype) for g in tensors(step, dtype, seed=11, key=key)]
         upd(idx, grads, weights)
     return {"weights": [w.asnumpy() for w in weights], "loaded_states": loaded,
             "attrs": optimizer_attrs(upd.optimizer)}

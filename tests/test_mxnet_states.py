@@ -74,7 +74,8 @@ def assert_attrs(got, want):
             assert got[k] == w, k
 
 
-TRAINER_CASES = sorted((k, uok) for k in S.OPTIMIZERS for uok in (True, False))
+TRAINER_CASES = sorted((k, uok) for k in S.OPTIMIZERS if k not in S.UPDATER_ONLY
+                       for uok in (True, False))
 UPDATER_CASES = sorted(k[len("updater."):] for k in META if k.startswith("updater."))
 
 

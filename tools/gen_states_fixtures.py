@@ -60,7 +60,7 @@ def main():
         os.remove(os.path.join(OUT, f))
     rec = Recorder()
     for key in S.OPTIMIZERS:
-        for uok in (True, False):
+        for uok in (() if key in S.UPDATER_ONLY else (True, False)):
             fname = f"trainer_{key}_{'kv' if uok else 'local'}.states"
             path = os.path.join(OUT, fname)
             mx.random.seed(0)
