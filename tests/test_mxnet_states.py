@@ -374,6 +374,14 @@ def test_allowed_globals_misused_are_refused(tmp_path, fake_mxnet):
     # _codecs.encode (protocol 2's bytes) for latin-1 only
     _refused(tmp_path, pickle.dumps({0: _Reduce(__import__("_codecs").encode, "x", "rot13")}),
              "latin-1")
+    # BUILD on an allowed function or class (would set attributes on neogluon's objects)
+    from neogluon.optimizer import _mxstates
+    for glob in (b"c__builtin__\nbytearray\n", b"cmxnet.optimizer.optimizer\nSGD\n",
+                 b"cmxnet.ndarray.ndarray\nNDArray\n"):
+        data = b"\x80\x02" + glob + b"}X\x08\x00\x00\x00__call__K\x01sb."
+        with pytest.raises(MXNetError, match="pickle"):
+            mx.optimizer.get_updater(mx.optimizer.SGD()).set_states(data)
+    assert vars(_mxstates._bytearray) == {}
     # bytearray(n) would allocate n bytes: only bytearray(bytes) is MXNet's use
     _refused(tmp_path, pickle.dumps({0: _Reduce(bytearray, 10 ** 12)}), "bytearray")
     # NDArray(x) with an argument, an NDArray state that is not {'handle': bytes}

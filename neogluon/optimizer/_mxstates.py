@@ -132,6 +132,22 @@ def _numpy_scalar(dtype, data):
     return np.frombuffer(data, dtype=dtype.dtype)[0].item()
 
 
+class _Call:
+    """An allowed function, as the unpickler sees it: callable, and nothing can be set on it
+    (a pickle's BUILD on a bare function would set attributes on this module's function)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __setstate__(self, state):
+        raise _Bad(f"the pickle sets a state on the function {self.fn.__name__}")
+
+
 def _class(module, name):
     return type(name, (_Instance,), {"_mx_global": f"{module}.{name}", "__module__": __name__})
 
@@ -146,12 +162,12 @@ _SCHEDULERS = ("LRScheduler", "FactorScheduler", "MultiFactorScheduler", "PolySc
 
 _ALLOWED = {("mxnet.ndarray.ndarray", "NDArray"): _NDArrayRecord,
             ("mxnet.ndarray", "NDArray"): _NDArrayRecord,
-            ("builtins", "bytearray"): _bytearray,
-            ("__builtin__", "bytearray"): _bytearray,
-            ("_codecs", "encode"): _latin1,
-            ("numpy", "dtype"): _numpy_dtype,
-            ("numpy.core.multiarray", "scalar"): _numpy_scalar,
-            ("numpy._core.multiarray", "scalar"): _numpy_scalar}
+            ("builtins", "bytearray"): _Call(_bytearray),
+            ("__builtin__", "bytearray"): _Call(_bytearray),
+            ("_codecs", "encode"): _Call(_latin1),
+            ("numpy", "dtype"): _Call(_numpy_dtype),
+            ("numpy.core.multiarray", "scalar"): _Call(_numpy_scalar),
+            ("numpy._core.multiarray", "scalar"): _Call(_numpy_scalar)}
 for _n in _OPTIMIZERS:
     for _m in ("mxnet.optimizer.optimizer", "mxnet.optimizer"):
         _ALLOWED[(_m, _n)] = _class(_m, _n)
