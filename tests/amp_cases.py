@@ -272,3 +272,22 @@ def train_steps(mx, amp, dn, hybridize, nsteps=3):
     dtypes = {k.replace(net.prefix, ""): dn(p.data()) for k, p in net.collect_params().items()}
     return {"losses": np.array(losses, dtype=np.float32), "weights": weights,
             "dtypes": dtypes}
+
+
+def convert_block(mx, amp, dn, cast_optional_params, excluded):
+    """amp.convert_hybrid_block on the CNN (no amp.init): output and parameter dtypes and
+    the output values."""
+    net = cnn(mx)
+    net.initialize()
+    _fill(mx.nd, net.collect_params(), 1)
+    net.hybridize()
+    x, _ = _inputs(mx)
+    ref = net(x)
+    conv = amp.convert_hybrid_block(net, target_dtype="bfloat16", ctx=mx.cpu(),
+                                    cast_optional_params=cast_optional_params,
+                                    excluded_sym_names=excluded)
+    out = conv(x)
+    return {"out_dtype": dn(out), "out": out.astype("float32").asnumpy(),
+            "ref": ref.asnumpy(),
+            "params": {k: dn(p.data()) for k, p in conv.collect_params().items()},
+            "internals": conv._cached_graph[1].get_internals().list_outputs()}

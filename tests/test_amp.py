@@ -221,3 +221,57 @@ def test_scale_loss_and_unscale(amp_on):
         amp.init_trainer(mx.optimizer.SGD())
     with pytest.raises(TypeError, match="Gluon Trainer"):
         amp.unscale(3)
+
+
+# ------------------------------------------------------------------ conversion
+def _norm_internal(name):
+    # MXNet 1.9.1 names the cast of a Flatten output '<node>_0_amp_cast_...' and of others
+    # '<node>_output_amp_cast_...'; neogluon always uses the latter.
+    return name.replace("_0_amp_cast_", "_output_amp_cast_")
+
+
+@pytest.mark.parametrize("name,cop,excluded", [
+    ("plain", False, None), ("optional", True, None), ("excluded", True, ["cnn_dense1_fwd"])])
+def test_convert_hybrid_block_matches_mxnet(name, cop, excluded):
+    amp._uninstall()
+    with open(os.path.join(FIX, "convert.json")) as f:
+        meta = json.load(f)
+    arrays = dict(np.load(os.path.join(FIX, "convert.npz")))
+    want = meta[f"convert.{name}"]
+    got = S.convert_block(mx, amp, dn, cop, excluded)
+    assert got["out_dtype"] == want["out_dtype"]
+    assert got["params"] == want["params"]
+    assert [_norm_internal(n) for n in got["internals"]] == \
+        [_norm_internal(n) for n in want["internals"]]
+    np.testing.assert_allclose(got["ref"], arrays[want["ref"]["__array__"]], rtol=1e-5,
+                               atol=1e-6)
+    # bfloat16 convolution/dense: 8 significant bits, |out| <= 1.5 here
+    np.testing.assert_allclose(got["out"], arrays[want["out"]["__array__"]], rtol=0,
+                               atol=2e-2)
+    assert np.abs(got["out"] - got["ref"]).max() > 0  # it really ran in bfloat16
+
+
+def test_convert_errors_and_model():
+    amp._uninstall()
+    net = S.cnn(mx)
+    net.initialize()
+    with pytest.raises(RuntimeError, match="hybridize"):
+        amp.convert_hybrid_block(net, "bfloat16")
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    sym = mx.sym.exp(fc, name="e")
+    args = {"fc_weight": nd.ones((3, 4)), "fc_bias": nd.zeros((3,))}
+    with pytest.raises(AssertionError, match="Common ops"):
+        amp.convert_model(sym, args, {}, "bfloat16", target_dtype_ops=["exp"],
+                          fp32_ops=["exp"])
+    with pytest.raises(AssertionError, match="not_an_op"):
+        amp.convert_model(sym, args, {}, "bfloat16", fp32_ops=["not_an_op"])
+    csym, cargs, _ = amp.convert_model(sym, dict(args), {}, "bfloat16",
+                                       cast_optional_params=True)
+    internals = csym.get_internals().list_outputs()
+    assert "data_amp_cast_bfloat16_output" in internals
+    assert "fc_weight_amp_cast_bfloat16_output" not in internals  # stored in bfloat16
+    assert dn(cargs["fc_weight"]) == "bfloat16" and dn(cargs["fc_bias"]) == "bfloat16"
+    out = csym.eval(data=nd.ones((2, 4)), **cargs)[0]
+    assert dn(out) == "float32"
+    np.testing.assert_allclose(out.asnumpy(), np.exp(4.0) * np.ones((2, 3)), rtol=1e-2)

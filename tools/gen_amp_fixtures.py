@@ -78,6 +78,23 @@ class Recorder:
         return x
 
 
+CONVERT = (("plain", False, None), ("optional", True, None),
+           ("excluded", True, ["cnn_dense1_fwd"]))
+
+
+def convert_main():
+    """convert_hybrid_block, in a process without amp.init (it would wrap the operators the
+    block's graph is built from)."""
+    rec = Recorder()
+    for name, cop, excluded in CONVERT:
+        rec.put(f"convert.{name}", S.convert_block(mx, amp, dn, cop, excluded))
+    with open(os.path.join(OUT, "convert.json"), "w") as f:
+        json.dump(rec.meta, f, indent=1, sort_keys=True)
+        f.write("\n")
+    np.savez_compressed(os.path.join(OUT, "convert.npz"), **rec.arrays)
+    print(json.dumps(rec.meta, indent=1)[:3000])
+
+
 def main():
     write_lists()
     amp.init(target_dtype="bfloat16")
@@ -104,4 +121,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--convert"]:
+        convert_main()
+    else:
+        main()
+        import subprocess
+        subprocess.check_call([sys.executable, os.path.abspath(__file__), "--convert"])

@@ -511,3 +511,243 @@ def unscale(optimizer_or_trainer):
                     t = getattr(g, "_sdata", None)  # a sparse gradient's stored values
                     (g._t if t is None else t).mul_(inv)
     optimizer_or_trainer._scale = optimizer_or_trainer._amp_original_scale
+
+
+# ---------------------------------------------------------------------------- conversion
+_DTYPE_CODE = {"float32": "0", "float16": "2", "bfloat16": "12"}
+
+
+def _conversion_lists(target, target_dtype_ops, fp32_ops, conditional_fp32_ops):
+    lists = _LISTS[target]
+    for what, value in (("target_dtype_ops", target_dtype_ops), ("fp32_ops", fp32_ops),
+                        ("conditional_fp32_ops", conditional_fp32_ops)):
+        if value is not None and not isinstance(value, list):
+            raise AssertionError(f"{what} should be a list")
+    lp16 = list(target_dtype_ops) if target_dtype_ops is not None else lists["lp16"]
+    fp32 = list(fp32_ops) if fp32_ops is not None else lists["fp32"]
+    cond = conditional_fp32_ops if conditional_fp32_ops is not None \
+        else lists["conditional_fp32"]
+    cond_map = {}
+    for entry in cond:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and
+                isinstance(entry[0], str) and isinstance(entry[1], str) and
+                isinstance(entry[2], list)):
+            raise AssertionError("conditional_fp32_ops should be a list of "
+                                 f"(str, str, list of str), got {entry!r}")
+        cond_map[entry[0]] = (entry[1], [str(v) for v in entry[2]])
+    for a, b, names in (("target_dtype_ops", "fp32_ops", set(lp16) & set(fp32)),
+                        ("target_dtype_ops", "conditional_fp32_ops", set(lp16) & set(cond_map)),
+                        ("fp32_ops", "conditional_fp32_ops", set(fp32) & set(cond_map))):
+        if names:
+            raise AssertionError(f"Ops cannot be in two or more lists. Common ops in {a} and "
+                                 f"{b} {sorted(names)}")
+    known = set(lists["lp16"]) | set(lists["fp32"]) | set(lists["lp16_fp32"]) | \
+        {c[0] for c in lists["conditional_fp32"]}
+    illegal = (set(lp16) | set(fp32) | set(cond_map)) - known
+    if illegal:
+        raise AssertionError(f"Can only choose ops from amp.list_lp16_ops, list_fp32_ops, "
+                             f"list_lp16_fp32_ops or list_conditional_fp32_ops: "
+                             f"{sorted(illegal)} are in none of them")
+    return set(lp16), set(fp32), cond_map
+
+
+def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
+                   conditional_fp32_ops=None, excluded_sym_names=None, data_names=None,
+                   cast_optional_params=False):
+    """A copy of ``sym`` with ``amp_cast`` nodes before the operators AMP runs in
+    ``target_dtype`` or in float32 (MXNet's lists unless overridden). Nodes named in
+    ``excluded_sym_names`` are left alone. With ``cast_optional_params``, parameters that
+    feed only low-precision operators are marked (``__dtype__``) to be stored in the
+    low-precision type, and their casts dropped."""
+    from ..symbol.symbol import Symbol, _Node, _MUTATE, _var_dtype
+    if not isinstance(sym, Symbol):
+        raise AssertionError("First argument to convert_symbol should be Symbol")
+    if target_dtype not in ("float16", "bfloat16"):
+        raise AssertionError("Only target_dtype float16 and bfloat16 are supported currently")
+    if excluded_sym_names is not None and not isinstance(excluded_sym_names, list):
+        raise AssertionError("excluded_sym_names should be a list of strs")
+    lp16, fp32, cond_map = _conversion_lists(target_dtype, target_dtype_ops, fp32_ops,
+                                             conditional_fp32_ops)
+    excluded = set(excluded_sym_names or ())
+    use_fp32 = (_LISTS[target_dtype]["lp16_use_fp32_params"] or {}) \
+        if target_dtype == "bfloat16" else {}
+    order = sym._order()
+    if data_names is None:
+        data_names = [n.name for n in order if n.is_var and "__dtype__" not in n.attrs]
+    data_names = set(data_names)
+    new = {}
+    casts = {}          # (id(source node), index, dtype) -> cast node
+    consumers = {}      # id(new var node) -> [the dtype each use casts it to, or None]
+    known = {}          # (id(new node), index) -> dtype its output has, where known
+    widest = set(_LISTS[target_dtype]["widest"])
+
+    def cast_of(nsrc, idx, dtype):
+        key = (id(nsrc), idx, dtype)
+        c = casts.get(key)
+        if c is None:
+            label = nsrc.name if nsrc.is_var else \
+                (f"{nsrc.name}_output" if nsrc.nout == 1 else f"{nsrc.name}_output{idx}")
+            c = _Node("amp_cast", f"{label}_amp_cast_{dtype}", {"dtype": dtype},
+                      [(nsrc, idx)], path="amp_cast")
+            casts[key] = c
+            known[(id(c), 0)] = dtype
+        return c
+
+    for node in order:
+        if node.is_var:
+            copy = _Node("null", node.name, dict(node.attrs), extra=dict(node.extra),
+                         raw=node.raw)
+            new[id(node)] = copy
+            consumers[id(copy)] = []
+            if node.name not in data_names:
+                known[(id(copy), 0)] = _var_dtype(node) or "float32"
+            continue
+        dtype = None
+        if node.name not in excluded:
+            if node.op in lp16:
+                dtype = target_dtype
+            elif node.op in fp32:
+                dtype = "float32"
+            elif node.op in cond_map:
+                param, values = cond_map[node.op]
+                if str(node.attrs.get(param)) in values:
+                    dtype = "float32"
+        keep = set(_MUTATE.get(node.op, ()))
+        if dtype == target_dtype and node.op in use_fp32:
+            keep |= {i for i, n in enumerate(use_fp32[node.op]) if n}
+        inputs = []
+        for pos, (src, idx) in enumerate(node.inputs):
+            nsrc = new[id(src)]
+            if dtype is None or pos in keep or known.get((id(nsrc), idx)) == dtype:
+                inputs.append((nsrc, idx))
+                if nsrc.is_var:
+                    consumers[id(nsrc)].append(None if known.get((id(nsrc), idx)) != dtype
+                                               else dtype)
+                continue
+            inputs.append((cast_of(nsrc, idx, dtype), 0))
+            if nsrc.is_var:
+                consumers[id(nsrc)].append(dtype)
+        copy = _Node(node.op, node.name, dict(node.attrs), inputs,
+                     input_names=node.input_names, extra=dict(node.extra), path=node.path,
+                     variadic=node.variadic, raw=node.raw)
+        new[id(node)] = copy
+        in_types = [known.get((id(s), i)) for s, i in inputs]
+        if dtype is not None:
+            out_t = dtype
+        elif node.op in widest and "float32" in in_types:
+            out_t = "float32"
+        else:
+            out_t = next((t for t in in_types if t is not None), None)
+        if node.attrs.get("dtype") not in (None, "None"):
+            out_t = None  # casts and creation ops: their own attribute decides
+        if out_t is not None:
+            for i in range(copy.nout):
+                known[(id(copy), i)] = out_t
+    if cast_optional_params:
+        # A parameter read only through casts to the low type is stored in that type.
+        for node in order:
+            nv = new[id(node)]
+            uses = consumers.get(id(nv))
+            if node.is_var and node.name not in data_names and uses and \
+                    all(u == target_dtype for u in uses):
+                nv.attrs["__dtype__"] = _DTYPE_CODE[target_dtype]
+                known[(id(nv), 0)] = target_dtype
+        # ... and read directly, its casts dropped.
+        dropped = {id(c): c.inputs[0] for c in casts.values()
+                   if c.inputs[0][0].is_var and "__dtype__" in c.inputs[0][0].attrs and
+                   c.attrs["dtype"] == target_dtype}
+        for node in order:
+            nv = new[id(node)]
+            nv.inputs = [dropped.get(id(s), (s, i)) for s, i in nv.inputs]
+    # The outputs come back in float32, as MXNet's pass does.
+    outs = []
+    for n, i in sym._outputs:
+        nn_ = new[id(n)]
+        if known.get((id(nn_), i)) == target_dtype:
+            outs.append((cast_of(nn_, i, "float32"), 0))
+        else:
+            outs.append((nn_, i))
+    return Symbol(outs)
+
+
+def _param_dtype(sym, name):
+    from ..symbol.symbol import _var_dtype
+    for node in sym._order():
+        if node.is_var and node.name == name:
+            return _var_dtype(node) if "__dtype__" in node.attrs else None
+    return None
+
+
+def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dtype_ops=None,
+                  fp32_ops=None, conditional_fp32_ops=None, excluded_sym_names=None,
+                  cast_optional_params=False):
+    """``(converted symbol, arg_params, aux_params)``: :func:`convert_symbol` with the
+    model's parameters, cast where the converted symbol marks them (cast_optional_params)."""
+    if excluded_sym_names is not None and not isinstance(excluded_sym_names, list):
+        raise ValueError("excluded_sym_names must be a list of strings representing the "
+                         "names of the symbols that should not be casted, while received "
+                         f"type {type(excluded_sym_names)}")
+    if target_dtype not in ("float16", "bfloat16"):
+        raise AssertionError("Only target_dtype float16 and bfloat16 are supported currently")
+    from ..symbol.symbol import Symbol
+    if not isinstance(sym, Symbol):
+        raise AssertionError("First argument to convert_model should be Symbol")
+    if not isinstance(arg_params, dict):
+        raise AssertionError("Second argument to convert_model should be a dict of name to "
+                             "ndarray")
+    if not isinstance(aux_params, dict):
+        raise AssertionError("Third argument to convert_model should be a dict of name to "
+                             "ndarray")
+    names = set(arg_params) | set(aux_params)
+    data_names = [n for n in sym.list_inputs() if n not in names]
+    out = convert_symbol(sym, target_dtype, target_dtype_ops, fp32_ops, conditional_fp32_ops,
+                         excluded_sym_names, data_names, cast_optional_params)
+    for params in (arg_params, aux_params):
+        for k in list(params):
+            d = _param_dtype(out, k)
+            if d is not None and dtype_name(params[k]._t.dtype) != d:
+                params[k] = params[k].astype(d)
+    return out, arg_params, aux_params
+
+
+def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
+                         conditional_fp32_ops=None, excluded_sym_names=None, ctx=None,
+                         cast_optional_params=False):
+    """A SymbolBlock running ``block``'s forward pass in mixed precision (for inference):
+    :func:`convert_symbol` on the hybridized graph, with ``block``'s parameters copied to
+    ``ctx`` (cast to the low type where ``cast_optional_params`` allows). ``block`` must be
+    hybridized and have run forward once."""
+    from ..gluon.block import HybridBlock, SymbolBlock
+    from ..context import current_context
+    if not isinstance(block, HybridBlock):
+        raise AssertionError("block input should be a HybridBlock")
+    if not block._cached_graph:
+        raise RuntimeError("Please first call block.hybridize() and then run forward with "
+                           "this block at least once before calling export.")
+    text, sym, graph = block._graph_text()
+    if sym is None:
+        raise MXNetError(f"convert_hybrid_block: the forward pass of {block.name} cannot run "
+                         "on symbols, so it cannot be converted")
+    if graph is not None:
+        n = len(graph.inputs)
+        input_names = ["data"] if n == 1 else [f"data{i}" for i in range(n)]
+    else:
+        input_names = [s.name for s in block._input_syms]
+    converted = convert_symbol(sym, target_dtype, target_dtype_ops, fp32_ops,
+                               conditional_fp32_ops, excluded_sym_names,
+                               data_names=input_names,
+                               cast_optional_params=cast_optional_params)
+    from .. import symbol as _sym
+    inputs = [_sym.var(n) for n in input_names]
+    ret = SymbolBlock(converted, inputs)
+    ctx = ctx if ctx is not None else current_context()
+    src = {p.name: p for p in block.collect_params().values()}
+    for name, p in ret.collect_params().items():
+        if name not in src:
+            raise MXNetError(f"convert_hybrid_block: the converted graph reads {name!r}, "
+                             "which the block has no parameter for")
+        d = _param_dtype(converted, name) or dtype_name(src[name].data()._t.dtype)
+        p._load_init(src[name]._reduce(), ctx, cast_dtype=True, dtype_source="saved")
+        if dtype_name(p.data()._t.dtype) != d:
+            p.cast(d)
+    return ret

@@ -60,6 +60,8 @@ def _dtype_name(dtype):
         return None
     if isinstance(dtype, torch.dtype):
         return str(dtype).replace("torch.", "")
+    if isinstance(dtype, str) and dtype == "bfloat16":  # numpy has no bfloat16
+        return dtype
     return np.dtype(dtype).name
 
 
@@ -546,6 +548,8 @@ class Symbol:
 
         def t(node, i=0):
             d = info.dtype.get((id(node), i))
+            if d == "bfloat16":
+                return np.float32  # numpy has no bfloat16: shown widened, as NDArray.dtype
             return np.dtype(d).type if d is not None else None
         a = [t(n) for n in order if n.is_var and id(n) not in aux]
         o = [t(n, i) for n, i in self._outputs]
