@@ -3,8 +3,8 @@
 Provided: ``imdecode``, ``imread``, ``imresize``, ``scale_down``, ``resize_short``,
 ``fixed_crop``, ``random_crop``, ``center_crop``, ``color_normalize``, ``random_size_crop``,
 ``copyMakeBorder``, ``imrotate``, ``random_rotate``, the ``Augmenter`` classes,
-``CreateAugmenter`` and ``ImageIter``. Not provided: the detection module (``ImageDetIter``,
-``CreateDetAugmenter``).
+``CreateAugmenter``, ``ImageIter`` and the detection module (``ImageDetIter``,
+``CreateDetAugmenter`` and the ``Det*`` augmenters, also as ``mx.image.detection``).
 """
 from .image import (imdecode, imread, imresize, scale_down, resize_short, fixed_crop,
                     random_crop, center_crop, color_normalize, random_size_crop,
@@ -12,7 +12,11 @@ from .image import (imdecode, imread, imresize, scale_down, resize_short, fixed_
 from .augment import *  # noqa: F401,F403
 from .augment import __all__ as _augment_all
 from . import image
+from . import detection
+from . import detection as det
+from .detection import *  # noqa: F401,F403
+from .detection import __all__ as _detection_all
 
 __all__ = ["imdecode", "imread", "imresize", "scale_down", "resize_short", "fixed_crop",
            "random_crop", "center_crop", "color_normalize", "random_size_crop",
-           "copyMakeBorder", "imrotate", "random_rotate"] + _augment_all
+           "copyMakeBorder", "imrotate", "random_rotate"] + _augment_all + _detection_all

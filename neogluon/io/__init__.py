@@ -1,9 +1,10 @@
 """Data iterators (``mx.io``): DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter,
-PrefetchingIter, CSVIter, LibSVMIter, ImageRecordIter, MNISTIter."""
+PrefetchingIter, CSVIter, LibSVMIter, ImageRecordIter, ImageDetRecordIter, MNISTIter."""
 from . import io
 from .io import (DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter, PrefetchingIter,
                  CSVIter)
 from .image_record import ImageRecordIter, ImageRecordUInt8Iter
+from .image_det_record import ImageDetRecordIter
 from .mnist import MNISTIter
 from .libsvm import LibSVMIter
 from . import utils
