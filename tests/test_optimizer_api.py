@@ -659,3 +659,20 @@ def test_state_checks_accept_multi_precision_states(name):
         with pytest.raises(MXNetError, match="index 1: a state array has dtype float16, "
                                              "expected float32"):
             opt.update_multi_precision(1, w, mx.nd.ones((3, 2), dtype="float16"), tuple(bad))
+
+
+def test_test_optimizer_in_trainer_without_kvstore():
+    """The Test optimizer updates autograd-leaf weights (was: in-place op on a leaf)."""
+    import neogluon as mx
+    from neogluon import autograd, gluon, nd
+    net = gluon.nn.Dense(2, in_units=3)
+    net.initialize(mx.init.Uniform(0.5))
+    before = net.weight.data().asnumpy().copy()
+    tr = gluon.Trainer(net.collect_params(), "test", update_on_kvstore=False)
+    x = nd.array(np.arange(12, dtype=np.float32).reshape(4, 3))
+    with autograd.record():
+        loss = net(x).sum()
+    loss.backward()
+    grad = net.weight.grad().asnumpy().copy()
+    tr.step(4)
+    np.testing.assert_allclose(net.weight.data().asnumpy(), before + grad / 4, rtol=1e-6)

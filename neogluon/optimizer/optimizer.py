@@ -396,13 +396,12 @@ class Test(Optimizer):
                                 ([index], [weight], [grad], [state]))):
             _check_pair("Test.update", i, w, g)
             _check_state("Test.update", self, i, w, s)
-        if many:
-            torch._foreach_add_([w._t for w in weight], [g._t for g in grad],
-                                alpha=self.rescale_grad)
-            torch._foreach_copy_([s._t for s in state], [w._t for w in weight])
-            return
-        weight._t.add_(grad._t, alpha=self.rescale_grad)
-        state._t.copy_(weight._t)
+        ws = [w._t for w in weight] if many else [weight._t]
+        gs = [g._t for g in grad] if many else [grad._t]
+        ss = [s._t for s in state] if many else [state._t]
+        with torch.no_grad():   # the weights are autograd leaves
+            torch._foreach_add_(ws, gs, alpha=self.rescale_grad)
+            torch._foreach_copy_(ss, ws)
 
 
 register = Optimizer.register
