@@ -312,7 +312,7 @@ def _cv2():
 
 def _apply(arr, plan, fill):
     """The pixel work of ``plan`` on an HWC uint8 array (RGB or gray)."""
-    from .image_record import _resize, _rgb_to_hls, _hls_to_rgb, _to_u8
+    from .image_record import _resize, _to_u8
     if "resize" in plan:
         arr = _resize(arr, *plan["resize"]) if arr.shape[:2] != plan["resize"][1::-1] else arr
     if "hls" in plan and arr.shape[2] == 3:
@@ -325,6 +325,12 @@ def _apply(arr, plan, fill):
             hls[..., 2] = np.clip(hls[..., 2] + ds, 0, 255)
             arr = cv2.cvtColor(hls.astype(np.uint8), cv2.COLOR_HLS2RGB)
         else:
+            try:
+                from .image_record import _rgb_to_hls, _hls_to_rgb
+            except ImportError:
+                raise MXNetError("ImageDetRecordIter: the HLS jitter (max_random_hue, "
+                                 "max_random_saturation, max_random_illumination) needs "
+                                 "OpenCV (pip install opencv-python-headless)") from None
             hue, light, sat = _rgb_to_hls(arr.astype(np.float64) / 255)
             hue = np.clip(np.rint(hue / 2) + dh, 0, 180) * 2
             light = np.clip(np.rint(light * 255) + dl, 0, 255) / 255
