@@ -275,3 +275,18 @@ def test_convert_errors_and_model():
     out = csym.eval(data=nd.ones((2, 4)), **cargs)[0]
     assert dn(out) == "float32"
     np.testing.assert_allclose(out.asnumpy(), np.exp(4.0) * np.ones((2, 3)), rtol=1e-2)
+
+
+def test_overflow_check_sees_nan_and_both_infinities():
+    p = gluon.Parameter("w", shape=(3, 4))
+    p.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        s = amp.LossScaler()
+        for g in p.list_grad():
+            g[:] = 0
+        p.list_grad()[1][2, 3] = bad  # on the second context only
+        assert s.has_overflow([p]) is True
+        assert s._next_loss_scale == 2.0 ** 15
+    for g in p.list_grad():
+        g[:] = 1e30  # large but finite: no overflow (a sum would overflow here)
+    assert amp.LossScaler().has_overflow([p]) is False
