@@ -290,3 +290,25 @@ def test_overflow_check_sees_nan_and_both_infinities():
     for g in p.list_grad():
         g[:] = 1e30  # large but finite: no overflow (a sum would overflow here)
     assert amp.LossScaler().has_overflow([p]) is False
+
+
+def test_convert_symbol_widest_and_conditional():
+    amp._uninstall()
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    other = mx.sym.exp(data, name="e")  # float32 (fp32 list)
+    added = mx.sym.broadcast_add(fc, other, name="add")
+    soft = mx.sym.Activation(added, act_type="softrelu", name="act")
+    relu = mx.sym.Activation(fc, act_type="relu", name="act2")
+    grp = mx.sym.Group([soft, relu])
+    conv = amp.convert_symbol(grp, "bfloat16")
+    names = conv.get_internals().list_outputs()
+    # bf16 + float32 on a widest-type op: the bf16 input goes up to float32 first
+    assert "fc_output_amp_cast_float32_output" in names
+    args = {"data": nd.ones((2, 4)), "fc_weight": nd.ones((4, 4)) * 0.1,
+            "fc_bias": nd.zeros((4,))}
+    outs = conv.eval(**args)
+    assert [dn(o) for o in outs] == ["float32", "float32"]  # relu's bf16 output cast back
+    ref = grp.eval(**args)
+    for o, r in zip(outs, ref):
+        np.testing.assert_allclose(o.asnumpy(), r.asnumpy(), rtol=1e-2)

@@ -620,8 +620,27 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
         keep = set(_MUTATE.get(node.op, ()))
         if dtype == target_dtype and node.op in use_fp32:
             keep |= {i for i, n in enumerate(use_fp32[node.op]) if n}
+        if dtype is None and node.op in widest and node.name not in excluded:
+            # MXNet inserts amp_multicast; where the input types are known here, casting
+            # the low-precision ones up to float32 is the same thing.
+            types = {known.get((id(new[id(s)]), i)) for s, i in node.inputs}
+            if "float32" in types and target_dtype in types:
+                inputs = []
+                for src, idx in node.inputs:
+                    nsrc = new[id(src)]
+                    if known.get((id(nsrc), idx)) == target_dtype:
+                        inputs.append((cast_of(nsrc, idx, "float32"), 0))
+                    else:
+                        inputs.append((nsrc, idx))
+                    if nsrc.is_var:
+                        consumers[id(nsrc)].append(None)
+                node_inputs = inputs
+            else:
+                node_inputs = None
+        else:
+            node_inputs = None
         inputs = []
-        for pos, (src, idx) in enumerate(node.inputs):
+        for pos, (src, idx) in enumerate(node.inputs if node_inputs is None else ()):
             nsrc = new[id(src)]
             if dtype is None or pos in keep or known.get((id(nsrc), idx)) == dtype:
                 inputs.append((nsrc, idx))
@@ -632,6 +651,8 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
             inputs.append((cast_of(nsrc, idx, dtype), 0))
             if nsrc.is_var:
                 consumers[id(nsrc)].append(dtype)
+        if node_inputs is not None:
+            inputs = node_inputs
         copy = _Node(node.op, node.name, dict(node.attrs), inputs,
                      input_names=node.input_names, extra=dict(node.extra), path=node.path,
                      variadic=node.variadic, raw=node.raw)
