@@ -310,11 +310,25 @@ def _cv2():
         return None
 
 
+def _resize(arr, w, h, interp):
+    """``cv::resize`` of an HWC uint8 array: OpenCV itself for nearest, bilinear and area
+    (the bits neogluon's resize gives, without a round trip through torch), neogluon's
+    ``imresize`` otherwise."""
+    if arr.shape[0] == h and arr.shape[1] == w:
+        return arr
+    cv2 = _cv2()
+    if cv2 is not None and interp in (0, 1, 3):
+        out = cv2.resize(np.ascontiguousarray(arr), (int(w), int(h)), interpolation=interp)
+        return out.reshape(int(h), int(w), arr.shape[2])
+    from .image_record import _resize as resize
+    return resize(arr, w, h, interp)
+
+
 def _apply(arr, plan, fill):
     """The pixel work of ``plan`` on an HWC uint8 array (RGB or gray)."""
-    from .image_record import _resize, _to_u8
+    from .image_record import _to_u8
     if "resize" in plan:
-        arr = _resize(arr, *plan["resize"]) if arr.shape[:2] != plan["resize"][1::-1] else arr
+        arr = _resize(arr, *plan["resize"])
     if "hls" in plan and arr.shape[2] == 3:
         dh, dl, ds = plan["hls"]
         cv2 = _cv2()
@@ -544,12 +558,16 @@ class ImageDetRecordIter(DataIter):
             step = ((total + num_parts - 1) // num_parts + 3) // 4 * 4
             begin, end = min(step * part_index, total), min(step * (part_index + 1), total)
             self._offsets, ids, labels, sizes = [], [], [], []
+            chunk_end = total
             while True:
                 pos = rec.tell()
                 s = rec.read()
                 if s is None:
                     break
-                if not begin <= pos < end:
+                if pos >= end:
+                    chunk_end = pos  # the part ends where the next part's records begin
+                    break
+                if pos < begin:
                     continue
                 header, payload = recordio.unpack(s)
                 self._offsets.append(pos)
@@ -596,8 +614,8 @@ class ImageDetRecordIter(DataIter):
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
         slots = max(1, min(int(preprocess_threads), max(cpus - 1, 1)))
-        self._slot = _split(self._offsets, self._offsets[0], end if end > begin else total,
-                            slots) if slots > 1 else [0] * len(self._offsets)
+        self._slot = _split(self._offsets, self._offsets[0], chunk_end, slots) \
+            if slots > 1 else [0] * len(self._offsets)
         self._rngs = [_StdRandom((i + 1) * _RAND_MAGIC) for i in range(slots)]
         self._shuffle_rng = _StdRandom(_RAND_MAGIC + int(seed))
         threads = max(1, min(int(preprocess_threads), cpus))
@@ -667,13 +685,9 @@ class ImageDetRecordIter(DataIter):
         from .. import image
         k, plan, payload = job
         gray = self.data_shape[0] == 1
-        try:
-            img = image.imdecode(payload, flag=0 if gray else 1).asnumpy()
-        except Exception as err:  # noqa: BLE001 - named with the record
-            raise MXNetError(f"ImageDetRecordIter: cannot decode record {self._ids[k]}: "
-                             f"{err}") from None
-        if img.ndim == 2:
-            img = img[:, :, None]
+        # (numpy straight from the decoder: mx.image.imdecode's pixels, no NDArray)
+        img = image.image._decode(payload, 0 if gray else 1,
+                                  f"ImageDetRecordIter: record {self._ids[k]}")
         arr = _apply(img, plan, self._p["fill_value"])
         c, h, w = self.data_shape
         out = np.zeros((c, h, w), np.float32)
