@@ -81,7 +81,9 @@ class ImageRecordIter(DataIter):
         ``rand_crop``, else centred), resized to the output.
     random_h, random_s, random_l : int, default 0
         Add a random offset to the hue (OpenCV's 0-180 units), saturation and lightness
-        (0-255) in HLS space.
+        (0-255) in OpenCV's 8-bit HLS space, as MXNet 1.9.1: one offset per channel and
+        image, ``int(f * 2r - r)`` with ``f = (u1 + 4 u2) / 5`` from two uniform draws,
+        and the same bytes as MXNet for given offsets.
     brightness, contrast, saturation : float, default 0
         Scale by ``1 + U(-v, v)`` (contrast and saturation towards the gray mean / gray
         pixel), the three in a random order.
@@ -312,6 +314,10 @@ def _check_aug(a):
                  "min_img_size", "max_aspect_ratio"):
         if a[name] < 0:
             bad(f"{name} must be >= 0, got {a[name]}")
+    for name in ("random_h", "random_s", "random_l"):
+        if a[name] != int(a[name]):
+            bad(f"{name} must be an integer (MXNet's parameter is an int), got {a[name]}")
+        a[name] = int(a[name])
     if not 0 <= a["fill_value"] <= 255:
         bad(f"fill_value must be in [0, 255], got {a['fill_value']}")
     if a["inter_method"] not in (0, 1, 2, 3, 4, 9, 10):
@@ -380,6 +386,9 @@ def _resize(arr, w, h, interp):
 
 
 def _cv2():
+    """OpenCV's Python module when installed and not turned off with NEOGLUON_OPENCV=0."""
+    if os.environ.get("NEOGLUON_OPENCV", "1") == "0":
+        return None
     try:
         import cv2
         return cv2
@@ -409,7 +418,8 @@ def _warp(arr, m, w, h, interp, fill):
 
 
 def _rgb_to_hls(x):
-    """float RGB in [0, 1] -> H in degrees [0, 360), L, S in [0, 1]."""
+    """float RGB in [0, 1] -> H in degrees [0, 360), L, S in [0, 1] (float64; for OpenCV's
+    8-bit HLS bytes, as MXNet's jitter, see ``_rgb_to_hls_u8`` / ``_hls_jitter``)."""
     mx_, mn = x.max(-1), x.min(-1)
     light = (mx_ + mn) / 2
     d = mx_ - mn
@@ -438,6 +448,104 @@ def _hls_to_rgb(hue, light, sat):
 
 def _to_u8(x):
     return np.clip(np.rint(x), 0, 255).astype(np.uint8)
+
+
+# HSL jitter (random_h / random_s / random_l), as MXNet 1.9.1's default augmenter does it:
+# the uint8 image to OpenCV's 8-bit HLS (H in 0..180, half degrees; L and S in 0..255),
+# one integer offset per channel for the whole image, clamped to [0, 180] / [0, 255], and
+# back. MXNet's wheel links OpenCV 3.4, whose 8-bit RGB->HLS works in float32: channels
+# times 1/255, hue from the max channel as 60/(max-min) times a channel difference (+120
+# or +240, +360 when negative), halved, then each value rounded half to even (the SSE
+# conversion). OpenCV 4's own uint8 conversion rounds the hue of 1,747 of the 16.7M
+# colours (those exactly halfway between two 8-bit hues) the other way, so the forward
+# step is done here in numpy with 3.4's operations; the way back (HLS->RGB) of OpenCV 4
+# gives 3.4's bits and is used when installed (NEOGLUON_OPENCV=0 turns it off), with a
+# numpy version of the same float32 steps otherwise. Both paths gave MXNet's bytes for all
+# 16.7M colours under several offsets when this was written; the fixture keeps a sample of
+# 6,000 hard colours (tools/gen_image_record_hls_fixtures.py, tests/test_image_record_aug.py).
+
+_F32 = np.float32
+_INV255 = np.float32(1.0 / 255.0)
+_FLT_EPS = np.float32(np.finfo(np.float32).eps)
+# For each of the six 60-degree sectors, which of (p2, p1, falling, rising) gives R, G, B.
+_HLS_SECTORS = np.array([[0, 3, 1], [2, 0, 1], [1, 0, 3], [1, 2, 0], [3, 1, 0], [0, 1, 2]])
+
+
+def _hls_draws(rng, random_h, random_s, random_l):
+    """MXNet 1.9.1's offsets (dh, ds, dl) for one image: for each of h, s, l in turn,
+    f = (u1 + 4 * u2) / 5 from two uniform draws in [0, 1) (a trapezoid-shaped law that
+    MXNet chose to make large offsets rarer) and offset = int(f * 2r - r), truncated
+    towards zero, so in (-r, r) with 0 twice as likely as its neighbours."""
+    out = []
+    for r in (random_h, random_s, random_l):
+        f = (rng.random() + 4.0 * rng.random()) / 5.0
+        out.append(int(f * 2 * r - r))
+    return tuple(out)
+
+
+def _rgb_to_hls_u8(arr):
+    """(H, W, 3) uint8 RGB -> (H, W, 3) uint8 OpenCV HLS (H 0..180, L, S 0..255), in
+    OpenCV 3.4's float32 steps (see above)."""
+    x = arr.astype(_F32)
+    x *= _INV255
+    r, g, b = x[..., 0], x[..., 1], x[..., 2]
+    vmax = np.maximum(np.maximum(b, g), r)
+    vmin = np.minimum(np.minimum(b, g), r)
+    diff = vmax - vmin
+    total = vmax + vmin
+    light = total * _F32(0.5)
+    grey = diff <= _FLT_EPS
+    den = np.where(light >= _F32(0.5), _F32(2) - total, total)
+    den[grey] = 1
+    sat = diff / den
+    sat[grey] = 0
+    diff[grey] = 1
+    step = _F32(60) / diff
+    hue = np.where(vmax == r, (g - b) * step,
+                   np.where(vmax == g, (b - r) * step + _F32(120), (r - g) * step + _F32(240)))
+    hue[hue < 0] += _F32(360)
+    hue *= _F32(0.5)
+    hue[grey] = 0
+    out = np.empty(arr.shape, np.uint8)
+    out[..., 0] = np.rint(hue)  # <= 180: no clipping needed
+    out[..., 1] = np.rint(light * _F32(255))
+    out[..., 2] = np.clip(np.rint(sat * _F32(255)), 0, 255)
+    return out
+
+
+def _hls_u8_to_rgb(hls):
+    """(H, W, 3) uint8 OpenCV HLS -> uint8 RGB, in OpenCV's float32 steps (numpy)."""
+    hue = hls[..., 0].astype(_F32) * _F32(6.0 / 180.0)
+    light = hls[..., 1].astype(_F32) * _INV255
+    sat = hls[..., 2].astype(_F32) * _INV255
+    p2 = np.where(light <= _F32(0.5), light * (_F32(1) + sat), (light + sat) - light * sat)
+    p1 = _F32(2) * light - p2
+    whole = np.trunc(hue)
+    frac = hue - whole
+    sector = (whole - np.trunc(whole / _F32(6)) * _F32(6)).astype(np.intp)
+    span = p2 - p1
+    tab = np.stack([p2, p1, p1 + span * (_F32(1) - frac), p1 + span * frac])
+    pick = _HLS_SECTORS[sector]  # (H, W, 3) rows of tab for R, G, B
+    rgb = np.take_along_axis(tab, np.moveaxis(pick, -1, 0), 0)
+    rgb *= _F32(255)
+    return np.clip(np.rint(np.moveaxis(rgb, 0, -1)), 0, 255).astype(np.uint8)
+
+
+def _hls_jitter(arr, dh, ds, dl):
+    """MXNet's HSL jitter of an (H, W, 3) uint8 RGB array by the integer offsets dh (hue,
+    half degrees), ds (saturation) and dl (lightness); a new uint8 array."""
+    hls = _rgb_to_hls_u8(arr)
+    limits = ((dh, 180), (dl, 255), (ds, 255))  # HLS channel order
+    cv2 = _cv2()
+    if cv2 is not None:
+        lut = np.stack([np.clip(np.arange(256) + d, 0, top) for d, top in limits], -1)
+        hls = cv2.LUT(hls, lut.astype(np.uint8).reshape(256, 1, 3))
+        return cv2.cvtColor(hls, cv2.COLOR_HLS2RGB)
+    wide = hls.astype(np.int16)
+    for k, (d, top) in enumerate(limits):
+        if d:
+            np.clip(wide[..., k] + d, 0, top, out=wide[..., k])
+    return _hls_u8_to_rgb(wide.astype(np.uint8))
 
 
 def _gray(x):
@@ -522,15 +630,8 @@ def _augment(arr, data_shape, a, rng):
             if (cw, ch) != (w, h):
                 arr = _resize(arr, w, h, _interp(method, rng, (ch, cw, h, w)))
     if arr.shape[2] == 3 and (a["random_h"] or a["random_s"] or a["random_l"]):
-        dh = int(rng.uniform(-1, 1) * a["random_h"])
-        ds = int(rng.uniform(-1, 1) * a["random_s"])
-        dl = int(rng.uniform(-1, 1) * a["random_l"])
-        hue, light, sat = _rgb_to_hls(arr.astype(np.float64) / 255)
-        # OpenCV's 8-bit HLS: H in [0, 180] (degrees / 2), L and S in [0, 255].
-        hue = np.clip(np.rint(hue / 2) + dh, 0, 180) * 2
-        light = np.clip(np.rint(light * 255) + dl, 0, 255) / 255
-        sat = np.clip(np.rint(sat * 255) + ds, 0, 255) / 255
-        arr = _to_u8(_hls_to_rgb(hue, light, sat) * 255)
+        dh, ds, dl = _hls_draws(rng, a["random_h"], a["random_s"], a["random_l"])
+        arr = _hls_jitter(arr, dh, ds, dl)
     if arr.shape[2] == 3 and (a["brightness"] or a["contrast"] or a["saturation"]):
         steps = [0, 1, 2]
         alphas = [1 + rng.uniform(-1, 1) * a[k] for k in ("brightness", "contrast",
