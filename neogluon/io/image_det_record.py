@@ -89,6 +89,27 @@ def _split(starts, begin, end, parts):
     return [min((s - begin) // step, parts - 1) if step else 0 for s in starts]
 
 
+def _chunks(starts, end, size=_CHUNK):
+    """dmlc-core's chunks of a part (records starting at ``starts``, the part ending at
+    ``end``): ``size`` bytes from a chunk's first record, cut before the last record that
+    starts in them (at least 8 bytes before their end), the rest of the part whole.
+    Index ranges ``(lo, hi)`` into ``starts``."""
+    out, lo, n = [], 0, len(starts)
+    while lo < n:
+        if end - starts[lo] < size:
+            out.append((lo, n))
+            break
+        limit = starts[lo] + size - 8
+        hi = lo + 1
+        while hi < n and starts[hi] <= limit:
+            hi += 1
+        # records lo .. hi-1 start in the window; the last of them opens the next chunk
+        cut = hi - 1 if hi - 1 > lo else hi
+        out.append((lo, cut))
+        lo = cut
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # Labels: MXNet's ImageDetLabel (objects with no area are dropped when parsed).
 
@@ -614,8 +635,12 @@ class ImageDetRecordIter(DataIter):
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
         slots = max(1, min(int(preprocess_threads), max(cpus - 1, 1)))
-        self._slot = _split(self._offsets, self._offsets[0], chunk_end, slots) \
-            if slots > 1 else [0] * len(self._offsets)
+        self._chunks = _chunks(self._offsets, chunk_end)
+        self._slot = []
+        for lo, hi in self._chunks:
+            stop = self._offsets[hi] if hi < len(self._offsets) else chunk_end
+            self._slot += _split(self._offsets[lo:hi], self._offsets[lo], stop, slots) \
+                if slots > 1 else [0] * (hi - lo)
         self._rngs = [_StdRandom((i + 1) * _RAND_MAGIC) for i in range(slots)]
         self._shuffle_rng = _StdRandom(_RAND_MAGIC + int(seed))
         threads = max(1, min(int(preprocess_threads), cpus))
@@ -663,9 +688,12 @@ class ImageDetRecordIter(DataIter):
             rows, cols = self._sizes[k]
             plans.append(_plan(self._p, rows, cols, self._labels[k], self._rngs[self._slot[k]],
                                f"record {self._ids[k]}"))
-        order = list(range(len(self._offsets)))
-        if self.shuffle:
-            self._shuffle_rng.shuffle(order)
+        order = []
+        for lo, hi in self._chunks:  # MXNet shuffles each chunk on its own
+            part = list(range(lo, hi))
+            if self.shuffle:
+                self._shuffle_rng.shuffle(part)
+            order += part
         self._pass = [(k, plans[k]) for k in order]
         self._pos = 0
 
