@@ -388,17 +388,13 @@ def _apply(arr, plan, fill):
 
 
 def _image_size(payload, gray):
-    """(rows, cols) of an encoded image, from its header when Pillow can read it."""
+    """(rows, cols) of an encoded image as ``mx.image.imdecode`` gives it, from its header
+    when Pillow can read it."""
     try:
         from PIL import Image
         with Image.open(_pyio.BytesIO(payload)) as im:
             w, h = im.size
-            try:
-                orient = im.getexif().get(0x0112, 1)
-            except Exception:  # noqa: BLE001 - no EXIF: no rotation
-                orient = 1
-        # OpenCV's decoder applies the EXIF orientation (5-8 swap the sides).
-        return (w, h) if orient in (5, 6, 7, 8) else (h, w)
+        return (h, w)
     except Exception:  # noqa: BLE001 - decode it instead
         from .. import image
         return tuple(image.imdecode(payload, flag=0 if gray else 1).shape[:2])
@@ -471,9 +467,10 @@ class ImageDetRecordIter(DataIter):
 
     Notes
     -----
-    The random draws are MXNet's (see the module's notes) for data parts up to one 8 MB
-    chunk; for larger files dmlc-core's chunking is not reproduced (the images are split
-    among the generators and shuffled as if the part were one chunk).
+    The random draws are MXNet's (see the module's notes), dmlc-core's 8 MB chunks included
+    (each chunk is augmented when the batches reach it, then shuffled on its own). Only a
+    ``reset()`` in the middle of an epoch over more than one chunk can differ: MXNet's
+    prefetching thread has then read an unknown number of chunks ahead.
     """
 
     def __init__(self, path_imgrec, data_shape, batch_size, path_imglist="", label_width=-1,
@@ -650,8 +647,7 @@ class ImageDetRecordIter(DataIter):
         self.provide_data = [DataDesc(data_name, (self.batch_size,) + data_shape, np.float32)]
         self.provide_label = [DataDesc(label_name, (self.batch_size, self.label_pad_width + 4),
                                        np.float32)]
-        self._pass = []      # (record, plan) of the current pass, in serving order
-        self._pos = 0        # next entry of the pass
+        self._pass, self._next_chunk, self._pos = [], 0, 0
         self._overflow = False
         self._new_pass()
 
@@ -681,21 +677,28 @@ class ImageDetRecordIter(DataIter):
         return table
 
     def _new_pass(self):
-        """One pass of MXNet's parser over the data: every record augmented (draws in
-        record order on its thread's generator), then the order shuffled."""
-        plans = []
-        for k in range(len(self._offsets)):
-            rows, cols = self._sizes[k]
-            plans.append(_plan(self._p, rows, cols, self._labels[k], self._rngs[self._slot[k]],
-                               f"record {self._ids[k]}"))
-        order = []
-        for lo, hi in self._chunks:  # MXNet shuffles each chunk on its own
-            part = list(range(lo, hi))
-            if self.shuffle:
-                self._shuffle_rng.shuffle(part)
-            order += part
-        self._pass = [(k, plans[k]) for k in order]
+        """Start a pass of MXNet's parser over the data. Its chunks are read when the
+        batches reach them (``_fill``): each chunk's records augmented in record order,
+        each on its thread's generator, then the chunk's order shuffled."""
+        self._pass = []      # (record, plan) in serving order, for the chunks read so far
+        self._next_chunk = 0
         self._pos = 0
+        self._fill(1)
+
+    def _fill(self, count):
+        """Read chunks until ``count`` entries of the pass are planned (or none is left)."""
+        while len(self._pass) < count and self._next_chunk < len(self._chunks):
+            lo, hi = self._chunks[self._next_chunk]
+            self._next_chunk += 1
+            plans = {}
+            for k in range(lo, hi):
+                rows, cols = self._sizes[k]
+                plans[k] = _plan(self._p, rows, cols, self._labels[k],
+                                 self._rngs[self._slot[k]], f"record {self._ids[k]}")
+            order = list(range(lo, hi))
+            if self.shuffle:  # MXNet shuffles each chunk on its own
+                self._shuffle_rng.shuffle(order)
+            self._pass += [(k, plans[k]) for k in order]
 
     def reset(self):
         if self._overflow:
@@ -735,6 +738,7 @@ class ImageDetRecordIter(DataIter):
 
     def next(self):
         from .. import ndarray as nd
+        self._fill(self._pos + self.batch_size)
         if self._overflow or self._pos >= len(self._pass):
             raise StopIteration
         entries = self._pass[self._pos:self._pos + self.batch_size]
@@ -749,6 +753,7 @@ class ImageDetRecordIter(DataIter):
                                      f"than batch size ({len(self._offsets)} records, "
                                      f"batch_size {self.batch_size})")
                 self._new_pass()
+                self._fill(pad)
                 entries = entries + self._pass[:pad]
                 self._pos = pad
                 self._overflow = True
