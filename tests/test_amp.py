@@ -312,3 +312,25 @@ def test_convert_symbol_widest_and_conditional():
     ref = grp.eval(**args)
     for o, r in zip(outs, ref):
         np.testing.assert_allclose(o.asnumpy(), r.asnumpy(), rtol=1e-2)
+
+
+def test_float16_target_on_cpu():
+    # MXNet's rule on the CPU: only float32 and bfloat16 inputs are cast, so a float16
+    # result feeds float32-list operators unchanged (on a GPU they would go to float32).
+    amp._uninstall()
+    amp.init("float16")
+    try:
+        net = gluon.nn.Dense(3, in_units=4)
+        net.initialize()
+        x = nd.ones((2, 4))
+        with autograd.record():
+            y = net(x)
+            z = nd.exp(y)
+        z.backward()
+        assert dn(y) == "float16" and dn(z) == "float16"
+        assert dn(nd.exp(x)) == "float32"
+        assert dn(net.weight.grad()) == "float32"
+        assert dn(nd.Activation(y, act_type="softrelu")) == "float16"
+        assert dn(y.astype("float32") + y) == "float32"  # widest: float16 goes up
+    finally:
+        amp._uninstall()
