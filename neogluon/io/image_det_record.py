@@ -198,13 +198,8 @@ class _DetLabel:
                     keep.append(k)
         if not keep:
             return False
-        old = self.objects
-        self.objects = old[keep].copy()
-        try:
-            self.project(box)
-        except Exception:  # pragma: no cover - float errors only
-            self.objects = old
-            raise
+        self.objects = self.objects[keep].copy()
+        self.project(box)
         return True
 
 
@@ -290,6 +285,12 @@ def _plan(p, rows, cols, raw_label, rng, where):
                     if label.try_crop(box, p, idx):
                         left, top = int(_F(box[0] * _F(cols))), int(_F(box[1] * _F(rows)))
                         width, height = int(_F(box[2] * _F(cols))), int(_F(box[3] * _F(rows)))
+                        if width <= 0 or height <= 0:
+                            # MXNet fails in cv::resize on the empty crop
+                            raise MXNetError(
+                                f"ImageDetRecordIter: {where}: a random crop of {width}x"
+                                f"{height} pixels of a {cols}x{rows} image (raise "
+                                "min_crop_scales)")
                         plan["crop"] = (left, top, width, height)
                         rows, cols = height, width
                         done = True
@@ -461,7 +462,9 @@ class ImageDetRecordIter(DataIter):
     random_saturation_prob, max_random_illumination, random_illumination_prob,
     max_random_contrast, random_contrast_prob, rand_mirror_prob, fill_value, inter_method,
     resize_mode
-        MXNet's det_aug_default arguments, with its defaults.
+        MXNet's det_aug_default arguments, with its defaults. As in MXNet 1.9.1, a crop
+        sampler's overlap and coverage bounds are checked only when all six are set (every
+        min > 0 and every max < 1); otherwise any crop box that keeps an object is taken.
     mean_r, mean_g, mean_b, std_r, std_g, std_b, scale : float
         Normalisation.
 
