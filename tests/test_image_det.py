@@ -308,3 +308,7 @@ def test_chunks_follow_dmlc_core():
     # window [0, 100): records at 0 and 40 start in its first 92 bytes; 40 opens chunk 2
     assert _chunks(starts, 240, size=100) == [(0, 1), (1, 2), (2, 3), (3, 5)]
     assert _chunks(starts, 240, size=170) == [(0, 3), (3, 5)]
+
+
+def test_create_det_augmenter_dumps_match_mxnet(expected):
+    assert cases.dumps(mx) == str(expected["dumps"])

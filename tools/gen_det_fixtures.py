@@ -10,6 +10,7 @@ ImageDetRecordIter's random augmentations are reproduced draw for draw by neoglu
 seeded the same way. The scenario code is shared: tests/test_image_det.py imports this
 file (MXNet is imported only when it runs as a script).
 """
+import json
 import os
 import random
 import sys
@@ -182,6 +183,17 @@ def make_det_iter(mx, root, name, tmp, **extra):
     return mx.image.ImageDetIter(imglist=imglist, path_root=tmp, **kw)
 
 
+# CreateDetAugmenter arguments whose augmenter list's dumps() is recorded
+DUMPS = dict(data_shape=(3, 30, 30), resize=40, rand_crop=0.5, rand_pad=0.5, rand_mirror=True,
+             mean=True, std=True, brightness=0.1, contrast=0.2, saturation=0.3, hue=0.1,
+             pca_noise=0.05, rand_gray=0.1, min_object_covered=[0.1, 0.5],
+             area_range=(0.1, 2.0), pad_val=(1, 2, 3))
+
+
+def dumps(mx):
+    return json.dumps([a.dumps() for a in mx.image.CreateDetAugmenter(**DUMPS)])
+
+
 def run_epochs(it, epochs=EPOCHS):
     """``epochs`` epochs (reset between them): the first batch's first two images whole
     (uint8 when they are whole pixel values), every
@@ -227,6 +239,7 @@ def main():
             for key, v in run_epochs(it).items():
                 out[f"det/{name}/{key}"] = v
             out[f"det/{name}/provide_label"] = np.array(it.provide_label[0][1])
+    out["dumps"] = np.array(dumps(mx))
     for key, v in out.items():
         if v.dtype == np.float64:
             out[key] = v.astype(np.float32)
