@@ -334,3 +334,36 @@ def test_float16_target_on_cpu():
         assert dn(y.astype("float32") + y) == "float32"  # widest: float16 goes up
     finally:
         amp._uninstall()
+
+
+def test_float16_model_with_multi_precision_keeps_float32_master():
+    amp._uninstall()
+    net = gluon.nn.Dense(2, in_units=3)
+    net.initialize(mx.init.Constant(1.0))
+    net.cast("float16")
+    tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1e-4,
+                                                     "multi_precision": True})
+    amp.init_trainer(tr)
+    x = nd.ones((1, 3), dtype="float16")
+    used = []
+    for _ in range(5):
+        used.append(tr._amp_loss_scaler.loss_scale)
+        with autograd.record():
+            loss = net(x).sum()
+            with amp.scale_loss(loss, tr) as scaled:
+                scaled.backward()
+        tr.step(1)
+    # A float16 gradient of 2**16 is inf: the first two steps overflow and are skipped (the
+    # halved scale only applies from the step after the one that found the overflow).
+    assert used == [2.0 ** 16, 2.0 ** 16, 2.0 ** 15, 2.0 ** 14, 2.0 ** 14]
+    w = net.weight.data()
+    assert dn(w) == "float16"
+    # SGD's multi-precision state is (momentum, float32 master copy), as in MXNet
+    masters = [s[1] for s in tr._updaters[0].states.values() if s[1].shape == w.shape]
+    assert len(masters) == 1
+    master = masters[0]
+    assert dn(master) == "float32"
+    # three steps of 1e-4: float16 cannot hold 1 - 3e-4 (its spacing near 1 is 9.8e-4)...
+    np.testing.assert_allclose(master.asnumpy(), 1 - 3e-4, rtol=1e-6)
+    # ... and the float16 weight is the master rounded
+    np.testing.assert_array_equal(w.asnumpy(), master.asnumpy().astype(np.float16))
