@@ -66,6 +66,8 @@ REC = {
                   max_random_illumination=32, random_illumination_prob=0.5,
                   max_random_contrast=0.5, random_contrast_prob=0.5),
     "shuffle": dict(data_shape=(3, 32, 32), batch_size=4, shuffle=True, seed=3),
+    "mean_img": dict(data_shape=(3, 32, 32), batch_size=4, mean_img=True,
+                     rand_mirror_prob=0.5, rand_crop_prob=0.5, min_crop_scales=0.5),
     "ssd_train": dict(data_shape=(3, 48, 48), batch_size=5, shuffle=True, resize=40,
                       rand_mirror_prob=0.5, rand_pad_prob=0.5, max_pad_scale=3.0,
                       rand_crop_prob=0.8, num_crop_sampler=2, min_crop_scales=(0.3, 0.6),
@@ -148,8 +150,14 @@ def write_lst(path, root, labels_only=False, shift=0.0):
         f.write("\n".join(lines) + "\n")
 
 
+def mean_img_path(tmp, name):
+    return os.path.join(tmp, f"{name}_mean.nd")
+
+
 def make_rec_iter(mx, root, name, tmp, **extra):
     kw = dict(REC[name])
+    if kw.pop("mean_img", False):  # created by the iterator (one pass) in tmp
+        kw["mean_img"] = mean_img_path(tmp, name)
     if kw.pop("imglist", False):
         lst = os.path.join(tmp, "labels.lst")
         write_lst(lst, tmp, labels_only=True, shift=10.0)
@@ -233,6 +241,9 @@ def main():
             for k, v in run_epochs(it).items():
                 out[f"rec/{name}/{k}"] = v
             out[f"rec/{name}/provide_label"] = np.array(it.provide_label[0].shape)
+            if REC[name].get("mean_img"):
+                out[f"rec/{name}/mean"] = \
+                    mx.nd.load(mean_img_path(tmp, name))["mean_img"].asnumpy()
         for k, name in enumerate(DET):
             seed_all(mx, 100 + k)
             it = make_det_iter(mx, ROOT, name, tmp)

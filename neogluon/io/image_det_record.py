@@ -467,6 +467,11 @@ class ImageDetRecordIter(DataIter):
         min > 0 and every max < 1); otherwise any crop box that keeps an object is taken.
     mean_r, mean_g, mean_b, std_r, std_g, std_b, scale : float
         Normalisation.
+    mean_img : str, optional
+        Without ``mean_r/g/b``: subtract this per-pixel mean image (an ``nd.save`` file);
+        when the file does not exist it is computed over one pass of augmented images and
+        saved there first (neogluon saves the mean of the pixels, MXNet 1.9.1 that of the
+        pixels already divided by ``std_*`` and times ``scale``).
 
     Notes
     -----
@@ -492,7 +497,7 @@ class ImageDetRecordIter(DataIter):
                  random_illumination_prob=0.0, max_random_contrast=0.0,
                  random_contrast_prob=0.0, rand_mirror_prob=0.0, fill_value=127,
                  inter_method=1, resize_mode="force", mean_r=0.0, mean_g=0.0, mean_b=0.0,
-                 std_r=0.0, std_g=0.0, std_b=0.0, scale=1.0, **kwargs):
+                 std_r=0.0, std_g=0.0, std_b=0.0, scale=1.0, mean_img="", **kwargs):
         super().__init__(int(batch_size))
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
@@ -652,7 +657,37 @@ class ImageDetRecordIter(DataIter):
                                        np.float32)]
         self._pass, self._next_chunk, self._pos = [], 0, 0
         self._overflow = False
+        self._mean_img = None
+        if mean_img and not (self._mean > 0).any():
+            self._mean_img = self._load_or_make_mean(str(mean_img))
         self._new_pass()
+
+    def _load_or_make_mean(self, path):
+        """MXNet's ``mean_img``: read from ``path`` (an ``nd.save`` file holding one
+        ``(C, H, W)`` array, ``{'mean_img': ...}``), or when it does not exist, the mean of
+        one pass of augmented images (drawing as MXNet does, which then starts a new pass),
+        saved there."""
+        from .. import ndarray as nd
+        if os.path.exists(path):
+            try:
+                loaded = nd.load(path)
+            except Exception as err:  # noqa: BLE001 - reported with the file name
+                raise MXNetError(f"ImageDetRecordIter: cannot read mean_img {path!r}: "
+                                 f"{err}") from err
+            arrays = list(loaded.values()) if isinstance(loaded, dict) else list(loaded)
+            if len(arrays) != 1 or tuple(arrays[0].shape) != self.data_shape:
+                raise MXNetError(f"ImageDetRecordIter: mean_img {path!r} must hold one array "
+                                 f"of shape {self.data_shape} (data_shape), found "
+                                 f"{[tuple(a.shape) for a in arrays]}")
+            return arrays[0].asnumpy().astype(np.float32)
+        self._new_pass()
+        self._fill(len(self._offsets))
+        total = np.zeros(self.data_shape, np.float32)
+        for k, plan in self._pass:  # float32 sums in order, as MXNet
+            total += self._sample((k, plan, self._read(k)), raw=True)[0]
+        mean = total * _F(_F(1) / _F(len(self._pass)))
+        nd.save(path, {"mean_img": nd.array(mean)})
+        return mean
 
     @staticmethod
     def _read_list(path, label_width):
@@ -715,7 +750,7 @@ class ImageDetRecordIter(DataIter):
         self._rec.handle.seek(self._offsets[k])
         return recordio.unpack(self._rec.read())[1]
 
-    def _sample(self, job):
+    def _sample(self, job, raw=False):
         from .. import image
         k, plan, payload = job
         gray = self.data_shape[0] == 1
@@ -727,8 +762,12 @@ class ImageDetRecordIter(DataIter):
         out = np.zeros((c, h, w), np.float32)
         rows, cols = arr.shape[:2]
         out[:, :rows, :cols] = arr.transpose(2, 0, 1)
+        if raw:
+            return out, None
         if (self._mean > 0).any():
             out -= self._mean[:, None, None]
+        elif self._mean_img is not None:
+            out -= self._mean_img
         for ch in range(c):
             if self._std[ch] > 0:
                 out[ch] /= self._std[ch]
