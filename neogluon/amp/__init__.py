@@ -343,11 +343,11 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
     known.update(c[0] for c in _LISTS[target_name]["conditional_fp32"])
     user = list(target_precision_ops or ()) + list(fp32_ops or ()) + \
         [c[0] for c in (conditional_fp32_ops or ()) if isinstance(c, (list, tuple)) and c]
-    unknown = sorted({n for n in user if n not in known})
+    unknown = sorted({n for n in user if n not in known and not _places(n, nd)})
     if unknown:
-        raise MXNetError(f"amp.init: {unknown} are not operators AMP knows; choose from "
-                         "amp.list_lp16_ops, list_fp32_ops, list_lp16_fp32_ops and "
-                         "list_conditional_fp32_ops")
+        raise MXNetError(f"amp.init: {unknown} are not operators (neither neogluon's nor on "
+                         "MXNet's AMP lists: amp.list_lp16_ops, list_fp32_ops, "
+                         "list_lp16_fp32_ops, list_conditional_fp32_ops)")
     dec = _decisions(target_name, target_precision_ops, conditional_fp32_ops, fp32_ops,
                      amp_cast)
     _state.target = _LOW[target_name]
