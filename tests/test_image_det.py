@@ -254,6 +254,7 @@ def test_record_iter_bad_labels(tmp_path, labels, match):
     (dict(max_crop_overlaps=0.1, min_crop_overlaps=0.5), "max_crop_overlaps must be >="),
     (dict(path_imglist="/nonexistent/x.lst"), "path_imglist"),
     (dict(rand_crop=True), "unsupported argument"),
+    (dict(aug_seq="aug_default"), "aug_seq 'aug_default'"),
 ])
 def test_record_iter_bad_arguments(tmp_path, kw, match):
     args = dict(path_imgrec=_write_rec(tmp_path / "ok.rec", [GOOD]), data_shape=(3, 16, 16),

@@ -27,8 +27,7 @@ from .io import DataIter, DataBatch, DataDesc
 
 __all__ = ["ImageDetRecordIter"]
 
-_IGNORED = {"verbose", "ctx", "device_id", "shuffle_chunk_size", "shuffle_chunk_seed",
-            "aug_seq", "prefetch_buffer"}
+_IGNORED = {"verbose", "ctx", "device_id", "shuffle_chunk_seed", "prefetch_buffer"}
 _RAND_MAGIC = 233
 # dmlc-core reads a RecordIO file in chunks of this size; each chunk is split among the
 # decoding threads (and shuffled on its own).
@@ -499,9 +498,17 @@ class ImageDetRecordIter(DataIter):
                  inter_method=1, resize_mode="force", mean_r=0.0, mean_g=0.0, mean_b=0.0,
                  std_r=0.0, std_g=0.0, std_b=0.0, scale=1.0, mean_img="", **kwargs):
         super().__init__(int(batch_size))
-        unknown = sorted(set(kwargs) - _IGNORED)
+        unknown = sorted(set(kwargs) - _IGNORED - {"aug_seq", "shuffle_chunk_size"})
         if unknown:
             raise MXNetError(f"ImageDetRecordIter: unsupported argument(s) {unknown}")
+        if kwargs.get("aug_seq", "det_aug_default") != "det_aug_default":
+            raise MXNetError(f"ImageDetRecordIter: aug_seq {kwargs['aug_seq']!r} is not "
+                             "supported (only MXNet's 'det_aug_default')")
+        if int(kwargs.get("shuffle_chunk_size", 0)) > 0:
+            import warnings
+            warnings.warn("ImageDetRecordIter: shuffle_chunk_size is ignored (the chunks are "
+                          "read in file order; shuffle=True shuffles within each chunk)",
+                          stacklevel=2)
         from .. import recordio
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in (1, 3) or min(data_shape) <= 0:
