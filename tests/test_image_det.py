@@ -4,7 +4,6 @@ CreateDetAugmenter and the Det* augmenters) against MXNet 1.9.1
 for bad input."""
 import importlib.util
 import os
-import random
 
 import numpy as np
 import pytest
