@@ -46,6 +46,8 @@ def _compare(got, want, prefix):
 
 @pytest.mark.parametrize("name", list(cases.REC))
 def test_image_det_record_iter_matches_mxnet(name, expected, tmp_path):
+    if name == "color":  # OpenCV's HLS conversion (without it: an approximation)
+        pytest.importorskip("cv2")
     it = cases.make_rec_iter(mx, ROOT, name, str(tmp_path))
     assert tuple(it.provide_label[0].shape) == tuple(expected[f"rec/{name}/provide_label"])
     got = cases.run_epochs(it)
