@@ -83,6 +83,7 @@ class _State:
 
 
 _state = _State()
+_NDArray = None  # neogluon.ndarray.NDArray, set by init (the ndarray package imports late)
 
 
 # ---------------------------------------------------------------------------- lists
@@ -149,8 +150,7 @@ def _castable(t, target):
 
 
 def _cast(x, target, amp_cast):
-    from ..ndarray.ndarray import NDArray
-    if isinstance(x, NDArray) and x.stype == "default" and _castable(x._t, target):
+    if isinstance(x, _NDArray) and x.stype == "default" and _castable(x._t, target):
         return amp_cast(x, dtype=target)
     return x
 
@@ -182,7 +182,7 @@ def _cond_step(param, values, amp_cast):
 
 
 def _widest_step(target, amp_cast):
-    from ..ndarray.ndarray import NDArray
+    NDArray = _NDArray
 
     def step(args, kwargs):
         arrays = [a for a in args if isinstance(a, NDArray)]
@@ -331,8 +331,10 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
                         ("fp32_ops", fp32_ops), ("conditional_fp32_ops", conditional_fp32_ops)):
         if value is not None and not isinstance(value, (list, tuple)):
             raise MXNetError(f"amp.init: {what} must be a list, got {type(value).__name__}")
+    global _NDArray
     from .. import ndarray as nd
     from ..ndarray.ndarray import NDArray
+    _NDArray = NDArray
     from ..gluon.rnn import _op  # noqa: F401  (registers nd.RNN and nd._gluon_rnn)
     from ..gluon import block as _block
     from ..gluon import loss as _loss
