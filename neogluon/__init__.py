@@ -32,7 +32,7 @@ def __getattr__(name):
             "runtime": ".runtime", "util": ".util", "contrib": ".contrib", "library": ".library",
             "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
             "npx": ".numpy_extension",
-            "sym": ".symbol", "symbol": ".symbol", "name": ".name"}
+            "sym": ".symbol", "symbol": ".symbol", "name": ".name", "onnx": ".onnx"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         globals()[name] = mod

@@ -9,7 +9,7 @@ import importlib as _importlib
 
 # name -> the module (inside this package) that provides it
 _LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
-         "io": ".io", "text": ".text"}
+         "io": ".io", "text": ".text", "onnx": ".onnx"}
 
 
 def __getattr__(name):
