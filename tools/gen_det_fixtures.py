@@ -66,6 +66,10 @@ REC = {
                   max_random_illumination=32, random_illumination_prob=0.5,
                   max_random_contrast=0.5, random_contrast_prob=0.5),
     "shuffle": dict(data_shape=(3, 32, 32), batch_size=4, shuffle=True, seed=3),
+    # one batch read, then reset (MXNet starts a new pass of its parser), then the epochs
+    "mid_reset": dict(data_shape=(3, 32, 32), batch_size=4, shuffle=True, seed=5,
+                      rand_mirror_prob=0.5, rand_crop_prob=0.5, min_crop_scales=0.5,
+                      early_reset=True),
     "mean_img": dict(data_shape=(3, 32, 32), batch_size=4, mean_img=True,
                      rand_mirror_prob=0.5, rand_crop_prob=0.5, min_crop_scales=0.5),
     "ssd_train": dict(data_shape=(3, 48, 48), batch_size=5, shuffle=True, resize=40,
@@ -156,6 +160,7 @@ def mean_img_path(tmp, name):
 
 def make_rec_iter(mx, root, name, tmp, **extra):
     kw = dict(REC[name])
+    early_reset = kw.pop("early_reset", False)
     if kw.pop("mean_img", False):  # created by the iterator (one pass) in tmp
         kw["mean_img"] = mean_img_path(tmp, name)
     if kw.pop("imglist", False):
@@ -163,8 +168,12 @@ def make_rec_iter(mx, root, name, tmp, **extra):
         write_lst(lst, tmp, labels_only=True, shift=10.0)
         kw["path_imglist"] = lst
     kw.update(extra)
-    return mx.io.ImageDetRecordIter(path_imgrec=os.path.join(root, "det.rec"),
-                                    preprocess_threads=1, **kw)
+    it = mx.io.ImageDetRecordIter(path_imgrec=os.path.join(root, "det.rec"),
+                                  preprocess_threads=1, **kw)
+    if early_reset:
+        it.next()
+        it.reset()
+    return it
 
 
 def make_det_iter(mx, root, name, tmp, **extra):
