@@ -11,7 +11,8 @@ disturbed by other processes; the table gives the median over rounds of both). W
 for comparison.
 
 Usage:
-    python bench/amp_bench.py [--rounds 3] [--steps 10] [--models lenet resnet18]
+    python bench/amp_bench.py [--rounds 3] [--steps 10] [--threads 1]
+                              [--models lenet resnet18]
                               [--no-mxnet] [--no-write]
 """
 from __future__ import annotations
@@ -87,11 +88,12 @@ def worker(framework, mode, model, steps, warmup):
                       "loss": float(loss.mean().asscalar())}))
 
 
-def run_one(framework, mode, model, steps, warmup):
+def run_one(framework, mode, model, steps, warmup, threads):
     exe = MXREF if framework == "mxnet" else sys.executable
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     out = subprocess.run([exe, os.path.abspath(__file__), "--worker", framework, mode, model,
                           "--steps", str(steps), "--warmup", str(warmup)],
-                         capture_output=True, text=True, check=False)
+                         capture_output=True, text=True, check=False, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{framework} {mode} {model} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -116,6 +118,8 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="OMP_NUM_THREADS of every worker (the CPUs are shared)")
     ap.add_argument("--models", nargs="+", default=["lenet", "resnet18"])
     ap.add_argument("--no-mxnet", action="store_true")
     ap.add_argument("--no-write", action="store_true")
@@ -130,7 +134,7 @@ def main():
         for model in args.models:
             for fw in frameworks:
                 for mode in ("fp32", "bf16"):
-                    out = run_one(fw, mode, model, args.steps, args.warmup)
+                    out = run_one(fw, mode, model, args.steps, args.warmup, args.threads)
                     res.setdefault((model, fw, mode), []).append(out["median_ms"])
                     res.setdefault((model, fw, mode, "best"), []).append(out["best_ms"])
                     print(f"round {r} {model:9s} {fw:9s} {mode}: {out['median_ms']:8.1f} ms "
@@ -160,7 +164,8 @@ def main():
         with open(RESULTS, "a") as f:
             f.write(f"\n## bfloat16 AMP training on the CPU (issue 18)\n\nCommand: "
                     f"`{cmd.strip()}` -- {stamp}, {model_name}, {os.cpu_count()} cores, "
-                    f"flags {' '.join(flags)}; load average {load[0]:.1f}. Medians of "
+                    f"flags {' '.join(flags)}; load average {load[0]:.1f}; "
+                    f"OMP_NUM_THREADS={args.threads}. Medians of "
                     f"{args.rounds} rounds of per-process medians over {args.steps} steps.\n\n"
                     f"{table}\n")
 
