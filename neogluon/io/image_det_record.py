@@ -351,26 +351,9 @@ def _apply(arr, plan, fill):
     if "resize" in plan:
         arr = _resize(arr, *plan["resize"])
     if "hls" in plan and arr.shape[2] == 3:
+        from .image_record import _hls_jitter   # MXNet's bytes, with or without OpenCV
         dh, dl, ds = plan["hls"]
-        cv2 = _cv2()
-        if cv2 is not None:
-            hls = cv2.cvtColor(np.ascontiguousarray(arr), cv2.COLOR_RGB2HLS).astype(np.int32)
-            hls[..., 0] = np.clip(hls[..., 0] + dh, 0, 180)
-            hls[..., 1] = np.clip(hls[..., 1] + dl, 0, 255)
-            hls[..., 2] = np.clip(hls[..., 2] + ds, 0, 255)
-            arr = cv2.cvtColor(hls.astype(np.uint8), cv2.COLOR_HLS2RGB)
-        else:
-            try:
-                from .image_record import _rgb_to_hls, _hls_to_rgb
-            except ImportError:
-                raise MXNetError("ImageDetRecordIter: the HLS jitter (max_random_hue, "
-                                 "max_random_saturation, max_random_illumination) needs "
-                                 "OpenCV (pip install opencv-python-headless)") from None
-            hue, light, sat = _rgb_to_hls(arr.astype(np.float64) / 255)
-            hue = np.clip(np.rint(hue / 2) + dh, 0, 180) * 2
-            light = np.clip(np.rint(light * 255) + dl, 0, 255) / 255
-            sat = np.clip(np.rint(sat * 255) + ds, 0, 255) / 255
-            arr = _to_u8(_hls_to_rgb(hue, light, sat) * 255)
+        arr = _hls_jitter(np.ascontiguousarray(arr), dh, ds, dl)
     if "contrast" in plan:
         arr = _to_u8(arr.astype(np.float32) * plan["contrast"])
     if plan.get("mirror"):
