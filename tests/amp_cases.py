@@ -291,3 +291,14 @@ def convert_block(mx, amp, dn, cast_optional_params, excluded):
             "ref": ref.asnumpy(),
             "params": {k: dn(p.data()) for k, p in conv.collect_params().items()},
             "internals": conv._cached_graph[1].get_internals().list_outputs()}
+
+
+def cnn_symbol_internals(mx):
+    """The CNN's forward pass as a Symbol made under AMP (every internal output), the net
+    and an input batch."""
+    net = cnn(mx)
+    net.initialize()
+    _fill(mx.nd, net.collect_params(), 1)
+    internals = net(mx.sym.var("data")).get_internals()
+    x, _ = _inputs(mx)
+    return net, internals, x

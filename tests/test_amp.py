@@ -367,3 +367,16 @@ def test_float16_model_with_multi_precision_keeps_float32_master():
     np.testing.assert_allclose(master.asnumpy(), 1 - 3e-4, rtol=1e-6)
     # ... and the float16 weight is the master rounded
     np.testing.assert_array_equal(w.asnumpy(), master.asnumpy().astype(np.float16))
+
+
+def test_symbol_made_under_amp_has_mxnets_casts(amp_on):
+    net, internals, x = S.cnn_symbol_internals(mx)
+    want = META["symbol_internals"]
+    assert internals.list_outputs() == [n for n, _ in want]
+    args = {"data": x}
+    args.update({k: p.data() for k, p in net.collect_params().items()})
+    outs = internals.eval(**args)
+    assert [[n, dn(o)] for n, o in zip(internals.list_outputs(), outs)] == want
+    amp._uninstall()
+    _, internals, _ = S.cnn_symbol_internals(mx)
+    assert not any("amp_cast" in n for n in internals.list_outputs())

@@ -103,6 +103,10 @@ def main():
         rec.put(f"cnn_layers.{hyb}", S.cnn_layer_dtypes(mx, amp, dn, hyb))
         rec.put(f"lstm.{hyb}", S.lstm_dtypes(mx, amp, dn, hyb))
     rec.put("ops", S.op_dtypes(mx, amp, dn, BF16))
+    _, internals, _ = S.cnn_symbol_internals(mx)
+    _, out_types, _ = internals.infer_type(data="float32")
+    rec.put("symbol_internals", [[n, dn(np.empty(0, dtype=t))] for n, t
+                                 in zip(internals.list_outputs(), out_types)])
     # The scale sequence: overflow at steps 1 and 2, then clean steps (growth after 3).
     ctx2 = [mx.cpu(0), mx.cpu(1)]
     for name, ctxs, uok, hyb in (("one_ctx", [mx.cpu(0)], None, False),

@@ -379,10 +379,64 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
             return fused(self, _cast(pred, _F32, amp_cast), label)
         _install(_loss.SoftmaxCrossEntropyLoss, "_fused", _fused)
     _block._install_traced_methods()  # hybridize's traced arrays call the wrapped methods
+    _install_symbol_casts(target_name, target_precision_ops, conditional_fp32_ops, fp32_ops)
     _state.loss_scaler = LossScaler()
     _state.scaler_taken = False
     _state.initialized = True
     logging.info("Using AMP")
+
+
+def _install_symbol_casts(target_name, target_precision_ops, conditional_fp32_ops, fp32_ops):
+    """Symbols made from now on get ``amp_cast`` nodes in front of the operators AMP casts,
+    as MXNet's wrapped ``mx.sym`` functions add them (named ``<scope>amp_cast<n>``), so
+    ``infer_type`` and exported graphs show the casts. Widest-type operators get none (MXNet
+    adds ``amp_multicast``); their ``nd`` twins still cast when the graph runs."""
+    from ..symbol import symbol as symmod
+    from ..name import NameManager
+    lists = _LISTS[target_name]
+    lp16 = set(target_precision_ops if target_precision_ops is not None else lists["lp16"])
+    fp32 = set(fp32_ops if fp32_ops is not None else lists["fp32"])
+    cond = {c[0]: (c[1], tuple(str(v) for v in c[2])) for c in
+            (conditional_fp32_ops if conditional_fp32_ops is not None
+             else lists["conditional_fp32"])}
+    use_fp32 = lists["lp16_use_fp32_params"] or {}
+
+    def add_casts(sym):
+        if len({id(n) for n, _ in sym._outputs}) != 1:
+            return sym
+        node = sym._outputs[0][0]
+        op = node.op
+        if op in lp16:
+            dtype = target_name
+        elif op in fp32:
+            dtype = "float32"
+        elif op in cond and str(node.attrs.get(cond[op][0])) in cond[op][1]:
+            dtype = "float32"
+        else:
+            return sym
+        keep = set(symmod._MUTATE.get(op, ()))
+        if dtype == target_name and op in use_fp32:
+            keep |= {i for i, n in enumerate(use_fp32[op]) if n}
+        for pos, entry in enumerate(node.inputs):
+            if pos in keep:
+                continue
+            name = NameManager.current.get(None, "amp_cast")
+            cast = symmod._Node("amp_cast", name, {"dtype": dtype}, [entry], path="amp_cast")
+            node.inputs[pos] = (cast, 0)
+        return sym
+
+    make_op = symmod._make_op
+    make_node = symmod._make_node
+
+    @functools.wraps(make_op)
+    def amp_make_op(*args, **kwargs):
+        return add_casts(make_op(*args, **kwargs))
+
+    @functools.wraps(make_node)
+    def amp_make_node(*args, **kwargs):
+        return add_casts(make_node(*args, **kwargs))
+    _install(symmod, "_make_op", amp_make_op)
+    _install(symmod, "_make_node", amp_make_node)
 
 
 def _uninstall():
