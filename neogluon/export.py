@@ -504,12 +504,101 @@ def _rename_dims(data, names):
     return model.SerializeToString()
 
 
+# torch's torch.export-based ONNX exporter writes opset 18 and later; older opsets come from
+# its TorchScript exporter (see _legacy_onnx_bytes).
+_FIRST_DYNAMO_OPSET = 18
+
+
+def _legacy_onnx_bytes(module, tensors, in_names, out_names, opset, axes, prog, block, what):
+    """ONNX at an opset below 18 through torch's TorchScript exporter, checked afterwards.
+
+    That exporter traces with torch.jit.trace, which writes sizes computed in Python into the
+    graph as constants; the file is therefore run in onnxruntime (when installed) on the
+    example inputs and, with a variable batch, on a batch one larger, against the block."""
+    import io
+    import warnings
+    dyn_in = {n: {0: "batch"} for n, ax in zip(in_names, axes) if ax}
+    dynamic_axes = None
+    if dyn_in:
+        batch_syms = set(_batch_dim_names(prog, len(tensors)))
+        dynamic_axes = dict(dyn_in)
+        outs = [a for a in prog.graph.output_node().args[0]]
+        for name, node in zip(out_names, outs):
+            val = getattr(node, "meta", {}).get("val")
+            if val is not None and val.dim() and str(val.shape[0]) in batch_syms:
+                dynamic_axes[name] = {0: "batch"}
+    buf = io.BytesIO()
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, tuple(tensors), buf, dynamo=False, opset_version=opset,
+                              input_names=in_names, output_names=out_names,
+                              dynamic_axes=dynamic_axes, do_constant_folding=True)
+    except Exception as err:  # noqa: BLE001 - reported with the block's name
+        msg = next((m for m in str(err).splitlines() if m.strip()), type(err).__name__)
+        raise MXNetError(f"{what}: {_block_desc(block)} could not be converted to ONNX opset "
+                         f"{opset} (torch's TorchScript exporter): {type(err).__name__}: {msg};"
+                         f" opset {_FIRST_DYNAMO_OPSET} or later may work") from None
+    data = buf.getvalue()
+    _check_onnx(data, module, tensors, in_names, bool(dyn_in), opset, block, what)
+    return data
+
+
+def _check_onnx(data, module, tensors, in_names, dynamic, opset, block, what):
+    import warnings
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        warnings.warn(f"{what}: onnxruntime is not installed, so the opset-{opset} file "
+                      "(TorchScript exporter) was not checked against the block", stacklevel=4)
+        return
+    cases = [list(tensors)]
+    if dynamic:
+        cases.append([torch.cat([t, t[:1]], 0) if t.dim() else t for t in tensors])
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for case in cases:
+        with torch.no_grad():
+            want = module(*case)
+        flat = []
+        _flatten_tensors(want, flat)
+        try:
+            got = sess.run(None, {n: t.cpu().numpy() for n, t in zip(in_names, case)})
+        except Exception as err:  # noqa: BLE001 - the file is wrong for this input
+            got, why = None, f"onnxruntime fails: {str(err).splitlines()[0]}"
+        else:
+            why = None
+            for g, w in zip(got, flat):
+                w = w.detach().cpu().numpy()
+                if g.shape != w.shape or not np.allclose(g, w, rtol=1e-3, atol=1e-4):
+                    why = (f"its output (shape {g.shape}) differs from the block's (shape "
+                           f"{w.shape})")
+                    break
+        if why is not None:
+            raise MXNetError(
+                f"{what}: the opset-{opset} ONNX file of {_block_desc(block)} is wrong for "
+                f"inputs of shapes {[tuple(t.shape) for t in case]}: {why}. torch's "
+                "TorchScript exporter fixed a size computed in Python; use opset "
+                f"{_FIRST_DYNAMO_OPSET} or later, or dynamic_batch=False")
+
+
+def _flatten_tensors(out, flat):
+    if isinstance(out, torch.Tensor):
+        flat.append(out)
+    else:
+        for o in out:
+            _flatten_tensors(o, flat)
+
+
 def _export_onnx(block, path, module, tensors, axes, opset, what):
     _need_onnx(what)
     prog = _export(module, tensors, axes, block, what)
     in_names, out_names = _io_names(block, len(tensors), _count_outputs(prog))
-    data = _onnx_bytes(prog, tensors, in_names, out_names, opset, block, what)
-    data = _rename_dims(data, _batch_dim_names(prog, len(tensors)))
+    if opset is not None and int(opset) < _FIRST_DYNAMO_OPSET:
+        data = _legacy_onnx_bytes(module, tensors, in_names, out_names, int(opset), axes, prog,
+                                  block, what)
+    else:
+        data = _onnx_bytes(prog, tensors, in_names, out_names, opset, block, what)
+        data = _rename_dims(data, _batch_dim_names(prog, len(tensors)))
     _write_atomic(path, data)
     return path
 
@@ -527,7 +616,9 @@ def to_onnx(block, path, *example_inputs, opset=None, dynamic_batch=True):
     path : str
     *example_inputs : NDArray, numpy array or torch tensor
     opset : int, optional
-        ONNX opset version (default: torch's exporter's default).
+        ONNX opset version (default: torch's exporter's default). Opsets below 18 are
+        written by torch's older TorchScript exporter; the file is then run in onnxruntime
+        (when installed) against the block, and MXNetError says if it differs.
     dynamic_batch : bool, default True
         Axis 0 of every input (and of the outputs that follow it) is left variable.
 

@@ -187,6 +187,36 @@ def test_mlp_onnx_fixed_batch_and_opset(tmp_path):
     np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_old_opsets_through_torchscript_exporter(opset, tmp_path):
+    import onnx
+    net, x = _convnet()
+    net.hybridize()
+    path = tmp_path / "convnet.onnx"
+    export.to_onnx(net, str(path), x, opset=opset)
+    model = onnx.load(str(path))
+    assert [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")] == [opset]
+    x5 = nd.array(det((5, 3, 8, 8), 9))
+    sess, got = _run_onnx(path, {"data": x5.asnumpy()})
+    assert [i.shape for i in sess.get_inputs()] == [["batch", 3, 8, 8]]
+    assert [o.name for o in sess.get_outputs()] == ["output0", "output1"]
+    for g, r in zip(got, _predict(net, x5)):
+        np.testing.assert_allclose(g, r, rtol=RTOL, atol=ATOL)
+
+
+def test_old_opset_file_is_checked_against_the_block(tmp_path):
+    _ort()
+    net, x = _convnet()
+    path = tmp_path / "fixed.onnx"
+    export.to_onnx(net, str(path), x, opset=13, dynamic_batch=False)
+    module = export.to_torch_module(net)
+    # the check the TorchScript path runs: a file whose batch is fixed fails it for batch 3
+    export._check_onnx(path.read_bytes(), module, [x._t], ["data"], False, 13, net, "t")
+    with pytest.raises(mx.MXNetError, match=r"opset-13 ONNX file of ConvNet .* is wrong for "
+                                            r"inputs of shapes \[\(3, 3, 8, 8\)\]"):
+        export._check_onnx(path.read_bytes(), module, [x._t], ["data"], True, 13, net, "t")
+
+
 # ---------------------------------------------------------------------------- MXNet graphs
 def _small_cnn():
     net = gluon.SymbolBlock.imports(os.path.join(SYMFIX, "small_cnn-symbol.json"), ["data"],
