@@ -380,3 +380,13 @@ def test_symbol_made_under_amp_has_mxnets_casts(amp_on):
     amp._uninstall()
     _, internals, _ = S.cnn_symbol_internals(mx)
     assert not any("amp_cast" in n for n in internals.list_outputs())
+
+
+def test_lists_modules_as_mxnet_names_them():
+    from neogluon.amp.lists import symbol_bf16, symbol_fp16
+    assert symbol_fp16.FP16_FUNCS == amp.list_lp16_ops("float16")
+    assert symbol_bf16.BF16_FP32_FUNCS == amp.list_lp16_fp32_ops("bfloat16")
+    assert symbol_bf16.WIDEST_TYPE_CASTS == amp.list_widest_type_cast("bfloat16")
+    assert symbol_fp16.CONDITIONAL_FP32_FUNCS == amp.list_conditional_fp32_ops("float16")
+    assert not hasattr(symbol_fp16, "FP16_USE_FP32_PARAMS")
+    assert symbol_bf16.BF16_USE_FP32_PARAMS == amp.list_lp16_use_fp32_params("bfloat16")

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
-import os
 
 import numpy as np
 import torch
@@ -39,8 +37,8 @@ __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
 #: what ``astype``/``amp_cast`` take for bfloat16 (MXNet's ``amp.amp.bfloat16``)
 bfloat16 = "bfloat16"
 
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lists.json")) as _f:
-    _LISTS = json.load(_f)
+from ._lists_data import LISTS as _LISTS
+from . import lists  # noqa: F401  (amp.lists.symbol_fp16 / symbol_bf16, as in MXNet)
 
 _F32 = torch.float32
 _LOW = {"float16": torch.float16, "bfloat16": torch.bfloat16}
