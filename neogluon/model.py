@@ -1,13 +1,84 @@
-"""Helpers that pick a KVStore for training (MXNet's ``mx.model._create_kvstore``)."""
+"""``mx.model``: Module-era checkpoints (``save_checkpoint``, ``load_checkpoint``,
+``load_params``) and the helpers that pick a KVStore for training
+(``mx.model._create_kvstore``)."""
 from __future__ import annotations
 
+import logging
 import os
 
 import numpy as np
 
 from . import kvstore as kvs
+from .base import MXNetError
 
-__all__ = []
+__all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
+
+
+def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
+    """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` as MXNet does: the same bytes
+    as MXNet 1.9.1's files for the same graph and arrays. Each file is written atomically
+    (a temporary file renamed into place) with the permissions the umask gives.
+
+    Parameters
+    ----------
+    prefix : str
+    epoch : int
+    symbol : Symbol or None
+        The graph (not written when None).
+    arg_params, aux_params : dict of str to NDArray
+        Saved as ``arg:<name>`` and ``aux:<name>``.
+    remove_amp_cast : bool, default True
+        Leave AMP cast nodes out of the symbol file.
+    """
+    from . import ndarray as nd
+    from .context import cpu
+    from .symbol.symbol import _atomic_write
+    if symbol is not None:
+        symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+    save_dict = {f"arg:{k}": v.as_in_context(cpu()) for k, v in arg_params.items()}
+    save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in aux_params.items()})
+    param_name = "%s-%04d.params" % (prefix, epoch)
+    _atomic_write(param_name, lambda tmp: nd.save(tmp, save_dict))
+    logging.info('Saved checkpoint to "%s"', param_name)
+
+
+def load_params(prefix, epoch):
+    """``(arg_params, aux_params)`` from ``prefix-%04d.params`` (keys ``arg:``/``aux:``)."""
+    from . import ndarray as nd
+    fname = "%s-%04d.params" % (prefix, epoch)
+    if not os.path.isfile(fname):
+        raise MXNetError(f"load_params: no parameter file {fname}")
+    save_dict = nd.load(fname)
+    arg_params, aux_params = {}, {}
+    if not save_dict:
+        logging.warning("Params file '%s' is empty", fname)
+        return arg_params, aux_params
+    if not isinstance(save_dict, dict):
+        raise ValueError(f"Invalid param file {fname}: it holds a list of arrays, not "
+                         "arg:/aux: names")
+    for k, value in save_dict.items():
+        kind, _, name = k.partition(":")
+        if kind == "arg" and name:
+            arg_params[name] = value
+        elif kind == "aux" and name:
+            aux_params[name] = value
+        else:
+            raise ValueError(f"Invalid param file {fname}: key {k!r} is neither arg:<name> "
+                             "nor aux:<name>")
+    return arg_params, aux_params
+
+
+def load_checkpoint(prefix, epoch):
+    """``(symbol, arg_params, aux_params)`` from ``prefix-symbol.json`` and
+    ``prefix-%04d.params`` (MXNet's or neogluon's). ``gluon.SymbolBlock.imports`` gives the
+    same model as a Gluon block."""
+    from . import symbol as sym
+    fname = f"{prefix}-symbol.json"
+    if not os.path.isfile(fname):
+        raise MXNetError(f"load_checkpoint: no symbol file {fname}")
+    symbol = sym.load(fname)
+    arg_params, aux_params = load_params(prefix, epoch)
+    return symbol, arg_params, aux_params
 
 # Above this many elements in one parameter, the 'local' store updates on the devices.
 _BIG_PARAM = 1024 * 1024 * 16

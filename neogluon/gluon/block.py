@@ -1407,12 +1407,11 @@ class HybridBlock(Block):
             raise RuntimeError("Please first call block.hybridize() and then run forward with "
                                "this block at least once before calling export.")
         text, sym, graph = self._graph_text()
-        sym_file = f"{path}-symbol.json"
-        folder = os.path.dirname(os.path.abspath(sym_file))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-symbol.", dir=folder)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, sym_file)
+        if sym is not None and remove_amp_cast:
+            text = _sym.symbol._without_amp_cast(sym).tojson()
+        data = text.encode()
+        _sym.symbol._atomic_write(f"{path}-symbol.json",
+                                  lambda tmp: _sym.symbol._write_bytes(tmp, data))
         arg_dict = {}
         if sym is not None:
             arg_names = set(sym.list_arguments())
@@ -1426,7 +1425,8 @@ class HybridBlock(Block):
             for _, p in graph.params:
                 kind = "arg" if p._differentiable else "aux"
                 arg_dict[f"{kind}:{p.name}"] = p._reduce()
-        _atomic_nd_save("%s-%04d.params" % (path, epoch), arg_dict)
+        _sym.symbol._atomic_write("%s-%04d.params" % (path, epoch),
+                                  lambda tmp: _nd.save(tmp, arg_dict))
 
     def _graph_text(self):
         """(symbol file text, Symbol or None, captured graph) of the cached forward pass."""

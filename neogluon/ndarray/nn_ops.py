@@ -886,9 +886,21 @@ NDArray.pad = lambda self, *args, **kwargs: Pad(self, *args, **kwargs)
 
 def UpSampling(*data, scale=1, sample_type="nearest", num_args=1, num_filter=0,
                multi_input_mode="concat", workspace=512, out=None, name=None):
-    """Nearest-neighbour upsampling of NCHW data by an integer ``scale``."""
+    """Upsampling of NCHW data by an integer ``scale``: nearest neighbour, or ``'bilinear'``
+    (``data`` then is ``(data, weight)``: MXNet's grouped deconvolution with a
+    ``(num_filter, 1, k, k)`` weight, ``k = 2 * scale - scale % 2``)."""
+    if sample_type == "bilinear":
+        if len(data) != 2:
+            raise MXNetError("UpSampling: sample_type='bilinear' takes data and weight, got "
+                             f"{len(data)} inputs")
+        scale = int(scale)
+        k, pad = 2 * scale - scale % 2, (scale - 1 + 1) // 2
+        nf = int(num_filter) or data[0].shape[1]
+        return Deconvolution(data[0], data[1], kernel=(k, k), stride=(scale, scale),
+                             pad=(pad, pad), num_filter=nf, num_group=nf, no_bias=True, out=out)
     if sample_type != "nearest":
-        raise MXNetError("UpSampling: only sample_type='nearest' is supported")
+        raise MXNetError(f"UpSampling: sample_type must be 'nearest' or 'bilinear', got "
+                         f"{sample_type!r}")
     arrs = [_tt(d, "UpSampling") for d in data]
     for d in data:
         if d.ndim != 4:

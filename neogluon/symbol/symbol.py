@@ -30,6 +30,7 @@ from ..context import Context, cpu, current_context
 from .. import ndarray as _nd
 from ..ndarray.ndarray import NDArray, _new
 from ..name import NameManager
+from . import _import_ops  # noqa: F401  (registers the nd operators imported graphs need)
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
            "arange", "pow", "power", "maximum", "minimum", "hypot", "eval_symbol"]
@@ -594,16 +595,19 @@ class Symbol:
                 arg_nodes.append(i)
             row_ptr.append(row_ptr[-1] + _total_outputs(n))
         heads = [[index[id(n)], int(j), 0] for n, j in self._outputs]
-        return json.dumps({"nodes": nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr,
-                           "heads": heads, "attrs": {"mxnet_version": ["int", 10901]}},
-                          indent=2)
+        graph = _Struct([("nodes", [_Struct(d.items()) for d in nodes]),
+                         ("arg_nodes", arg_nodes), ("node_row_ptr", row_ptr),
+                         ("heads", heads), ("attrs", {"mxnet_version": ["int", 10901]})])
+        return _MXJSONWriter().dump(graph)
 
     def save(self, fname, remove_amp_cast=True):
-        """Write :meth:`tojson` to ``fname``."""
+        """Write :meth:`tojson` to ``fname`` (atomically, with the permissions the umask
+        gives, as MXNet's file has)."""
         if not isinstance(fname, str):
             raise TypeError("fname need to be string")
-        with open(fname, "w") as f:
-            f.write(self.tojson())
+        sym = _without_amp_cast(self) if remove_amp_cast else self
+        text = sym.tojson().encode()
+        _atomic_write(fname, lambda tmp: _write_bytes(tmp, text))
 
     def debug_str(self):
         """A readable listing of the graph's nodes."""
@@ -629,6 +633,162 @@ class Symbol:
 
     def __call__(self, *args, **kwargs):
         raise MXNetError("composing symbols by calling them is not provided by neogluon")
+
+
+class _Struct(list):
+    """An object whose keys are written in this order, always over several lines."""
+
+
+class _MXJSONWriter:
+    """JSON laid out byte for byte as MXNet's (dmlc's) writer lays it out: structures over
+    several lines, maps over several lines when they have more than one key (keys sorted),
+    arrays of plain values on one line up to 10 items, ``", "`` then a new line between the
+    items of a multi-line scope, two spaces of indent per level."""
+
+    def __init__(self):
+        self.parts = []
+        self.scopes = []      # [multi_line, count]
+
+    def dump(self, value):
+        self.value(value)
+        return "".join(self.parts)
+
+    def _sep(self):
+        if not self.scopes or self.scopes[-1][0]:
+            self.parts.append("\n" + " " * (2 * len(self.scopes)))
+
+    def _begin(self, ch, multi):
+        self.parts.append(ch)
+        self.scopes.append([multi, 0])
+
+    def _end(self, ch):
+        multi, n = self.scopes.pop()
+        if multi and n:
+            self._sep()
+        self.parts.append(ch)
+
+    def _next(self):
+        top = self.scopes[-1]
+        if top[1]:
+            self.parts.append(", ")
+        self._sep()
+        top[1] += 1
+
+    def value(self, v):
+        if isinstance(v, _Struct):
+            self._begin("{", True)
+            for k, x in v:
+                self._next()
+                self.parts.append(_json_str(k) + ": ")
+                self.value(x)
+            self._end("}")
+        elif isinstance(v, dict):
+            self._begin("{", len(v) > 1)
+            for k in sorted(v):
+                self._next()
+                self.parts.append(_json_str(k) + ": ")
+                self.value(v[k])
+            self._end("}")
+        elif isinstance(v, (list, tuple)):
+            self._begin("[", len(v) > 10 or any(isinstance(x, (_Struct, dict)) for x in v))
+            for x in v:
+                self._next()
+                self.value(x)
+            self._end("]")
+        elif isinstance(v, str):
+            self.parts.append(_json_str(v))
+        elif isinstance(v, bool):
+            self.parts.append("true" if v else "false")
+        else:
+            self.parts.append(str(int(v)))
+
+
+def _json_str(s):
+    out = ['"']
+    for ch in str(s):
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _atomic_write(fname, write):
+    """Call ``write(tmp)`` for a temporary file next to ``fname``, give it the permissions a
+    plain ``open`` would (0666 less the umask), then rename it over ``fname``. Temporary files
+    of earlier writes of the same file that were killed midway are removed first; a failed
+    write leaves ``fname`` as it was."""
+    fname = os.fspath(fname)
+    folder = os.path.dirname(os.path.abspath(fname))
+    prefix = ".tmp-" + os.path.basename(fname) + "."
+    try:
+        for old in os.listdir(folder):
+            if old.startswith(prefix):
+                try:
+                    os.remove(os.path.join(folder, old))
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    import tempfile
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=folder)
+    os.close(fd)
+    try:
+        write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, fname)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _without_amp_cast(sym):
+    """``sym`` with MXNet's AMP cast nodes (``amp_cast``, ``amp_multicast``) taken out, as
+    ``save(remove_amp_cast=True)`` writes it."""
+    order = sym._order()
+    if not any(n.op in ("amp_cast", "amp_multicast") for n in order):
+        return sym
+    new = {}
+
+    def src(entry):
+        node, i = entry
+        rep = new[id(node)]
+        if isinstance(rep, list):
+            return rep[i]
+        return (rep, i)
+    for node in order:
+        if node.op == "amp_cast":
+            new[id(node)] = [src(node.inputs[0])]
+            continue
+        if node.op == "amp_multicast":
+            new[id(node)] = [src(e) for e in node.inputs]
+            continue
+        if node.is_var:
+            new[id(node)] = node
+            continue
+        c = _Node.__new__(_Node)
+        for slot in _Node.__slots__:
+            setattr(c, slot, getattr(node, slot))
+        c.inputs = [src(e) for e in node.inputs]
+        new[id(node)] = c
+    return Symbol([src(e) for e in sym._outputs])
 
 
 def NotImplementedForSymbolError(name):
@@ -958,9 +1118,9 @@ def _resolve_path(root, path):
     for p in path.split("."):
         target = getattr(target, p, None)
         if target is None:
-            if path == "_gluon_rnn" and root is _nd:
-                from ..gluon.rnn import _op  # noqa: F401  (registers nd._gluon_rnn)
-                return getattr(_nd, "_gluon_rnn", None)
+            if path in ("_gluon_rnn", "RNN", "_rnn_param_concat") and root is _nd:
+                from ..gluon.rnn import _op  # noqa: F401  (registers nd._gluon_rnn, nd.RNN)
+                return getattr(_nd, path, None)
             return None
     return target
 
@@ -1049,8 +1209,72 @@ hypot = _binary_function("_hypot", "_hypot_scalar", "_hypot_scalar",
 
 
 # ---------------------------------------------------------------------------- load
+# Keys MXNet keeps as hidden attributes (``lr_mult`` -> ``__lr_mult__``).
+_HIDDEN_ATTRS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                 "profiler_scope")
+_CURRENT_VERSION = 10901
+
+
+def _file_version(desc):
+    """MXNet version that wrote a graph (``attrs.mxnet_version``; 0.8.0 when absent)."""
+    v = (desc.get("attrs") or {}).get("mxnet_version")
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        v = v[1]
+    try:
+        return int(v) if v is not None else 800
+    except (TypeError, ValueError):
+        raise MXNetError(f"load_json: mxnet_version {v!r} is not a version number") from None
+
+
+def _op_input_names(op, attrs):
+    """The tensor inputs an operator takes with these attributes (None: variadic/unknown)."""
+    meta = _OPS.get(op)
+    if meta is None or meta.get("variadic"):
+        return None
+    names = list(meta.get("inputs", []))
+    if op == "RNN":
+        names = names[:4] if attrs.get("mode") == "lstm" else names[:3]
+    elif op in ("LeakyReLU",):
+        names = names[:2] if attrs.get("act_type") == "prelu" else names[:1]
+    elif "bias" in names and _truthy(_parse_attr(attrs.get(
+            "no_bias", "True" if op == "Deconvolution" else "False"))):
+        names.remove("bias")
+    return names
+
+
+def _upgrade_node_attrs(node_d, attrs, inputs, nodes):
+    """MXNet's pass for files older than the running version: hidden keys written plainly
+    (``lr_mult``) become ``__lr_mult__``; ``<input>_<key>`` on an operator moves to that input
+    variable. Variables keep the plain key as well (as MXNet 1.9.1 does)."""
+    op = node_d.get("op", "null")
+    moved = {}
+    for k in list(attrs):
+        for key in _HIDDEN_ATTRS:
+            if k == key:
+                if op == "null":
+                    attrs[f"__{key}__"] = attrs[k]
+                else:
+                    attrs[f"__{key}__"] = attrs.pop(k)
+                break
+            if k.endswith("_" + key) and len(k) > len(key) + 1 and op != "null":
+                arg = k[:-len(key) - 1]
+                names = _op_input_names(op, {a: v for a, v in attrs.items()}) or []
+                if arg in names:
+                    idx = names.index(arg)
+                    if idx < len(inputs) and nodes[inputs[idx][0]].is_var:
+                        moved[(inputs[idx][0], key)] = attrs.pop(k)
+                break
+    return moved
+
+
 def load_json(json_str):
     """A Symbol from MXNet's JSON graph format (what :meth:`Symbol.tojson` writes).
+
+    Reads every format MXNet 1.x reads: current files and the older ones it upgrades (op
+    parameters under ``param``, attributes under ``attr``, no ``node_row_ptr`` or
+    ``mxnet_version``, two-element input entries, auxiliary inputs missing before 0.9,
+    plainly written ``lr_mult``/``wd_mult`` keys, argmax's old ``axis=-1``). An operator that
+    neogluon cannot compute is reported here, with its node's name.
 
     Parameters
     ----------
@@ -1062,40 +1286,83 @@ def load_json(json_str):
         desc = json.loads(json_str)
     except ValueError as err:
         raise MXNetError(f"load_json: not a JSON symbol graph ({err})") from None
-    if not isinstance(desc, dict) or "nodes" not in desc or "heads" not in desc:
+    if not isinstance(desc, dict) or not isinstance(desc.get("nodes"), list) or \
+            "heads" not in desc:
         raise MXNetError("load_json: not an MXNet symbol graph (needs 'nodes' and 'heads')")
+    version = _file_version(desc)
+    upgrade = version < _CURRENT_VERSION
     raw_nodes = desc["nodes"]
     row_ptr = desc.get("node_row_ptr")
     nodes = []
+    var_attrs = {}
     for i, d in enumerate(raw_nodes):
+        if not isinstance(d, dict):
+            raise MXNetError(f"load_json: node {i} is not an object")
         op = d.get("op", "null")
         name = d.get("name", f"node{i}")
-        sattrs = dict(d.get("attrs") or d.get("attr") or d.get("param") or {})
+        sattrs = {}
+        for key in ("param", "attr", "attrs"):   # older files: param (op) + attr (user)
+            part = d.get(key)
+            if isinstance(part, dict):
+                sattrs.update({k: str(v) if not isinstance(v, str) else v
+                               for k, v in part.items()})
         inputs = []
         for e in d.get("inputs", []):
+            if not isinstance(e, (list, tuple)) or not e:
+                raise MXNetError(f"load_json: node {name!r} has a malformed input entry {e!r}")
             src = e[0]
-            if not 0 <= src < i:
+            if not isinstance(src, int) or not 0 <= src < i:
                 raise MXNetError(f"load_json: node {name!r} has input {src} that is not an "
                                  "earlier node")
-            inputs.append((nodes[src], int(e[1]) if len(e) > 1 else 0))
+            inputs.append((src, int(e[1]) if len(e) > 1 else 0))
+        if upgrade:
+            for (src, key), val in _upgrade_node_attrs(d, sattrs, inputs, nodes).items():
+                nodes[src].attrs[f"__{key}__"] = val
+                nodes[src].attrs.setdefault(key, val)
+            if version < 905 and op in ("argmax", "argmin") and sattrs.get("axis") == "-1":
+                del sattrs["axis"]
         if op == "null":
-            node = _Node("null", name, {k: str(v) for k, v in sattrs.items()})
-        else:
-            extra = {k: v for k, v in sattrs.items() if k.startswith("__") and k.endswith("__")}
-            params = {k: _parse_attr(v) for k, v in sattrs.items() if k not in extra}
-            raw = {k: v for k, v in sattrs.items() if k not in extra}
-            node = _Node(op, name, params, inputs, extra=extra, raw=raw,
-                         variadic=bool(_OPS.get(op, {}).get("variadic")))
-            if row_ptr is not None and i + 1 < len(row_ptr):
-                total = row_ptr[i + 1] - row_ptr[i]
-                if total > node.nout and _total_outputs(node) != total:
-                    node.nout = total
+            node = _Node("null", name, dict(sattrs))
+            nodes.append(node)
+            continue
+        if op not in _IMPL:
+            try:
+                _nd_path(op)
+            except MXNetError:
+                raise MXNetError(f"load_json: operator {op!r} (node {name!r}) is not supported "
+                                 "by neogluon") from None
+        in_nodes = [(nodes[src], j) for src, j in inputs]
+        if upgrade and version < 900:
+            # files before 0.9 leave out the auxiliary inputs (BatchNorm's moving stats)
+            names = _op_input_names(op, sattrs)
+            if names and len(in_nodes) < len(names):
+                for arg in names[len(in_nodes):]:
+                    if arg == "sequence_length":
+                        break
+                    v = _Node("null", f"{name}_{arg}", dict(sattrs))
+                    in_nodes.append((v, 0))
+        if upgrade and version < 904 and op in _MUTATE:
+            for pos, init in zip(_MUTATE[op], ('["zero", {}]', '["one", {}]')):
+                if pos < len(in_nodes) and in_nodes[pos][0].is_var:
+                    in_nodes[pos][0].attrs.setdefault("__init__", init)
+        extra = {k: v for k, v in sattrs.items() if k.startswith("__") and k.endswith("__")}
+        params = {k: _parse_attr(v) for k, v in sattrs.items() if k not in extra}
+        raw = {k: v for k, v in sattrs.items() if k not in extra}
+        node = _Node(op, name, params, in_nodes, extra=extra, raw=raw,
+                     variadic=bool(_OPS.get(op, {}).get("variadic")))
+        if isinstance(row_ptr, list) and i + 1 < len(row_ptr):
+            total = row_ptr[i + 1] - row_ptr[i]
+            if total > node.nout and _total_outputs(node) != total:
+                node.nout = total
         nodes.append(node)
     heads = []
     for h in desc["heads"]:
-        if not 0 <= h[0] < len(nodes):
+        if not isinstance(h, (list, tuple)) or not h or not isinstance(h[0], int) or \
+                not 0 <= h[0] < len(nodes):
             raise MXNetError(f"load_json: head {h} is not a node")
         heads.append((nodes[h[0]], int(h[1]) if len(h) > 1 else 0))
+    if not heads:
+        raise MXNetError("load_json: the graph has no heads (outputs)")
     return Symbol(heads)
 
 
