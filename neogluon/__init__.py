@@ -31,7 +31,7 @@ def __getattr__(name):
             "io": ".io", "recordio": ".recordio", "profiler": ".profiler",
             "runtime": ".runtime", "util": ".util", "contrib": ".contrib", "library": ".library",
             "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
-            "npx": ".numpy_extension",
+            "npx": ".numpy_extension", "model": ".model",
             "sym": ".symbol", "symbol": ".symbol", "name": ".name", "onnx": ".onnx"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
