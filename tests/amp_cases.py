@@ -302,3 +302,21 @@ def cnn_symbol_internals(mx):
     internals = net(mx.sym.var("data")).get_internals()
     x, _ = _inputs(mx)
     return net, internals, x
+
+
+def fp16_cpu_dtypes(mx, amp, dn):
+    """float16 AMP on the CPU (amp.init('float16') called): only float32 and bfloat16 inputs
+    are cast there, so float16 results pass float32-list operators unchanged."""
+    nd = mx.nd
+    net = mx.gluon.nn.Dense(3, in_units=4)
+    net.initialize()
+    x = nd.ones((2, 4))
+    with mx.autograd.record():
+        y = net(x)
+        z = nd.exp(y)
+    z.backward()
+    return {"dense": dn(y), "exp(dense)": dn(z), "exp(f32)": dn(nd.exp(x)),
+            "weight_grad": dn(net.weight.grad()),
+            "softrelu(dense)": dn(nd.Activation(y, act_type="softrelu")),
+            "f32+dense": dn(y.astype("float32") + y), "sum(dense)": dn(nd.sum(y)),
+            "Flatten(dense)": dn(nd.Flatten(y)), "dense*2": dn(y * 2)}

@@ -95,6 +95,14 @@ def convert_main():
     print(json.dumps(rec.meta, indent=1)[:3000])
 
 
+def fp16_main():
+    """float16 AMP on the CPU, in its own process (amp.init holds for the process)."""
+    amp.init(target_dtype="float16")
+    with open(os.path.join(OUT, "fp16_cpu.json"), "w") as f:
+        json.dump(S.fp16_cpu_dtypes(mx, amp, dn), f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     write_lists()
     amp.init(target_dtype="bfloat16")
@@ -127,7 +135,10 @@ def main():
 if __name__ == "__main__":
     if sys.argv[1:] == ["--convert"]:
         convert_main()
+    elif sys.argv[1:] == ["--fp16"]:
+        fp16_main()
     else:
         main()
         import subprocess
-        subprocess.check_call([sys.executable, os.path.abspath(__file__), "--convert"])
+        for flag in ("--convert", "--fp16"):
+            subprocess.check_call([sys.executable, os.path.abspath(__file__), flag])
