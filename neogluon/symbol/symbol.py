@@ -1350,6 +1350,7 @@ def load_json(json_str):
         raw = {k: v for k, v in sattrs.items() if k not in extra}
         node = _Node(op, name, params, in_nodes, extra=extra, raw=raw,
                      variadic=bool(_OPS.get(op, {}).get("variadic")))
+        _check_attrs(node)
         if isinstance(row_ptr, list) and i + 1 < len(row_ptr):
             total = row_ptr[i + 1] - row_ptr[i]
             if total > node.nout and _total_outputs(node) != total:
@@ -1364,6 +1365,24 @@ def load_json(json_str):
     if not heads:
         raise MXNetError("load_json: the graph has no heads (outputs)")
     return Symbol(heads)
+
+
+def _check_attrs(node):
+    """Refuse, when a graph is loaded, an operator attribute the nd function computing the
+    operator does not take (rather than at the first forward pass)."""
+    if node.op in _IMPL:
+        return
+    path = _nd_path(node.op)
+    sig = _signature(_resolve_path(_nd, path))
+    if not sig:
+        return
+    pnames = sig.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in pnames.values()):
+        return
+    for k, v in node.attrs.items():
+        if k not in pnames and k not in _IGNORABLE:
+            raise MXNetError(f"load_json: operator {node.op!r} (node {node.name!r}): neogluon's "
+                             f"nd.{path} does not take the attribute {k}={v!r}")
 
 
 def load(fname):
