@@ -32,7 +32,8 @@ def __getattr__(name):
             "runtime": ".runtime", "util": ".util", "contrib": ".contrib", "library": ".library",
             "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
             "npx": ".numpy_extension", "model": ".model",
-            "sym": ".symbol", "symbol": ".symbol", "name": ".name", "onnx": ".onnx"}
+            "sym": ".symbol", "symbol": ".symbol", "name": ".name", "onnx": ".onnx",
+            "operator": ".operator", "registry": ".registry"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         globals()[name] = mod

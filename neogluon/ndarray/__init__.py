@@ -12,6 +12,7 @@ from . import sparse
 from . import image
 from .legacy_ops import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer, save_tobuffer
+from ..operator import Custom  # nd.Custom: operators written in Python (mx.operator)
 from .optimizer_ops import *  # noqa: F401,F403  multi-tensor and two-phase update operators
 from . import optimizer_ops as _optimizer_ops
 for _name in _optimizer_ops.CONTRIB:  # nd.contrib.adamw_update & co

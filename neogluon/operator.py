@@ -1,0 +1,341 @@
+"""``mx.operator``: operators written in Python (MXNet 1.x's CustomOp API).
+
+    class Sqr(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], in_data[0] * in_data[0])
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+    @mx.operator.register("sqr")
+    class SqrProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Sqr()
+
+    y = mx.nd.Custom(x, op_type="sqr")          # or F.Custom(...) in hybrid_forward
+
+How it runs here: ``nd.Custom`` builds the registered property class with the keyword
+arguments as strings (as MXNet does), asks it for the output shapes and dtypes, allocates the
+outputs and calls the operator's ``forward`` on NDArrays with autograd paused. The call is one
+``torch.autograd.Function``: when autograd records, torch's backward pass calls the
+operator's ``backward`` with ``req`` 'write' for the inputs that need a gradient and 'null' for
+the others. Auxiliary states are passed to ``forward``/``backward`` as the arrays given, so an
+operator updates them in place, as in MXNet.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import torch
+
+from .base import MXNetError
+
+__all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "get_all_registered_operators"]
+
+# MXNet's dtype ids, which ``create_operator`` receives (``in_dtypes``).
+_NP_TO_MX_ID = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("float16"): 2,
+                np.dtype("uint8"): 3, np.dtype("int32"): 4, np.dtype("int8"): 5,
+                np.dtype("int64"): 6, np.dtype("bool"): 7}
+
+
+class CustomOp:
+    """Base class of operators implemented in Python."""
+
+    def __init__(self):
+        pass
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        """Compute ``out_data`` from ``in_data`` (write them with :meth:`assign`)."""
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        """Compute ``in_grad`` from ``out_grad`` (write them with :meth:`assign`)."""
+
+    def assign(self, dst, req, src):
+        """Store ``src`` into ``dst`` as ``req`` says: 'null' (nothing), 'write'/'inplace'
+        (overwrite) or 'add' (accumulate)."""
+        if req == "null":
+            return
+        if req in ("write", "inplace"):
+            dst[:] = src
+        elif req == "add":
+            dst[:] += src
+        else:
+            raise MXNetError(f"CustomOp.assign: unknown req {req!r} (expected 'null', 'write', "
+                             "'inplace' or 'add')")
+
+
+class CustomOpProp:
+    """Base class of the property classes that describe a :class:`CustomOp`.
+
+    Parameters
+    ----------
+    need_top_grad : bool
+        Whether ``backward`` uses the gradient of the outputs (False for loss layers).
+    """
+
+    def __init__(self, need_top_grad=True):
+        self.need_top_grad_ = need_top_grad
+
+    def infer_shape(self, in_shape):
+        """(input shapes, output shapes, aux shapes); by default every output has the first
+        input's shape and there are no auxiliary states (as in MXNet: an operator with aux
+        states overrides this)."""
+        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
+
+    def infer_type(self, in_type):
+        """(input dtypes, output dtypes, aux dtypes); by default the first input's dtype."""
+        return (in_type, [in_type[0]] * len(self.list_outputs()),
+                [in_type[0]] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type(self, in_stype):
+        """Storage types; only 'default' is supported."""
+        for i, stype in enumerate(in_stype):
+            if stype != "default":
+                raise MXNetError(f"Custom: input {i} has storage type {stype!r}; the default "
+                                 "infer_storage_type supports only 'default'")
+        return (in_stype, ["default"] * len(self.list_outputs()),
+                ["default"] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
+                                    aux_stype):
+        """Storage types of the backward pass; only 'default' is supported."""
+        n = lambda s: ["default"] * len(s)  # noqa: E731
+        return n(ograd_stype), n(in_stype), n(out_stype), n(igrad_stype), n(aux_stype)
+
+    def list_outputs(self):
+        """Names of the outputs (default ``['output']``)."""
+        return ["output"]
+
+    def list_arguments(self):
+        """Names of the inputs (default ``['data']``)."""
+        return ["data"]
+
+    def list_auxiliary_states(self):
+        """Names of the auxiliary states (default none)."""
+        return []
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        """The arrays ``backward`` needs (MXNet uses it to free memory early)."""
+        deps = []
+        if self.need_top_grad_:
+            deps.extend(out_grad)
+        deps.extend(in_data)
+        deps.extend(out_data)
+        return deps
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        """The :class:`CustomOp` that computes this operator."""
+        return CustomOp()
+
+
+_registry_lock = threading.Lock()
+_REGISTRY: dict = {}
+
+
+def register(reg_name):
+    """Class decorator: register a :class:`CustomOpProp` subclass as ``op_type=reg_name``."""
+    if not isinstance(reg_name, str) or not reg_name:
+        raise MXNetError(f"operator.register: the name must be a non-empty string, "
+                         f"got {reg_name!r}")
+
+    def do_register(prop_cls):
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
+            raise MXNetError(f"operator.register({reg_name!r}): {prop_cls!r} is not a "
+                             "subclass of CustomOpProp")
+        with _registry_lock:
+            _REGISTRY[reg_name] = prop_cls
+        return prop_cls
+    return do_register
+
+
+def get_all_registered_operators():
+    """Names of the custom operators registered with :func:`register` (neogluon has no
+    backend operator registry to list)."""
+    return sorted(_REGISTRY)
+
+
+# ---------------------------------------------------------------------------- running one
+def _as_list(x, what, op_type):
+    try:
+        return list(x)
+    except TypeError:
+        raise MXNetError(f"Custom {op_type!r}: {what} must return a list, got "
+                         f"{type(x).__name__}") from None
+
+
+def _split3(ret, what, op_type, n_aux):
+    ret = _as_list(ret, what, op_type)
+    if len(ret) == 2:
+        return list(ret[0]), list(ret[1]), []
+    if len(ret) == 3:
+        return list(ret[0]), list(ret[1]), list(ret[2])
+    raise MXNetError(f"Custom {op_type!r}: {what} must return 2 or 3 lists, got {len(ret)}")
+
+
+def _check_count(got, want, what, op_type):
+    if len(got) != want:
+        raise MXNetError(f"Custom {op_type!r}: expecting {want} entries in the {what} returned "
+                         f"by the property class, got {len(got)}")
+
+
+class _CustomFunction(torch.autograd.Function):
+    """One custom operator call: forward and backward run the user's CustomOp."""
+
+    @staticmethod
+    def forward(fctx, run, *in_tensors):
+        outs = run.forward(in_tensors)
+        fctx.run = run
+        fctx.save_for_backward(*in_tensors, *outs)
+        fctx.n_in = len(in_tensors)
+        diff = [o for o in outs if not o.is_floating_point()]
+        if diff:
+            fctx.mark_non_differentiable(*diff)
+        return tuple(outs)
+
+    @staticmethod
+    def backward(fctx, *out_grads):
+        saved = fctx.saved_tensors
+        ins, outs = saved[:fctx.n_in], saved[fctx.n_in:]
+        need = fctx.needs_input_grad[1:]
+        # MXNet writes an input's gradient straight into a variable marked grad_req='add'
+        # and so tells the operator 'add'; the buffer here starts at zero, torch accumulates.
+        need = [("add" if a else "write") if n else "null"
+                for n, a in zip(need, fctx.run.add_req)]
+        grads = fctx.run.backward(ins, outs, out_grads, need)
+        return (None,) + tuple(grads)
+
+
+class _Run:
+    def __init__(self, op_type, op, ctx, out_specs, aux, train):
+        self.op_type, self.op, self.ctx = op_type, op, ctx
+        self.out_specs, self.aux, self.train = out_specs, aux, train
+
+    def _wrap(self, t):
+        from .ndarray.ndarray import _new
+        return _new(t, self.ctx)
+
+    def forward(self, in_tensors):
+        from . import autograd
+        in_data = [self._wrap(t.detach()) for t in in_tensors]
+        out_data = [self._wrap(torch.zeros(shape, dtype=dtype, device=self.ctx.torch_device))
+                    for shape, dtype in self.out_specs]
+        with autograd.pause(train_mode=self.train), self.ctx:
+            self.op.forward(is_train=self.train, req=["write"] * len(out_data),
+                            in_data=in_data, out_data=out_data, aux=self.aux)
+        return [o._t.detach() for o in out_data]
+
+    def backward(self, ins, outs, out_grads, need):
+        from . import autograd
+        in_data = [self._wrap(t.detach()) for t in ins]
+        out_data = [self._wrap(t.detach()) for t in outs]
+        out_grad = [self._wrap(g.detach() if g is not None else torch.zeros_like(o))
+                    for g, o in zip(out_grads, outs)]
+        in_grad = [self._wrap(torch.zeros_like(t)) for t in ins]
+        req = list(need)
+        with autograd.pause(train_mode=self.train), self.ctx:
+            self.op.backward(req=req, out_grad=out_grad, in_data=in_data, out_data=out_data,
+                             in_grad=in_grad, aux=self.aux)
+        return [g._t.detach() if n != "null" else None for g, n in zip(in_grad, need)]
+
+
+def _prop_for(op_type, kwargs):
+    if op_type is None:
+        raise MXNetError("Custom: the op_type argument (the name given to "
+                         "mx.operator.register) is required")
+    prop_cls = _REGISTRY.get(op_type)
+    if prop_cls is None:
+        raise MXNetError(f"Cannot find custom operator {op_type!r}: register its "
+                         "CustomOpProp with @mx.operator.register(...) first")
+    # As in MXNet, the property class gets every keyword argument as a string.
+    try:
+        return prop_cls(**{k: str(v) for k, v in kwargs.items()})
+    except TypeError as e:
+        raise MXNetError(f"Custom {op_type!r}: {prop_cls.__name__}(...) refused the keyword "
+                         f"arguments {sorted(kwargs)}: {e}") from None
+
+
+def Custom(*data, op_type=None, out=None, name=None, **kwargs):
+    """Run the custom operator registered as ``op_type`` on ``data`` (inputs, then auxiliary
+    states, in the order of ``list_arguments()`` + ``list_auxiliary_states()``; inputs may
+    also be given by name). Other keyword arguments go to the property class as strings.
+
+    Returns one NDArray, or a list when the operator has several outputs.
+    """
+    from .ndarray.ndarray import NDArray, _run, _assign_out
+    from .context import current_context
+    from . import autograd
+
+    arrays = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+    params = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
+    prop = _prop_for(op_type, params)
+    arg_names = list(prop.list_arguments())
+    aux_names = list(prop.list_auxiliary_states())
+    out_names = list(prop.list_outputs())
+    names = arg_names + aux_names
+    inputs = list(data)
+    for i, a in enumerate(inputs):
+        if not isinstance(a, NDArray):
+            raise MXNetError(f"Custom {op_type!r}: input {i} must be an NDArray, got "
+                             f"{type(a).__name__}")
+    for k in arrays:
+        if k not in names:
+            raise MXNetError(f"Custom {op_type!r}: unknown input {k!r} (arguments "
+                             f"{arg_names}, auxiliary states {aux_names})")
+    if arrays:
+        filled = inputs + [None] * (len(names) - len(inputs))
+        for k, v in arrays.items():
+            i = names.index(k)
+            if i < len(inputs):
+                raise MXNetError(f"Custom {op_type!r}: input {k!r} given twice")
+            filled[i] = v
+        inputs = filled
+    if len(inputs) != len(names) or any(a is None for a in inputs):
+        raise MXNetError(f"Custom {op_type!r}: expects {len(names)} inputs "
+                         f"({arg_names + aux_names}), got {len(inputs)}")
+    args, aux = inputs[:len(arg_names)], inputs[len(arg_names):]
+    ctx = args[0].context if args else (aux[0].context if aux else current_context())
+
+    in_shapes = [list(a.shape) for a in args]
+    ishape, oshape, ashape = _split3(prop.infer_shape([list(s) for s in in_shapes]),
+                                     "infer_shape", op_type, len(aux))
+    _check_count(ishape, len(args), "input shapes", op_type)
+    _check_count(oshape, len(out_names), "output shapes", op_type)
+    _check_count(ashape, len(aux), "auxiliary state shapes", op_type)
+    for i, (got, want) in enumerate(zip(ishape, in_shapes)):
+        if tuple(got) != tuple(want):
+            raise MXNetError(f"Custom {op_type!r}: infer_shape changed the shape of input "
+                             f"{arg_names[i]!r} from {tuple(want)} to {tuple(got)}")
+    for i, (got, a) in enumerate(zip(ashape, aux)):
+        if tuple(got) != tuple(a.shape):
+            raise MXNetError(f"Custom {op_type!r}: auxiliary state {aux_names[i]!r} has shape "
+                             f"{a.shape}, infer_shape says {tuple(got)}")
+    in_types = [np.dtype(a.dtype).type for a in args]
+    itype, otype, atype = _split3(prop.infer_type(list(in_types)), "infer_type", op_type,
+                                  len(aux))
+    _check_count(otype, len(out_names), "output types", op_type)
+    out_specs = []
+    for i, (s, t) in enumerate(zip(oshape, otype)):
+        try:
+            shape = tuple(int(d) for d in s)
+            dtype = torch.from_numpy(np.zeros(0, dtype=np.dtype(t))).dtype
+        except (TypeError, ValueError) as e:
+            raise MXNetError(f"Custom {op_type!r}: output {out_names[i]!r} has an invalid "
+                             f"shape {s!r} or dtype {t!r}: {e}") from None
+        out_specs.append((shape, dtype))
+    op = prop.create_operator(ctx, in_shapes, [_NP_TO_MX_ID.get(np.dtype(t), -1)
+                                               for t in in_types])
+    if not isinstance(op, CustomOp):
+        raise MXNetError(f"Custom {op_type!r}: create_operator returned "
+                         f"{type(op).__name__}, not a CustomOp")
+    run = _Run(op_type, op, ctx, out_specs, aux, autograd.is_training())
+    run.add_req = [getattr(getattr(a, "_ag", None), "grad_req", None) == "add" for a in args]
+    outs = _run(_CustomFunction.apply, run, *[a._t for a in args])
+    from .ndarray.ndarray import _new
+    res = [_new(t, ctx) for t in outs]
+    if len(res) == 1:
+        return _assign_out(res[0], out)
+    if out is not None:
+        for o, r in zip(out, res):
+            o[:] = r
+        return out
+    return res
