@@ -17,6 +17,10 @@ from .optimizer_ops import *  # noqa: F401,F403  multi-tensor and two-phase upda
 from . import optimizer_ops as _optimizer_ops
 for _name in _optimizer_ops.CONTRIB:  # nd.contrib.adamw_update & co
     setattr(contrib, _name, getattr(_optimizer_ops, _name))
+from . import detection_ops as _detection_ops
+for _name in _detection_ops.__all__:  # nd.contrib.box_nms, MultiBoxPrior, ROIAlign & co
+    setattr(contrib, _name, getattr(_detection_ops, _name))
+ROIPooling = _detection_ops.ROIPooling
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",

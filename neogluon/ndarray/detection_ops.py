@@ -1,0 +1,918 @@
+"""Object-detection operators of ``nd.contrib`` (and ``nd.ROIPooling``), as MXNet 1.9.1 computes
+them on the CPU: box_nms / box_non_maximum_suppression, box_iou, box_encode, box_decode,
+bipartite_matching, MultiBoxPrior, MultiBoxTarget, MultiBoxDetection, ROIAlign and ROIPooling.
+
+Written with vectorised torch ops. The only loops left in Python are the inherently sequential
+greedy steps (non-maximum suppression over the sorted candidates, the greedy matchings), each
+step working on whole tensors.
+
+Gradients follow MXNet: ROIAlign and ROIPooling pass gradients to ``data`` (not to ``rois``),
+box_nms copies each kept output row's gradient back to its input row; the other operators give
+zero gradients to their inputs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..base import MXNetError
+from .ndarray import NDArray, _new, _assign_out
+
+__all__ = ["box_nms", "box_non_maximum_suppression", "box_iou", "box_encode", "box_decode",
+           "bipartite_matching", "MultiBoxPrior", "MultiBoxTarget", "MultiBoxDetection",
+           "ROIAlign", "ROIPooling"]
+
+_FORMATS = ("corner", "center")
+
+
+def _tensor(x, op, what):
+    if not isinstance(x, NDArray):
+        raise TypeError(f"{op}: {what} must be an NDArray, got {type(x).__name__}")
+    return x._t
+
+
+def _fmt(v, op, arg):
+    if v not in _FORMATS:
+        raise MXNetError(f"{op}: {arg}={v!r} is not one of 'corner', 'center'")
+    return v
+
+
+def _f32(v):
+    """A float parameter as MXNet stores it (C float), widened back to a Python float."""
+    return float(np.float32(v))
+
+
+def _tuple(v, op, arg, n=None):
+    if isinstance(v, (int, float)):
+        v = (v,)
+    try:
+        v = tuple(float(a) for a in v)
+    except TypeError:
+        raise MXNetError(f"{op}: {arg}={v!r} must be a number or a tuple of numbers") from None
+    if n is not None and len(v) != n:
+        raise MXNetError(f"{op}: {arg} must have {n} values, got {len(v)}")
+    return v
+
+
+def _grad_wanted(*ts):
+    return torch.is_grad_enabled() and any(t.requires_grad for t in ts)
+
+
+class _ZeroGrad(torch.autograd.Function):
+    """``out`` in the graph of ``inputs``, each of which gets a zero gradient (as MXNet's
+    backward of these operators writes)."""
+
+    @staticmethod
+    def forward(ctx, out, *inputs):
+        ctx.metas = [(i.shape, i.dtype, i.device) for i in inputs]
+        return out.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(torch.zeros(s, dtype=d, device=dev) for s, d, dev in ctx.metas)
+
+
+def _wrap(outs, inputs, ctx):
+    """NDArrays of ``outs`` (a tensor or a tuple), zero-gradient-linked to ``inputs``."""
+    single = isinstance(outs, torch.Tensor)
+    outs = (outs,) if single else tuple(outs)
+    if _grad_wanted(*inputs):
+        outs = tuple(_ZeroGrad.apply(o, *inputs) if o.is_floating_point() else o for o in outs)
+    res = tuple(_new(o, ctx) for o in outs)
+    return res[0] if single else list(res)
+
+
+def _out(result, out):
+    if out is None:
+        return result
+    if isinstance(result, list):
+        for o, r in zip(out, result):
+            o[:] = r
+        return out
+    return _assign_out(result, out)
+
+
+# ----------------------------------------------------------------------------- box geometry
+
+def _intersect_1d(a0, a1, b0, b1, fmt):
+    """Overlap length along one axis; ``a0, a1`` are (min, max) for corner, (centre, size)
+    for center; never negative."""
+    if fmt == "corner":
+        w = torch.minimum(a1, b1) - torch.maximum(a0, b0)
+    else:
+        ah, bh = a1 / 2, b1 / 2
+        w = torch.minimum(b0 + bh, a0 + ah) - torch.maximum(b0 - bh, a0 - ah)
+    return torch.where(w > 0, w, torch.zeros_like(w))
+
+
+def _area(b, fmt):
+    if fmt == "corner":
+        w = b[..., 2] - b[..., 0]
+        h = b[..., 3] - b[..., 1]
+    else:
+        w, h = b[..., 2], b[..., 3]
+    a = w * h
+    return torch.where((w < 0) | (h < 0), torch.zeros_like(a), a)
+
+
+def _pair_inter(a, b, fmt):
+    """Intersection areas of boxes ``a`` (..., P, 4) against ``b`` (..., Q, 4) -> (..., P, Q)."""
+    A = a.unsqueeze(-2)
+    B = b.unsqueeze(-3)
+    iw = _intersect_1d(A[..., 0], A[..., 2], B[..., 0], B[..., 2], fmt)
+    ih = _intersect_1d(A[..., 1], A[..., 3], B[..., 1], B[..., 3], fmt)
+    return iw * ih
+
+
+def box_iou(lhs, rhs, format="corner", out=None, name=None):
+    """Intersection over union of every box of ``lhs`` (..., 4) with every box of ``rhs``
+    (..., 4); shape ``lhs.shape[:-1] + rhs.shape[:-1]``. ``format`` 'corner' is
+    [xmin, ymin, xmax, ymax], 'center' is [x, y, width, height]."""
+    op = "box_iou"
+    fmt = _fmt(format, op, "format")
+    lt = _tensor(lhs, op, "lhs")
+    rt = _tensor(rhs, op, "rhs")
+    for nm, t in (("lhs", lt), ("rhs", rt)):
+        if t.dim() < 2 or t.shape[-1] != 4:
+            raise MXNetError(f"{op}: {nm} of shape {tuple(t.shape)} must have dim >= 2 and a "
+                             f"last dimension of 4 (one box per row)")
+    with torch.no_grad():
+        a = lt.detach().reshape(-1, 4)
+        b = rt.detach().to(a.dtype).reshape(-1, 4)
+        inter = _pair_inter(a, b, fmt)
+        union = _area(a, fmt)[:, None] + _area(b, fmt)[None, :] - inter
+        iou = torch.where(inter <= 0, torch.zeros_like(inter), inter / union)
+        iou = iou.reshape(tuple(lt.shape[:-1]) + tuple(rt.shape[:-1]))
+    return _out(_wrap(iou, (lt, rt), lhs._ctx), out)
+
+
+# ----------------------------------------------------------------------------- box_nms
+
+def _to_center(c):
+    l, t, r, b = c.unbind(-1)
+    return torch.stack(((l + r) / 2, (t + b) / 2, r - l, b - t), -1)
+
+
+def _to_corner(c):
+    x, y, w, h = c.unbind(-1)
+    w2, h2 = w / 2, h / 2
+    return torch.stack((x - w2, y - h2, x + w2, y + h2), -1)
+
+
+def _greedy_suppress(cand, keep, limit):
+    """Greedy NMS: ``cand`` (B, K, K) says box i (earlier, higher score) suppresses box j;
+    ``keep`` (B, K) starts as the valid boxes. Walks i = 0..limit-1."""
+    K = keep.shape[1]
+    for i in range(min(limit, K - 1)):
+        keep[:, i + 1:] &= ~(cand[:, i, i + 1:] & keep[:, i:i + 1])
+    return keep
+
+
+def _nms_forward(data, overlap_thresh, valid_thresh, topk, cs, si, ii, background_id, force,
+                 in_fmt, out_fmt):
+    """(out, record) for data (B, N, W); record (B, N) holds the flat input row of each output
+    row, -1 for the filler rows."""
+    B, N, W = data.shape
+    dev = data.device
+    k = N if topk < 0 else min(N, topk)
+    if k < 1:
+        return data.clone(), torch.arange(B * N, device=dev).reshape(B, N)
+    scores = data[:, :, si]
+    valid = scores.double() > _f32(valid_thresh)
+    if ii >= 0 and background_id >= 0:
+        valid &= data[:, :, ii] != background_id
+    key = torch.where(valid, scores.double(), torch.full_like(scores, -math.inf,
+                                                               dtype=torch.float64))
+    order = torch.sort(key, dim=1, descending=True, stable=True).indices[:, :k]
+    nvalid = valid.sum(1)
+    keep = torch.arange(k, device=dev)[None, :] < nvalid[:, None]
+    rows = torch.gather(data, 1, order[:, :, None].expand(B, k, W))
+    boxes = rows[:, :, cs:cs + 4]
+    inter = _pair_inter(boxes, boxes, in_fmt)
+    area = _area(boxes, in_fmt)
+    iou = inter / (area[:, :, None] + area[:, None, :] - inter)
+    cand = iou > _f32(overlap_thresh)
+    if not force and ii >= 0:
+        cid = rows[:, :, ii].long()
+        cand &= cid[:, :, None] == cid[:, None, :]
+    limit = int(nvalid.max()) if B else 0
+    keep = _greedy_suppress(cand, keep, limit)
+    out = torch.full_like(data, -1)
+    record = torch.full((B, N), -1, dtype=torch.long, device=dev)
+    rank = torch.cumsum(keep.long(), 1) - 1
+    bi, ki = torch.nonzero(keep, as_tuple=True)
+    out[bi, rank[bi, ki]] = rows[bi, ki]
+    record[bi, rank[bi, ki]] = bi * N + order[bi, ki]
+    if in_fmt != out_fmt:
+        c = out[:, :, cs:cs + 4]
+        conv = _to_center(c) if out_fmt == "center" else _to_corner(c)
+        out[:, :, cs:cs + 4] = torch.where((c[:, :, :1] < 0), c, conv)
+    return out, record
+
+
+class _NMSFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, data, params):
+        out, record = _nms_forward(data, *params)
+        ctx.save_for_backward(record)
+        ctx.shape = data.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        record, = ctx.saved_tensors
+        B, N, W = ctx.shape
+        gin = torch.zeros((B * N, W), dtype=g.dtype, device=g.device)
+        rec = record.reshape(-1)
+        sel = rec >= 0
+        gin[rec[sel]] = g.reshape(-1, W)[sel]
+        return gin.reshape(B, N, W), None
+
+
+def box_nms(data, overlap_thresh=0.5, valid_thresh=0, topk=-1, coord_start=2, score_index=1,
+            id_index=-1, background_id=-1, force_suppress=False, in_format="corner",
+            out_format="corner", out=None, name=None):
+    """Non-maximum suppression of boxes ``data`` (..., N, W), rows like
+    ``[id, score, xmin, ymin, xmax, ymax]``.
+
+    Per batch, rows with ``score > valid_thresh`` (and, with ``id_index`` >= 0 and
+    ``background_id`` >= 0, whose id is not ``background_id``) are sorted by descending score
+    (ties in input order), the first ``topk`` kept, and a row is dropped when it overlaps
+    (IoU > ``overlap_thresh``) a kept higher-scored row (of the same id unless
+    ``force_suppress`` or ``id_index`` < 0). The kept rows come first, by descending score; the
+    remaining rows are all -1. ``out_format`` converts the coordinates of rows whose first
+    coordinate is not negative. The gradient of each kept output row goes to its input row.
+    """
+    op = "box_nms"
+    t = _tensor(data, op, "data")
+    in_fmt = _fmt(in_format, op, "in_format")
+    out_fmt = _fmt(out_format, op, "out_format")
+    if t.dim() < 2:
+        raise MXNetError(f"{op}: data of shape {tuple(t.shape)} must have dim >= 2 "
+                         "(..., num_box, box_width)")
+    W = t.shape[-1]
+    need = 6 if id_index > 0 else 5
+    if W < need:
+        raise MXNetError(f"{op}: box width (last dimension of data) is {W}, at least {need} "
+                         "expected (score and 4 coordinates, and id when id_index is given)")
+    cs, si, ii = int(coord_start), int(score_index), int(id_index)
+    if not 0 <= si < W:
+        raise MXNetError(f"{op}: score_index={si} out of range [0, {W})")
+    if cs <= si <= cs + 3:
+        raise MXNetError(f"{op}: score_index={si} conflicts with the coordinates "
+                         f"[{cs}, {cs + 3}] (coord_start={cs})")
+    if cs < 0 or cs + 3 >= W:
+        raise MXNetError(f"{op}: coord_start={cs}: coordinates [{cs}, {cs + 3}] out of range "
+                         f"[0, {W})")
+    if ii >= 0:
+        if ii >= W:
+            raise MXNetError(f"{op}: id_index={ii} out of range [0, {W})")
+        if cs <= ii <= cs + 3:
+            raise MXNetError(f"{op}: id_index={ii} conflicts with the coordinates "
+                             f"[{cs}, {cs + 3}] (coord_start={cs})")
+        if ii == si:
+            raise MXNetError(f"{op}: id_index={ii} conflicts with score_index={si}")
+    shape = t.shape
+    t3 = t.reshape(-1, shape[-2], W)
+    params = (float(overlap_thresh), float(valid_thresh), int(topk), cs, si, ii,
+              float(background_id), bool(force_suppress), in_fmt, out_fmt)
+    if _grad_wanted(t3):
+        res = _NMSFn.apply(t3, params)
+    else:
+        with torch.no_grad():
+            res = _nms_forward(t3.detach(), *params)[0]
+    return _assign_out(_new(res.reshape(shape), data._ctx), out)
+
+
+box_non_maximum_suppression = box_nms
+
+
+# ----------------------------------------------------------------------------- matching
+
+def bipartite_matching(data, threshold=None, is_ascend=False, topk=-1, out=None, name=None):
+    """Greedy bipartite matching of a score matrix ``data`` (..., N, M): repeatedly the best
+    remaining (row, column) pair (descending scores, ascending with ``is_ascend``; ties in
+    row-major order) whose row and column are both free is matched, until the best free pair
+    fails ``threshold`` (score > threshold, < with ``is_ascend``). With ``topk`` > 0 matching
+    stops once more than ``topk`` pairs are matched (MXNet's count).
+
+    Returns ``[row_marker (..., N), col_marker (..., M)]``: the matched column of each row and
+    the matched row of each column, -1 where unmatched.
+    """
+    op = "bipartite_matching"
+    if threshold is None:
+        raise MXNetError(f"{op}: required parameter threshold is missing")
+    t = _tensor(data, op, "data")
+    if t.dim() < 2:
+        raise MXNetError(f"{op}: data (score matrix) of shape {tuple(t.shape)} must have "
+                         "dim >= 2")
+    N, M = t.shape[-2], t.shape[-1]
+    lead = tuple(t.shape[:-2])
+    thr = _f32(threshold)
+    with torch.no_grad():
+        s = t.detach().reshape(-1, N * M)
+        B = s.shape[0]
+        dev = s.device
+        order = torch.sort(s.double(), dim=1, descending=not is_ascend, stable=True).indices
+        ss = torch.gather(s, 1, order).double()
+        ok = (ss < thr) if is_ascend else (ss > thr)
+        r_of = order // M
+        c_of = order % M
+        rowm = torch.full((B, N), -1, dtype=torch.long, device=dev)
+        colm = torch.full((B, M), -1, dtype=torch.long, device=dev)
+        active = torch.ones(B, dtype=torch.bool, device=dev)
+        count = torch.zeros(B, dtype=torch.long, device=dev)
+        bidx = torch.arange(B, device=dev)
+        for _ in range(min(N, M)):
+            free = (torch.gather(rowm, 1, r_of) < 0) & (torch.gather(colm, 1, c_of) < 0)
+            has = free.any(1)
+            first = torch.argmax(free.to(torch.uint8), 1)
+            good = has & active & ok[bidx, first]
+            active &= good
+            if not bool(good.any()):
+                break
+            b = bidx[good]
+            f = first[good]
+            rr = r_of[b, f]
+            cc = c_of[b, f]
+            rowm[b, rr] = cc
+            colm[b, cc] = rr
+            count += good.long()
+            if topk > 0:
+                active &= count <= topk
+        rowm = rowm.to(t.dtype).reshape(lead + (N,))
+        colm = colm.to(t.dtype).reshape(lead + (M,))
+    return _out(_wrap((rowm, colm), (t,), data._ctx), out)
+
+
+# ----------------------------------------------------------------------------- box coding
+
+def box_encode(samples, matches, anchors, refs, means, stds, out=None, name=None):
+    """Regression targets of matched boxes: ``samples`` (B, N) (> 0.5 marks a positive),
+    ``matches`` (B, N) (index into ``refs``), ``anchors`` (B, N, 4) and ``refs`` (B, M, 4),
+    corner format; ``means``/``stds`` (4,).
+
+    Returns ``[targets (B, N, 4), masks (B, N, 4)]``: for positives
+    ``((dx/aw - means[0]) / stds[0], ..., (log(gw/aw) - means[2]) / stds[2], ...)`` and
+    mask 1; zeros elsewhere.
+    """
+    op = "box_encode"
+    S = _tensor(samples, op, "samples")
+    Mt = _tensor(matches, op, "matches")
+    A = _tensor(anchors, op, "anchors")
+    R = _tensor(refs, op, "refs")
+    mu = _tensor(means, op, "means")
+    sd = _tensor(stds, op, "stds")
+    if S.dim() != 2 or Mt.shape != S.shape:
+        raise MXNetError(f"{op}: samples {tuple(S.shape)} and matches {tuple(Mt.shape)} must "
+                         "be the same 2-D shape (batch, num_anchors)")
+    B, N = S.shape
+    if A.dim() != 3 or A.shape[-1] != 4 or A.shape[1] != N:
+        raise MXNetError(f"{op}: anchors of shape {tuple(A.shape)} must be (batch, {N}, 4)")
+    if R.dim() != 3 or R.shape[-1] != 4 or R.shape[0] != B:
+        raise MXNetError(f"{op}: refs of shape {tuple(R.shape)} must be ({B}, num_refs, 4)")
+    if mu.numel() != 4 or sd.numel() != 4:
+        raise MXNetError(f"{op}: means {tuple(mu.shape)} and stds {tuple(sd.shape)} must have "
+                         "4 values")
+    with torch.no_grad():
+        dt = A.dtype
+        A_ = A.detach().expand(B, N, 4)
+        idx = Mt.detach().long().clamp(0, R.shape[1] - 1)
+        g = torch.gather(R.detach().to(dt), 1, idx[:, :, None].expand(B, N, 4))
+        mu_ = mu.detach().to(dt).reshape(4)
+        sd_ = sd.detach().to(dt).reshape(4)
+        gw = g[..., 2] - g[..., 0]
+        gh = g[..., 3] - g[..., 1]
+        gx = g[..., 0] + gw * 0.5
+        gy = g[..., 1] + gh * 0.5
+        aw = A_[..., 2] - A_[..., 0]
+        ah = A_[..., 3] - A_[..., 1]
+        ax = A_[..., 0] + aw * 0.5
+        ay = A_[..., 1] + ah * 0.5
+        tg = torch.stack((((gx - ax) / aw - mu_[0]) / sd_[0],
+                          ((gy - ay) / ah - mu_[1]) / sd_[1],
+                          (torch.log(gw / aw) - mu_[2]) / sd_[2],
+                          (torch.log(gh / ah) - mu_[3]) / sd_[3]), -1)
+        pos = (S.detach() > 0.5)[:, :, None]
+        tg = torch.where(pos, tg, torch.zeros_like(tg))
+        mask = pos.expand(B, N, 4).to(dt)
+    return _out(_wrap((tg, mask), (S, Mt, A, R, mu, sd), anchors._ctx), out)
+
+
+def box_decode(data, anchors, std0=1.0, std1=1.0, std2=1.0, std3=1.0, clip=-1.0,
+               format="center", out=None, name=None):
+    """Boxes (corner format) from regression outputs ``data`` (B, N, 4) and ``anchors``
+    (1, N, 4) in ``format``: centre ``data[0]*std0*aw + ax``..., half sizes
+    ``exp(min(data[2]*std2, clip)) * aw / 2``... (no clipping when ``clip`` <= 0)."""
+    op = "box_decode"
+    fmt = _fmt(format, op, "format")
+    D = _tensor(data, op, "data")
+    A = _tensor(anchors, op, "anchors")
+    if D.dim() != 3 or D.shape[-1] != 4:
+        raise MXNetError(f"{op}: data of shape {tuple(D.shape)} must be (batch, N, 4)")
+    if A.dim() != 3 or A.shape[-1] != 4 or A.shape[0] != 1 or A.shape[1] != D.shape[1]:
+        raise MXNetError(f"{op}: anchors of shape {tuple(A.shape)} must be (1, {D.shape[1]}, 4)")
+    with torch.no_grad():
+        d = D.detach()
+        a = A.detach().to(d.dtype)
+        if fmt == "corner":
+            aw = a[..., 2] - a[..., 0]
+            ah = a[..., 3] - a[..., 1]
+            ax = a[..., 0] + aw * 0.5
+            ay = a[..., 1] + ah * 0.5
+        else:
+            ax, ay, aw, ah = a.unbind(-1)
+        ox = d[..., 0] * _f32(std0) * aw + ax
+        oy = d[..., 1] * _f32(std1) * ah + ay
+        dw = d[..., 2] * _f32(std2)
+        dh = d[..., 3] * _f32(std3)
+        if clip > 0:
+            c = torch.tensor(_f32(clip), dtype=d.dtype, device=d.device)
+            dw = torch.minimum(dw, c)
+            dh = torch.minimum(dh, c)
+        ow = torch.exp(dw) * aw * 0.5
+        oh = torch.exp(dh) * ah * 0.5
+        res = torch.stack((ox - ow, oy - oh, ox + ow, oy + oh), -1)
+    return _out(_wrap(res, (D, A), data._ctx), out)
+
+
+# ----------------------------------------------------------------------------- MultiBox
+
+def MultiBoxPrior(data, sizes=(1.0,), ratios=(1.0,), clip=False, steps=(-1.0, -1.0),
+                  offsets=(0.5, 0.5), out=None, name=None):
+    """SSD anchor boxes for the feature map ``data`` (B, C, H, W): shape
+    (1, H*W*(len(sizes)+len(ratios)-1), 4), corner format, normalised to [0, 1]. At each cell
+    (row-major) come first one box per size (with ``ratios[0]``), then one per ``ratios[1:]``
+    with ``sizes[0]``. ``steps`` (y, x) default to 1/H, 1/W."""
+    op = "MultiBoxPrior"
+    t = _tensor(data, op, "data")
+    if t.dim() != 4:
+        raise MXNetError(f"{op}: data of shape {tuple(t.shape)} must be 4-D (batch, channel, "
+                         "height, width)")
+    sizes = _tuple(sizes, op, "sizes")
+    ratios = _tuple(ratios, op, "ratios")
+    steps = _tuple(steps, op, "steps", 2)
+    offsets = _tuple(offsets, op, "offsets", 2)
+    if not sizes or not ratios:
+        raise MXNetError(f"{op}: sizes and ratios must not be empty")
+    for s in sizes:
+        if not 0 < s <= 1:
+            raise MXNetError(f"{op}: sizes must be in (0, 1], got {sizes}")
+    for r in ratios:
+        if r <= 0:
+            raise MXNetError(f"{op}: ratios must be > 0, got {ratios}")
+    H, W = t.shape[2], t.shape[3]
+    f = torch.float32
+    dev = t.device
+    with torch.no_grad():
+        one = torch.tensor(1.0, dtype=f)
+        sy = (one / H) if steps[0] <= 0 else torch.tensor(steps[0], dtype=f)
+        sx = (one / W) if steps[1] <= 0 else torch.tensor(steps[1], dtype=f)
+        cy = (torch.arange(H, dtype=f) + torch.tensor(offsets[0], dtype=f)) * sy
+        cx = (torch.arange(W, dtype=f) + torch.tensor(offsets[1], dtype=f)) * sx
+        half = []
+        r0 = torch.sqrt(torch.tensor(ratios[0], dtype=f))
+        for s in sizes:
+            s_ = torch.tensor(s, dtype=f)
+            half.append((s_ * H / W * r0 / 2, s_ / r0 / 2))
+        s0 = torch.tensor(sizes[0], dtype=f)
+        for r in ratios[1:]:
+            rr = torch.sqrt(torch.tensor(r, dtype=f))
+            half.append((s0 * H / W * rr / 2, s0 / rr / 2))
+        hw = torch.stack([h[0] for h in half])
+        hh = torch.stack([h[1] for h in half])
+        CY = cy[:, None, None].expand(H, W, len(half))
+        CX = cx[None, :, None].expand(H, W, len(half))
+        res = torch.stack((CX - hw, CY - hh, CX + hw, CY + hh), -1).reshape(1, -1, 4)
+        if clip:
+            res = res.clamp(0, 1)
+        res = res.to(dev)
+    return _out(_wrap(res, (t,), data._ctx), out)
+
+
+def MultiBoxTarget(anchor, label, cls_pred, overlap_threshold=0.5, ignore_label=-1.0,
+                   negative_mining_ratio=-1.0, negative_mining_thresh=0.5,
+                   minimum_negative_samples=0, variances=(0.1, 0.1, 0.2, 0.2), out=None,
+                   name=None):
+    """SSD training targets.
+
+    ``anchor`` (1, N, 4) corner boxes, ``label`` (B, M, W>=5) rows
+    ``[class, xmin, ymin, xmax, ymax, ...]`` (a row with class -1 ends the list),
+    ``cls_pred`` (B, C, N) class scores (background class 0), for hard negative mining.
+
+    Returns ``[loc_target (B, N*4), loc_mask (B, N*4), cls_target (B, N)]``: anchors matched to
+    a ground truth (greedy best-IoU matching of every ground truth first, then each other
+    anchor whose best IoU > ``overlap_threshold``) get class + 1 and encoded offsets; with
+    ``negative_mining_ratio`` > 0, ``ratio`` times as many negatives (IoU below
+    ``negative_mining_thresh``, lowest background probability first) get class 0 and the
+    rest ``ignore_label``; without mining every other anchor is a negative.
+    ``minimum_negative_samples`` is accepted and, as in MXNet 1.9.1's CPU operator, not used.
+    """
+    op = "MultiBoxTarget"
+    A = _tensor(anchor, op, "anchor")
+    L = _tensor(label, op, "label")
+    P = _tensor(cls_pred, op, "cls_pred")
+    var = _tuple(variances, op, "variances", 4)
+    if A.dim() != 3 or A.shape[-1] != 4 or A.shape[0] != 1:
+        raise MXNetError(f"{op}: anchor of shape {tuple(A.shape)} must be (1, num_anchors, 4)")
+    if L.dim() != 3 or L.shape[-1] < 5:
+        raise MXNetError(f"{op}: label of shape {tuple(L.shape)} must be (batch, num_labels, "
+                         ">=5) with rows [class, xmin, ymin, xmax, ymax]")
+    N = A.shape[1]
+    if P.dim() != 3 or P.shape[0] != L.shape[0] or P.shape[2] != N:
+        raise MXNetError(f"{op}: cls_pred of shape {tuple(P.shape)} must be "
+                         f"({L.shape[0]}, num_classes, {N})")
+    B = L.shape[0]
+    dt = A.dtype
+    dev = A.device
+    with torch.no_grad():
+        anc = A.detach()[0]
+        lab = L.detach().to(dt)
+        pred = P.detach().to(dt)
+        loc_t = torch.zeros((B, N, 4), dtype=dt, device=dev)
+        loc_m = torch.zeros((B, N, 4), dtype=dt, device=dev)
+        cls_t = torch.full((B, N), _f32(ignore_label), dtype=dt, device=dev)
+        ar = torch.arange(N, device=dev)
+        for b in range(B):
+            cls_col = lab[b, :, 0].float()
+            ends = torch.nonzero(cls_col == -1.0)
+            ng = int(ends[0, 0]) if len(ends) else lab.shape[1]
+            if ng == 0:
+                continue
+            gts = lab[b, :ng, 1:5]
+            bad = ends[:1]
+            if len(bad) and not bool((lab[b, int(bad[0, 0]), 1:5].float() == -1.0).all()):
+                raise MXNetError(f"{op}: label row {int(bad[0, 0])} of batch {b} has class -1 "
+                                 "(end of the list) but coordinates other than -1")
+            ov = _pair_inter(anc, gts, "corner")
+            ov = ov / (_area(anc, "corner")[:, None] + _area(gts, "corner")[None, :] - ov)
+            ov = ov.float()
+            flags = torch.full((N,), -1, dtype=torch.long, device=dev)
+            match = torch.full((N,), -1, dtype=torch.long, device=dev)
+            best = torch.full((N,), -1.0, dtype=torch.float32, device=dev)
+            gt_done = torch.zeros(ng, dtype=torch.bool, device=dev)
+            npos = 0
+            for _ in range(ng):
+                m = ov.masked_fill(flags[:, None] == 1, -math.inf)
+                m = m.masked_fill(gt_done[None, :], -math.inf)
+                flat = torch.argmax(m.reshape(-1))  # first maximum in (anchor, gt) order
+                v = m.reshape(-1)[flat]
+                if not bool(v > 1e-6):
+                    break
+                j, k = int(flat) // ng, int(flat) % ng
+                best[j] = v
+                match[j] = k
+                flags[j] = 1
+                gt_done[k] = True
+                npos += 1
+            free = flags != 1
+            mx_iou, mx_gt = torch.max(ov, 1)  # first maximum
+            if overlap_threshold > 0:
+                best = torch.where(free, mx_iou, best)
+                match = torch.where(free, mx_gt, match)
+                newpos = free & (mx_iou > _f32(overlap_threshold))
+                flags[newpos] = 1
+                npos += int(newpos.sum())
+            if negative_mining_ratio > 0:
+                if not negative_mining_thresh > 0:
+                    raise MXNetError(f"{op}: negative_mining_thresh must be > 0, got "
+                                     f"{negative_mining_thresh}")
+                nneg = int(npos * _f32(negative_mining_ratio))
+                nneg = min(nneg, N - npos)
+                if nneg > 0:
+                    unset = (flags != 1) & (best < 0)
+                    best = torch.where(unset, mx_iou, best)
+                    cand = (flags == -1) & (best < _f32(negative_mining_thresh))
+                    p = pred[b]
+                    mxv = p.max(0).values
+                    prob = torch.exp(p[0] - mxv) / torch.exp(p - mxv).sum(0)
+                    idx = ar[cand]
+                    if len(idx) < nneg:
+                        raise MXNetError(f"{op}: {len(idx)} negative candidates for "
+                                         f"{nneg} negatives (negative_mining_thresh="
+                                         f"{negative_mining_thresh})")
+                    o = torch.sort(-prob[idx].float(), descending=True, stable=True).indices[:nneg]
+                    flags[idx[o]] = 0
+            else:
+                flags[flags != 1] = 0
+            pos = flags == 1
+            g = gts[match.clamp(min=0)].float()
+            a = anc.float()
+            aw = a[:, 2] - a[:, 0]
+            ah = a[:, 3] - a[:, 1]
+            ax = (a[:, 0] + a[:, 2]) * 0.5
+            ay = (a[:, 1] + a[:, 3]) * 0.5
+            gw = g[:, 2] - g[:, 0]
+            gh = g[:, 3] - g[:, 1]
+            gx = (g[:, 0] + g[:, 2]) * 0.5
+            gy = (g[:, 1] + g[:, 3]) * 0.5
+            enc = torch.stack(((gx - ax) / aw / _f32(var[0]), (gy - ay) / ah / _f32(var[1]),
+                               torch.log(gw / aw) / _f32(var[2]),
+                               torch.log(gh / ah) / _f32(var[3])), -1).to(dt)
+            loc_t[b][pos] = enc[pos]
+            loc_m[b][pos] = 1
+            cls_t[b][pos] = lab[b, match[pos], 0] + 1
+            cls_t[b][flags == 0] = 0
+        res = (loc_t.reshape(B, N * 4), loc_m.reshape(B, N * 4), cls_t)
+    return _out(_wrap(res, (A, L, P), anchor._ctx), out)
+
+
+def _iou_corner_md(a, b):
+    """MultiBoxDetection's overlap of corner boxes a (K, 4) x b (K, 4) -> (K, K)."""
+    A = a[:, None, :]
+    Bx = b[None, :, :]
+    w = (torch.minimum(A[..., 2], Bx[..., 2]) - torch.maximum(A[..., 0], Bx[..., 0])).clamp(min=0)
+    h = (torch.minimum(A[..., 3], Bx[..., 3]) - torch.maximum(A[..., 1], Bx[..., 1])).clamp(min=0)
+    i = w * h
+    u = ((A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
+         + (Bx[..., 2] - Bx[..., 0]) * (Bx[..., 3] - Bx[..., 1]) - i)
+    return torch.where(u <= 0, torch.zeros_like(u), i / u)
+
+
+def MultiBoxDetection(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, background_id=0,
+                      nms_threshold=0.5, force_suppress=False,
+                      variances=(0.1, 0.1, 0.2, 0.2), nms_topk=-1, out=None, name=None):
+    """SSD detections (B, N, 6) rows ``[class, score, xmin, ymin, xmax, ymax]`` from
+    ``cls_prob`` (B, C, N) (class 0 background), ``loc_pred`` (B, N*4) and ``anchor``
+    (1, N, 4).
+
+    As MXNet 1.9.1 on the CPU: each anchor takes its best non-background class (first on
+    ties); those scoring at least ``threshold`` are kept, in anchor order, then sorted by
+    descending score (the first ``nms_topk`` sorted rows; past them the anchor-order rows
+    stay, with class -1); NMS (IoU >= ``nms_threshold``) sets the class of suppressed rows to
+    -1 and leaves their score and box. Rows past the kept ones are all -1.
+    ``background_id`` is accepted and, as in MXNet's CPU operator, not used.
+    """
+    op = "MultiBoxDetection"
+    C_ = _tensor(cls_prob, op, "cls_prob")
+    Lp = _tensor(loc_pred, op, "loc_pred")
+    A = _tensor(anchor, op, "anchor")
+    var = _tuple(variances, op, "variances", 4)
+    if C_.dim() != 3:
+        raise MXNetError(f"{op}: cls_prob of shape {tuple(C_.shape)} must be (batch, "
+                         "num_classes, num_anchors)")
+    B, C, N = C_.shape
+    if A.dim() != 3 or A.shape[-1] != 4 or A.shape[1] != N:
+        raise MXNetError(f"{op}: anchor of shape {tuple(A.shape)} must be (1, {N}, 4) to match "
+                         f"cls_prob {tuple(C_.shape)}")
+    if Lp.dim() != 2 or Lp.shape[0] != B or Lp.shape[1] != N * 4:
+        raise MXNetError(f"{op}: loc_pred of shape {tuple(Lp.shape)} must be ({B}, {N * 4})")
+    dt = C_.dtype
+    with torch.no_grad():
+        prob = C_.detach()
+        loc = Lp.detach().to(dt).reshape(B, N, 4)
+        a = A.detach()[0].to(dt)
+        aw = a[:, 2] - a[:, 0]
+        ah = a[:, 3] - a[:, 1]
+        ax = (a[:, 0] + a[:, 2]) / 2
+        ay = (a[:, 1] + a[:, 3]) / 2
+        ox = loc[..., 0] * _f32(var[0]) * aw + ax
+        oy = loc[..., 1] * _f32(var[1]) * ah + ay
+        ow = torch.exp(loc[..., 2] * _f32(var[2])) * aw / 2
+        oh = torch.exp(loc[..., 3] * _f32(var[3])) * ah / 2
+        boxes = torch.stack((ox - ow, oy - oh, ox + ow, oy + oh), -1)
+        if clip:
+            boxes = boxes.clamp(0, 1)
+        if C > 1:
+            fg = prob[:, 1:, :]
+            score, cid = torch.max(fg, 1)  # first maximum
+            neg1 = torch.tensor(-1, dtype=dt)
+            # MXNet starts from score -1: a class wins only when > -1
+            cid = torch.where(score > neg1, cid + 1, torch.zeros_like(cid))
+            score = torch.where(score > neg1, score, neg1.expand_as(score))
+        else:
+            cid = torch.zeros((B, N), dtype=torch.long)
+            score = torch.full((B, N), -1, dtype=dt)
+        cid = torch.where((cid > 0) & (score < _f32(threshold)), torch.zeros_like(cid), cid)
+        res = torch.full((B, N, 6), -1, dtype=dt)
+        nms_ok = 0 < nms_threshold <= 1
+        for b in range(B):
+            v = torch.nonzero(cid[b] > 0).reshape(-1)
+            nv = len(v)
+            if nv == 0:
+                continue
+            rows = torch.cat(((cid[b, v] - 1).to(dt)[:, None], score[b, v][:, None],
+                              boxes[b, v]), 1)
+            if not nms_ok:
+                res[b, :nv] = rows
+                continue
+            order = torch.sort(rows[:, 1], descending=True, stable=True).indices
+            nkeep = nv if not (0 < nms_topk < nv) else int(nms_topk)
+            rows = rows.clone()
+            rows[:nkeep] = rows[order[:nkeep]].clone()
+            rows[nkeep:, 0] = -1
+            alive = rows[:, 0] >= 0
+            iou = _iou_corner_md(rows[:, 2:], rows[:, 2:])
+            cand = iou >= _f32(nms_threshold)
+            if not force_suppress:
+                cand &= rows[:, None, 0] == rows[None, :, 0]
+            alive = _greedy_suppress(cand[None], alive[None], nv)[0]
+            rows[~alive, 0] = -1
+            res[b, :nv] = rows
+        res = res.to(C_.device)
+    return _out(_wrap(res, (C_, Lp, A), cls_prob._ctx), out)
+
+
+# ----------------------------------------------------------------------------- ROI ops
+
+def _pooled(pooled_size, op):
+    if pooled_size is None:
+        raise MXNetError(f"{op}: required parameter pooled_size is missing")
+    p = pooled_size if isinstance(pooled_size, (list, tuple)) else (pooled_size,)
+    p = tuple(int(v) for v in p)
+    if len(p) == 1:
+        p = p * 2
+    if len(p) != 2 or min(p) <= 0:
+        raise MXNetError(f"{op}: pooled_size={pooled_size!r} must be (height, width) > 0")
+    return p
+
+
+def _check_rois(data, rois, op):
+    if data.dim() != 4:
+        raise MXNetError(f"{op}: data of shape {tuple(data.shape)} must be 4-D (batch, "
+                         "channel, height, width)")
+    if rois.dim() != 2 or rois.shape[1] != 5:
+        raise MXNetError(f"{op}: rois of shape {tuple(rois.shape)} must be (num_rois, 5) with "
+                         "rows [batch_index, x1, y1, x2, y2]")
+
+
+def _c_round(x):
+    """C's round(): halves away from zero."""
+    return torch.sign(x) * torch.floor(torch.abs(x) + 0.5)
+
+
+def ROIPooling(data, rois, pooled_size=None, spatial_scale=None, out=None, name=None):
+    """Max pooling of each region ``rois`` (R, 5) ``[batch_index, x1, y1, x2, y2]`` (image
+    coordinates, scaled by ``spatial_scale`` and rounded) of ``data`` (B, C, H, W) into
+    ``pooled_size`` bins: (R, C, PH, PW). Empty bins give 0. The gradient goes to the first
+    maximum of each bin."""
+    op = "ROIPooling"
+    X = _tensor(data, op, "data")
+    Rt = _tensor(rois, op, "rois")
+    PH, PW = _pooled(pooled_size, op)
+    if spatial_scale is None:
+        raise MXNetError(f"{op}: required parameter spatial_scale is missing")
+    _check_rois(X, Rt, op)
+    Bn, C, H, W = X.shape
+    R = Rt.shape[0]
+    dev = X.device
+    with torch.no_grad():
+        r = Rt.detach().to(X.dtype)
+        bidx = r[:, 0].long()
+        sc = _f32(spatial_scale)
+        rs = _c_round(r[:, 1:] * sc).long()
+        sw, sh, ew, eh = rs.unbind(1)
+        rh = (eh - sh + 1).clamp(min=1).float()
+        rw = (ew - sw + 1).clamp(min=1).float()
+        bh = rh / PH
+        bw = rw / PW
+        ph = torch.arange(PH, device=dev, dtype=torch.float32)
+        pw = torch.arange(PW, device=dev, dtype=torch.float32)
+        hs = (torch.floor(ph[None] * bh[:, None]).long() + sh[:, None]).clamp(0, H)
+        he = (torch.ceil((ph[None] + 1) * bh[:, None]).long() + sh[:, None]).clamp(0, H)
+        ws = (torch.floor(pw[None] * bw[:, None]).long() + sw[:, None]).clamp(0, W)
+        we = (torch.ceil((pw[None] + 1) * bw[:, None]).long() + sw[:, None]).clamp(0, W)
+        okb = (bidx >= 0) & (bidx < Bn)
+        bsafe = bidx.clamp(0, max(Bn - 1, 0))
+        maxh = int((he - hs).max()) if R else 0
+        maxw = int((we - ws).max()) if R else 0
+        src0 = X.detach().reshape(Bn, C, H * W)[bsafe]
+        best = torch.full((R, C, PH, PW), -math.inf, dtype=X.dtype, device=dev)
+        arg = torch.full((R, C, PH, PW), -1, dtype=torch.long, device=dev)
+        for dy in range(maxh):
+            y = hs + dy  # (R, PH)
+            for dx in range(maxw):
+                x = ws + dx  # (R, PW)
+                inb = (y < he)[:, :, None] & (x < we)[:, None, :]
+                flat = (y.clamp(max=H - 1)[:, :, None] * W + x.clamp(max=W - 1)[:, None, :])
+                vals = torch.gather(src0, 2, flat.reshape(R, 1, -1).expand(R, C, PH * PW))
+                vals = vals.reshape(R, C, PH, PW)
+                upd = inb[:, None] & (vals > best)
+                best = torch.where(upd, vals, best)
+                arg = torch.where(upd, flat[:, None].expand(R, C, PH, PW), arg)
+        arg = torch.where(okb[:, None, None, None], arg, torch.full_like(arg, -1))
+    valid = arg >= 0
+    src = X.reshape(Bn, C, H * W)[bsafe] if R else X.reshape(0, C, H * W)
+    res = torch.gather(src, 2, arg.clamp(min=0).reshape(R, C, -1)).reshape(R, C, PH, PW)
+    res = res * valid.to(res.dtype)
+    if not _grad_wanted(X):
+        res = res.detach()
+    return _assign_out(_new(res, data._ctx), out)
+
+
+def _bilinear_gather(xf, bidx, y, x, H, W):
+    """Bilinear samples (MXNet's ROIAlign rule) of ``xf`` (B, H*W, C) at points y, x of shape
+    (R, P): (R, P, C). Points outside [-1, H] x [-1, W] read 0."""
+    out_side = (y < -1.0) | (y > H) | (x < -1.0) | (x > W)
+    y = torch.where(y <= 0, torch.zeros_like(y), y)
+    x = torch.where(x <= 0, torch.zeros_like(x), x)
+    y0 = y.long()
+    x0 = x.long()
+    ylast = y0 >= H - 1
+    xlast = x0 >= W - 1
+    y0 = torch.where(ylast, torch.full_like(y0, H - 1), y0)
+    x0 = torch.where(xlast, torch.full_like(x0, W - 1), x0)
+    y1 = torch.where(ylast, y0, y0 + 1)
+    x1 = torch.where(xlast, x0, x0 + 1)
+    y = torch.where(ylast, y0.to(y.dtype), y)
+    x = torch.where(xlast, x0.to(x.dtype), x)
+    ly = y - y0
+    lx = x - x0
+    hy = 1 - ly
+    hx = 1 - lx
+    R, P = y.shape
+    src = xf[bidx]  # (R, H*W, C)
+    C = xf.shape[-1]
+
+    def g(yy, xx):
+        return torch.gather(src, 1, (yy * W + xx).reshape(R, P, 1).expand(R, P, C))
+    w1, w2, w3, w4 = hy * hx, hy * lx, ly * hx, ly * lx
+    val = (w1[..., None] * g(y0, x0) + w2[..., None] * g(y0, x1)
+           + w3[..., None] * g(y1, x0) + w4[..., None] * g(y1, x1))
+    return val * (~out_side)[..., None].to(val.dtype)
+
+
+def ROIAlign(data, rois, pooled_size=None, spatial_scale=None, sample_ratio=-1,
+             position_sensitive=False, aligned=False, out=None, name=None):
+    """ROI Align (Mask R-CNN) of ``data`` (B, C, H, W) over ``rois`` (R, 5)
+    ``[batch_index, x1, y1, x2, y2]``: each of the ``pooled_size`` bins averages
+    ``sample_ratio``^2 bilinear samples (``ceil(roi size / pooled size)`` per axis when
+    ``sample_ratio`` <= 0). ``aligned`` shifts by half a pixel (no minimum roi size of 1);
+    ``position_sensitive`` (R-FCN) reads channel group ``ph*PW + pw`` for bin (ph, pw) and
+    gives C / (PH*PW) channels. Gradients flow to ``data``; ``rois`` get zeros."""
+    op = "ROIAlign"
+    X = _tensor(data, op, "data")
+    Rt = _tensor(rois, op, "rois")
+    PH, PW = _pooled(pooled_size, op)
+    if spatial_scale is None:
+        raise MXNetError(f"{op}: required parameter spatial_scale is missing")
+    _check_rois(X, Rt, op)
+    Bn, C, H, W = X.shape
+    if position_sensitive and C % (PH * PW):
+        raise MXNetError(f"{op}: with position_sensitive, the {C} channels of data must be a "
+                         f"multiple of pooled_size {PH}x{PW}")
+    R = Rt.shape[0]
+    dev = X.device
+    dt = X.dtype
+    with torch.no_grad():
+        r = Rt.detach().to(dt)
+        bidx = r[:, 0].long()
+        okb = bidx >= 0
+        bsafe = bidx.clamp(0, Bn - 1)
+        sc = _f32(spatial_scale)
+        off = 0.5 if aligned else 0.0
+        x1 = r[:, 1] * sc - off
+        y1 = r[:, 2] * sc - off
+        x2 = r[:, 3] * sc - off
+        y2 = r[:, 4] * sc - off
+        rw = x2 - x1
+        rh = y2 - y1
+        if not aligned:
+            rw = torch.clamp(rw, min=1.0)
+            rh = torch.clamp(rh, min=1.0)
+        bh = rh / PH
+        bw = rw / PW
+        if sample_ratio > 0:
+            gh = torch.full((R,), int(sample_ratio), dtype=torch.long, device=dev)
+            gw = gh.clone()
+        else:
+            gh = torch.ceil(rh / PH).long()
+            gw = torch.ceil(rw / PW).long()
+        count = (gh * gw).clamp(min=1).to(dt)
+        Gh = int(gh.max()) if R else 0
+        Gw = int(gw.max()) if R else 0
+        ph = torch.arange(PH, device=dev, dtype=dt)
+        pw = torch.arange(PW, device=dev, dtype=dt)
+    xf = X.permute(0, 2, 3, 1).reshape(Bn, H * W, C)
+    if not _grad_wanted(X):
+        xf = xf.detach()
+    acc = torch.zeros((R, PH, PW, C), dtype=dt, device=dev)
+    for iy in range(Gh):
+        with torch.no_grad():
+            yy = (y1[:, None] + ph[None] * bh[:, None]
+                  + (iy + 0.5) * bh[:, None] / gh[:, None].to(dt))  # (R, PH)
+            my = iy < gh  # (R,)
+        for ix in range(Gw):
+            with torch.no_grad():
+                xx = (x1[:, None] + pw[None] * bw[:, None]
+                      + (ix + 0.5) * bw[:, None] / gw[:, None].to(dt))  # (R, PW)
+                m = (my & (ix < gw)).to(dt)
+                Y = yy[:, :, None].expand(R, PH, PW).reshape(R, -1)
+                Xc = xx[:, None, :].expand(R, PH, PW).reshape(R, -1)
+            v = _bilinear_gather(xf, bsafe, Y, Xc, H, W).reshape(R, PH, PW, C)
+            acc = acc + v * m[:, None, None, None]
+    res = acc / count[:, None, None, None]
+    res = res * okb.to(dt)[:, None, None, None]
+    res = res.permute(0, 3, 1, 2)  # (R, C, PH, PW)
+    if position_sensitive:
+        Co = C // (PH * PW)
+        res = res.reshape(R, Co, PH, PW, PH, PW)
+        ii = torch.arange(PH, device=dev)
+        jj = torch.arange(PW, device=dev)
+        res = res[:, :, ii[:, None], jj[None, :], ii[:, None], jj[None, :]]
+    res = res.contiguous()
+    if _grad_wanted(X, Rt) and Rt.requires_grad:
+        res = res + _ZeroGrad.apply(torch.zeros((), dtype=dt, device=dev), Rt)
+    return _assign_out(_new(res, data._ctx), out)

@@ -1,0 +1,127 @@
+"""nd.contrib's detection operators (box_nms, box_iou, box_encode/decode, bipartite_matching,
+MultiBoxPrior/Target/Detection, ROIAlign) and nd.ROIPooling against MXNet 1.9.1 fixtures
+(tools/gen_detection_ops_fixtures.py): outputs and, for the differentiable ones, gradients."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon.base import MXNetError
+
+HERE = os.path.join(os.path.dirname(__file__), "fixtures", "detection_ops")
+with open(os.path.join(HERE, "cases.json")) as _f:
+    CASES = json.load(_f)
+DATA = np.load(os.path.join(HERE, "cases.npz"))
+
+# Outputs that hold indices, ids, masks or -1 fillers are compared exactly.
+EXACT = {"contrib.bipartite_matching", "contrib.MultiBoxPrior"}
+
+
+def _fn(op):
+    f = mx.nd
+    for p in op.split("."):
+        f = getattr(f, p)
+    return f
+
+
+def _run(case):
+    ins = [mx.nd.array(DATA[f"{case['name']}/in{i}"],
+                       dtype=DATA[f"{case['name']}/in{i}"].dtype) for i in range(case["n_in"])]
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in case["kwargs"].items()}
+    if case["grad"]:
+        for a in ins:
+            a.attach_grad()
+        with mx.autograd.record():
+            res = _fn(case["op"])(*ins, **kw)
+        outs = res if isinstance(res, (list, tuple)) else [res]
+        heads = [mx.nd.array(DATA[f"{case['name']}/head{j}"]) for j in range(len(outs))]
+        mx.autograd.backward(outs, heads)
+    else:
+        res = _fn(case["op"])(*ins, **kw)
+        outs = res if isinstance(res, (list, tuple)) else [res]
+    return ins, outs
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_against_mxnet(case):
+    ins, outs = _run(case)
+    assert len(outs) == case["n_out"]
+    for j, o in enumerate(outs):
+        want = DATA[f"{case['name']}/out{j}"]
+        got = o.asnumpy()
+        assert got.shape == want.shape and got.dtype == want.dtype, (j, got.shape, want.shape)
+        if case["op"] in EXACT:
+            np.testing.assert_array_equal(got, want)
+        else:
+            # the -1 filler rows / ignore labels and the positions of kept rows are exact
+            np.testing.assert_array_equal(got == -1, want == -1)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    if case["grad"]:
+        for i, a in enumerate(ins):
+            np.testing.assert_allclose(a.grad.asnumpy(), DATA[f"{case['name']}/grad{i}"],
+                                       rtol=1e-5, atol=1e-6)
+
+
+def test_box_nms_manual_case():
+    # MXNet's own test case: compacted rows, -1 filler, grads to the kept rows
+    boxes = mx.nd.array([[0, 0.5, 0.1, 0.1, 0.2, 0.2], [1, 0.4, 0.1, 0.1, 0.2, 0.2],
+                         [0, 0.3, 0.1, 0.1, 0.14, 0.14], [2, 0.6, 0.5, 0.5, 0.7, 0.8]])
+    boxes.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.contrib.box_nms(boxes, overlap_thresh=0.1, id_index=0, force_suppress=True)
+    g = np.arange(24, dtype="f").reshape(4, 6)
+    out.backward(mx.nd.array(g))
+    np.testing.assert_allclose(out.asnumpy(), [[2, 0.6, 0.5, 0.5, 0.7, 0.8],
+                                               [0, 0.5, 0.1, 0.1, 0.2, 0.2],
+                                               [-1] * 6, [-1] * 6], rtol=1e-6)
+    want = np.zeros((4, 6), "f")
+    want[3], want[0] = g[0], g[1]
+    np.testing.assert_array_equal(boxes.grad.asnumpy(), want)
+
+
+def test_symbolic_box_nms_and_roialign():
+    d = DATA["nms_ids/in0"]
+    s = mx.sym.contrib.box_nms(mx.sym.var("data"), id_index=0)
+    got = s.eval(data=mx.nd.array(d))[0].asnumpy()
+    np.testing.assert_allclose(got, DATA["nms_ids/out0"], rtol=1e-6)
+    r = mx.sym.contrib.ROIAlign(mx.sym.var("x"), mx.sym.var("r"), pooled_size=(3, 3),
+                                spatial_scale=0.5)
+    got = r.eval(x=mx.nd.array(DATA["ra_default/in0"]), r=mx.nd.array(DATA["ra_default/in1"]))
+    np.testing.assert_allclose(got[0].asnumpy(), DATA["ra_default/out0"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: mx.nd.contrib.box_nms(mx.nd.zeros((2, 4, 4))), ["box_nms", "width"]),
+    (lambda: mx.nd.contrib.box_nms(mx.nd.zeros((4, 6)), in_format="xywh"),
+     ["box_nms", "in_format"]),
+    (lambda: mx.nd.contrib.box_nms(mx.nd.zeros((4, 6)), score_index=3),
+     ["box_nms", "score_index"]),
+    (lambda: mx.nd.contrib.box_nms(mx.nd.zeros((4, 6)), id_index=1), ["box_nms", "id_index"]),
+    (lambda: mx.nd.contrib.box_iou(mx.nd.zeros((3, 5)), mx.nd.zeros((2, 4))),
+     ["box_iou", "lhs"]),
+    (lambda: mx.nd.contrib.box_iou(mx.nd.zeros((3, 4)), mx.nd.zeros((2, 4)), format="ltrb"),
+     ["box_iou", "format"]),
+    (lambda: mx.nd.contrib.bipartite_matching(mx.nd.zeros((3, 4))),
+     ["bipartite_matching", "threshold"]),
+    (lambda: mx.nd.contrib.box_decode(mx.nd.zeros((1, 3, 4)), mx.nd.zeros((1, 3, 4)),
+                                      format="bad"), ["box_decode", "format"]),
+    (lambda: mx.nd.contrib.MultiBoxPrior(mx.nd.zeros((1, 4, 4))), ["MultiBoxPrior", "data"]),
+    (lambda: mx.nd.contrib.ROIAlign(mx.nd.zeros((1, 2, 4, 4)), mx.nd.zeros((3, 4)),
+                                    pooled_size=(2, 2), spatial_scale=1.0),
+     ["ROIAlign", "rois"]),
+    (lambda: mx.nd.ROIPooling(mx.nd.zeros((1, 2, 4, 4)), mx.nd.zeros((3, 5)),
+                              spatial_scale=1.0), ["ROIPooling", "pooled_size"]),
+    (lambda: mx.nd.contrib.ROIAlign(mx.nd.zeros((1, 6, 4, 4)), mx.nd.zeros((3, 5)),
+                                    pooled_size=(2, 2), spatial_scale=1.0,
+                                    position_sensitive=True), ["ROIAlign", "channels"]),
+    (lambda: mx.nd.contrib.MultiBoxDetection(mx.nd.zeros((1, 3, 5)), mx.nd.zeros((1, 16)),
+                                             mx.nd.zeros((1, 5, 4))),
+     ["MultiBoxDetection", "loc_pred"]),
+])
+def test_bad_input_names_op_and_argument(call, words):
+    with pytest.raises(MXNetError) as e:
+        call()
+    for w in words:
+        assert w in str(e.value)
