@@ -38,6 +38,7 @@ from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
 from .utils import HookHandle
+from . import _compile
 from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
                         _brief_print_list, _atomic_nd_save, _nd_load)
 
@@ -1088,6 +1089,9 @@ class HybridBlock(Block):
         self._graph_version = None
         self._bad_static = False
         self._arg_format = None
+        self._compile_mode = None
+        self._compile_failed = None
+        self._compile_sigs = 0
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -1099,6 +1103,8 @@ class HybridBlock(Block):
         self._graphs = {}
         self._capture_failed = None
         self._arg_format = None
+        self._compile_failed = None
+        self._compile_sigs = 0
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -1129,12 +1135,16 @@ class HybridBlock(Block):
         inline_limit, forward_bulk_size, backward_bulk_size : int, optional
             MXNet CachedOp tuning; accepted and recorded in ``_flags``, no effect here.
         **kwargs
-            Backend options (only meaningful with a backend).
+            Backend options (only meaningful with a backend). neogluon's own
+            ``compile='off'|'sync'|'auto'`` runs the captured graph through torch.compile
+            (Inductor); default: ``NEOGLUON_COMPILE`` / ``set_compile_mode`` (see
+            ``neogluon/gluon/_compile.py``).
         """
         if backend is not None:
             raise MXNetError(f"hybridize: neogluon has no subgraph backend {backend!r}; "
                              "use backend=None")
         self._active = active
+        self._compile_mode = _compile.check_mode(kwargs.pop("compile", None))
         self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
                        ("inline_limit", inline_limit)]
         if forward_bulk_size is not None:
@@ -1319,6 +1329,11 @@ class HybridBlock(Block):
                 self._cached_graph = ()
                 g = None
         if g is not None:
+            mode = self._compile_mode or _compile._MODE[0]
+            if mode != "off":
+                out = _compile.call(self, g, key, flat, ctx, mode)
+                if out is not None:
+                    return out
             if ctx == current_context():
                 return g.run(flat, ctx)
             with ctx:

@@ -1,0 +1,314 @@
+"""hybridize() that compiles: a captured forward pass run as one torch.compile'd function.
+
+How it works
+------------
+A hybridized block first captures its forward pass per input signature (block.py: the op
+list of ``_Graph``) and replays it. With compilation on, that op list, as a function of the
+input and parameter tensors, is traced to an ATen graph with ``make_fx`` (fake tensors, so
+no data is touched) and handed to Inductor (``compile_fx``: AOTAutograd + Inductor), which
+also compiles the backward pass. The compiled function is called with the tensors directly:
+there is no Dynamo and no guard evaluation per call; the graph's own signature (input shapes,
+dtypes, context, training mode) and, per call, whether autograd records and which tensors
+need gradients select the compiled variant.
+
+What is compiled
+    One compiled function per (block, input signature, recording, requires_grad pattern).
+    A new input shape is a new signature: it is captured, replayed, and compiled in turn, up
+    to ``NEOGLUON_COMPILE_MAX_SHAPES`` (default 8) signatures per block; later signatures are
+    replayed (one warning). ``static_shape=True`` skips the per-call stride check (inputs are
+    otherwise made contiguous before the call).
+
+When it is compiled: the mode
+    ``NEOGLUON_COMPILE`` (environment, read at import), :func:`set_compile_mode`, or
+    ``hybridize(compile=...)`` per block:
+
+    * ``'off'`` (default) - capture and replay only, no torch.compile.
+    * ``'sync'``   - compile on the second call of a signature, in the calling thread.
+    * ``'auto'``   - replay; after ``NEOGLUON_COMPILE_AFTER`` (default 3) replays of a
+      signature compile it in a background thread and switch over when it is ready.
+
+Anything that cannot be traced or compiled (an op that reads values, a random generator
+Inductor cannot take, a side effect it cannot keep) makes that block replay from then on,
+with one warning naming the block and the reason. Inductor's on-disk caches (FX graph
+cache, AOTAutograd cache; directory ``TORCHINDUCTOR_CACHE_DIR``) make a second run of the
+same script compile in seconds rather than tens of seconds.
+
+BatchNorm's moving statistics are updated by a hook on its output in the imperative pass;
+in a compiled graph the batch statistics become extra outputs and the same update runs from
+a hook on the block's first output that takes gradients (so at the same point of backward).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+import torch
+
+from .. import autograd
+from ..base import MXNetError
+
+__all__ = ["set_compile_mode", "get_compile_mode", "MODES"]
+
+MODES = ("off", "sync", "auto")
+
+
+def _env_mode():
+    m = os.environ.get("NEOGLUON_COMPILE", "off").strip().lower() or "off"
+    aliases = {"0": "off", "eager": "off", "false": "off", "no": "off", "replay": "off",
+               "1": "auto", "on": "auto", "true": "auto", "background": "auto"}
+    m = aliases.get(m, m)
+    if m not in MODES:
+        warnings.warn(f"NEOGLUON_COMPILE={m!r} is not one of {MODES}; using 'off'")
+        m = "off"
+    return m
+
+
+_MODE = [_env_mode()]
+_AFTER = int(os.environ.get("NEOGLUON_COMPILE_AFTER", "3"))
+_MAX_SHAPES = int(os.environ.get("NEOGLUON_COMPILE_MAX_SHAPES", "8"))
+
+
+def check_mode(mode):
+    if mode is None:
+        return None
+    if mode is True:
+        return "auto"
+    if mode is False:
+        return "off"
+    m = str(mode).lower()
+    if m == "eager":
+        m = "off"
+    if m not in MODES:
+        raise MXNetError(f"hybridize: compile={mode!r} is not one of {MODES}")
+    return m
+
+
+def set_compile_mode(mode):
+    """Set the process-wide compile mode ('off', 'sync' or 'auto'); returns the previous one.
+
+    A block hybridized with ``compile=...`` keeps its own mode."""
+    prev = _MODE[0]
+    _MODE[0] = check_mode(mode)
+    return prev
+
+
+def get_compile_mode():
+    return _MODE[0]
+
+
+def mode_of(block):
+    m = getattr(block, "_compile_mode", None)
+    return _MODE[0] if m is None else m
+
+
+# ------------------------------------------------------------------ tracing helpers
+_MOVING_CODE = None
+
+
+def _moving_code():
+    global _MOVING_CODE
+    if _MOVING_CODE is None:
+        from ..ndarray import nn_ops
+        _MOVING_CODE = nn_ops._moving_update(None, None, None, None, 0.0).__code__
+    return _MOVING_CODE
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class _HookCollector(torch.overrides.TorchFunctionMode):
+    """Keeps ``Tensor.register_hook`` calls made while tracing (thread-local mode)."""
+
+    def __init__(self):
+        super().__init__()
+        self.hooks = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.register_hook:
+            self.hooks.append((args[0], args[1] if len(args) > 1 else kwargs["hook"]))
+            return None
+        return func(*args, **(kwargs or {}))
+
+
+def _replay(graph, env_inputs, env_params, ctx):
+    """graph._prog run on NDArrays (the same loop as _Graph.run, parameters given)."""
+    from .block import _decode, _flat_values
+    env = [None] * graph.nslots
+    for s, a in zip(graph.inputs, env_inputs):
+        env[s] = a
+    for (s, _), a in zip(graph.params, env_params):
+        env[s] = a
+    for kind, fn, a, kw, outs, structure in graph._prog:
+        if kind == 0:
+            res = fn(*[env[i] for i in a], **kw)
+        elif kind == 1:
+            args = list(a[0])
+            for j, i in a[1]:
+                args[j] = env[i]
+            res = fn(*args, **kw)
+        else:
+            res = fn(*[_decode(v, env) for v in a],
+                     **{k: _decode(v, env) for k, v in kw.items()})
+        if structure == 0:
+            env[outs] = res
+        elif outs:
+            flat = []
+            _flat_values(res, flat)
+            for s, v in zip(outs, flat):
+                env[s] = v
+    return [env[s] for s in graph.out_slots]
+
+
+def _build(graph, ctx, examples, training, recording):
+    """(compiled callable, number of graph outputs, moving-stat plans)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch._inductor.compile_fx import compile_fx
+    from ..ndarray.ndarray import _new
+    nin = len(graph.inputs)
+    plans = []
+    nout = [0]
+
+    def fn(*ts):
+        ids = {id(t): i for i, t in enumerate(ts)}
+        ins = [_new(t, ctx) for t in ts[:nin]]
+        ps = [_new(t, ctx) for t in ts[nin:]]
+        with _HookCollector() as hc:
+            outs = _replay(graph, ins, ps, ctx)
+        res = [o._t for o in outs]
+        nout[0] = len(res)
+        for _tensor, hook in hc.hooks:
+            code = getattr(hook, "__code__", None)
+            if code is not _moving_code():
+                raise _Unsupported(f"a gradient hook ({getattr(hook, '__qualname__', hook)}) "
+                                   "cannot be kept in a compiled graph")
+            cells = dict(zip(code.co_freevars, (c.cell_contents for c in hook.__closure__)))
+            mm, mv = ids.get(id(cells["mm"])), ids.get(id(cells["mv"]))
+            if mm is None or mv is None:
+                raise _Unsupported("BatchNorm moving statistics are not parameters")
+            plans.append((mm, mv, len(res), len(res) + 1, cells["momentum"]))
+            res += [cells["mean"], cells["var"]]
+        return res
+
+    st = autograd._state
+    prev = (st.recording, st.training)
+    st.recording, st.training = recording, training
+    try:
+        with torch.enable_grad() if recording else torch.no_grad():
+            gm = make_fx(fn, tracing_mode="fake")(*examples)
+            compiled = compile_fx(gm, list(examples))
+    finally:
+        st.recording, st.training = prev
+    return compiled, nout[0], plans
+
+
+class _Variant:
+    __slots__ = ("state", "fn", "nout", "plans", "calls")
+
+    def __init__(self):
+        self.state = "new"      # new -> pending -> ready | failed
+        self.fn = None
+        self.nout = 0
+        self.plans = ()
+        self.calls = 0
+
+
+class _GraphCompile:
+    """Compiled variants of one captured graph."""
+
+    def __init__(self, block, graph, training):
+        self.block = block
+        self.graph = graph
+        self.training = training
+        self.variants = {}
+        self.static = dict(block._flags).get("static_shape", False)
+
+    def __call__(self, flat, ctx, mode):
+        from .block import _param_data, _rebuild
+        from ..ndarray.ndarray import _new
+        g = self.graph
+        ts = [a._t for a in flat]
+        if not self.static:
+            ts = [t if t.is_contiguous() else t.contiguous() for t in ts]
+        ts += [_param_data(p, ctx)._t for _, p in g.params]
+        rec = autograd._state.recording
+        key = (rec, tuple([t.requires_grad for t in ts]))
+        v = self.variants.get(key)
+        if v is None:
+            if len(self.variants) >= 4:
+                return None
+            v = self.variants[key] = _Variant()
+        if v.state != "ready":
+            if v.state == "new":
+                v.calls += 1
+                if mode == "sync":
+                    self._compile(v, ts, ctx, rec)
+                elif v.calls > _AFTER:
+                    v.state = "pending"
+                    ex = [t.detach().requires_grad_(t.requires_grad) for t in ts]
+                    th = threading.Thread(target=self._compile, args=(v, ex, ctx, rec),
+                                          name="neogluon-compile", daemon=True)
+                    th.start()
+            if v.state != "ready":
+                return None
+        outs = v.fn(*ts)
+        if v.plans and rec:
+            self._moving_hooks(v, ts, outs)
+        res = [_new(t, ctx) for t in outs[:v.nout]]
+        return _rebuild(g.out_fmt, res, 0)[0]
+
+    @staticmethod
+    def _moving_hooks(v, ts, outs):
+        from ..ndarray.nn_ops import _moving_update
+        head = next((o for o in outs[:v.nout] if o.requires_grad), None)
+        if head is None:
+            return
+        hooks = [_moving_update(ts[mm], ts[mv], outs[m].detach(), outs[s].detach(), mom)
+                 for mm, mv, m, s, mom in v.plans]
+
+        def hook(grad):
+            for h in hooks:
+                h(grad)
+        head.register_hook(hook)
+
+    def _compile(self, v, examples, ctx, rec):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn, nout, plans = _build(self.graph, ctx, examples, self.training, rec)
+        except Exception as err:  # noqa: BLE001 - any failure means: replay this block
+            v.state = "failed"
+            _fail(self.block, err)
+            return
+        v.fn, v.nout, v.plans = fn, nout, tuple(plans)
+        v.state = "ready"
+
+
+def _fail(block, err):
+    if getattr(block, "_compile_failed", None) is not None:
+        return
+    why = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    block._compile_failed = why
+    warnings.warn(f"{type(block).__name__} '{block.name}': hybridize(compile=...) could not "
+                  f"compile the forward pass ({type(err).__name__}: {why[:300]}); this block "
+                  "runs its captured graph uncompiled instead.", RuntimeWarning, stacklevel=2)
+
+
+def call(block, graph, key, flat, ctx, mode):
+    """Run ``graph`` compiled, or return None for the caller to replay it."""
+    if getattr(block, "_compile_failed", None) is not None:
+        return None
+    gc = graph.__dict__.get("_ng_compile")
+    if gc is None:
+        nsig = getattr(block, "_compile_sigs", 0)
+        if nsig >= _MAX_SHAPES:
+            if nsig == _MAX_SHAPES:
+                warnings.warn(f"{type(block).__name__} '{block.name}': more than {_MAX_SHAPES} "
+                              "input signatures; new ones run uncompiled "
+                              "(NEOGLUON_COMPILE_MAX_SHAPES)", RuntimeWarning, stacklevel=3)
+                block._compile_sigs = nsig + 1
+            return None
+        block._compile_sigs = nsig + 1
+        gc = graph._ng_compile = _GraphCompile(block, graph, key[2])
+    return gc(flat, ctx, mode)
