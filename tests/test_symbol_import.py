@@ -421,3 +421,23 @@ def test_unsupported_attribute_named_at_import(tmp_path):
         json.dump(graph, f)
     with pytest.raises(mx.MXNetError, match=r"'Activation'.*'act0'.*fancy_mode"):
         gluon.SymbolBlock.imports(path, ["data"])
+
+
+@pytest.mark.parametrize("name", ZOO_FORWARD)
+def test_model_zoo_export_is_byte_identical_to_mxnets(name, tmp_path):
+    from neogluon.gluon.model_zoo import vision
+    from gluon_fixture_utils import reset_names
+    reset_names()
+    net = vision.get_model(name, classes=10)
+    net.initialize()
+    net.hybridize()
+    side = ZOO[name]["side"]
+    net(nd.array(det_input((1, 3, side, side), 1)))
+    net.export(str(tmp_path / name))
+    with open(str(tmp_path / f"{name}-symbol.json")) as f, \
+            gzip.open(os.path.join(FIX, "zoo", f"{name}-symbol.json.gz"), "rb") as g:
+        assert f.read() == g.read().decode()
+    params = nd.load(str(tmp_path / f"{name}-0000.params"))
+    sym = mx.sym.load(str(tmp_path / f"{name}-symbol.json"))
+    assert sorted(params) == sorted(["arg:" + n for n in sym.list_arguments() if n != "data"] +
+                                    ["aux:" + n for n in sym.list_auxiliary_states()])

@@ -1374,6 +1374,10 @@ class HybridBlock(Block):
 
     def _capture(self, flat, fmt, ctx, key):
         in_fmt = fmt
+        if getattr(self, "_declared_shapes", None) is None:
+            # the shapes MXNet's export writes: its Parameter variables are made (and kept)
+            # at the first hybridized call, before deferred shapes are known (0 dims)
+            self._declared_shapes = {p.name: p.shape for p in self.collect_params().values()}
         tr = _Tracer()
         traced = [tr.add_input(a) for a in flat]
         rebuilt = _rebuild(fmt, traced, 0)[0]
@@ -1423,7 +1427,8 @@ class HybridBlock(Block):
                                "this block at least once before calling export.")
         text, sym, graph = self._graph_text()
         if sym is not None and remove_amp_cast:
-            text = _sym.symbol._without_amp_cast(sym).tojson()
+            text = _sym.symbol._without_amp_cast(sym)._tojson(
+                getattr(self, "_declared_shapes", None))
         data = text.encode()
         _sym.symbol._atomic_write(f"{path}-symbol.json",
                                   lambda tmp: _sym.symbol._write_bytes(tmp, data))
@@ -1449,7 +1454,7 @@ class HybridBlock(Block):
         n = len(graph.inputs)
         try:
             _, sym = self._symbolic_graph(n, getattr(graph, "in_fmt", {"tuple": [0] * n}))
-            text = sym.tojson()
+            text = sym._tojson(getattr(self, "_declared_shapes", None))
         except Exception as err:  # noqa: BLE001 - fall back to neogluon's graph file
             warnings.warn(f"export: the forward pass of {type(self).__name__} '{self.name}' "
                           f"cannot run on symbols ({err}); writing neogluon's own graph "

@@ -578,13 +578,25 @@ class Symbol:
 
     # -- serialisation -------------------------------------------------------------------
     def tojson(self):
-        """The graph in MXNet's JSON format (loadable by MXNet 1.9.1's ``mx.sym.load``)."""
+        """The graph in MXNet's JSON format (loadable by MXNet 1.9.1's ``mx.sym.load``), laid
+        out byte for byte as MXNet writes it."""
+        return self._tojson()
+
+    def _tojson(self, var_shapes=None):
+        """:meth:`tojson`, writing ``var_shapes[name]`` as the ``__shape__`` of the variables
+        it names (None: no shape), as ``HybridBlock.export`` does for Parameters."""
         order = self._order()
         index = {id(n): i for i, n in enumerate(order)}
         nodes, arg_nodes, row_ptr = [], [], [0]
         for i, n in enumerate(order):
             d = {"op": n.op, "name": n.name}
             attrs = self._node_attrs(n)
+            if var_shapes and n.is_var and n.name in var_shapes:
+                shape = var_shapes[n.name]
+                if shape is None:
+                    attrs.pop("__shape__", None)
+                else:
+                    attrs["__shape__"] = str(tuple(int(v) for v in shape))
             if attrs:
                 d["attrs"] = attrs
             mut = _MUTATE.get(n.op, ())
@@ -801,12 +813,24 @@ _NOT_OPS = {"shape", "dtype", "context", "ctx", "stype", "size", "ndim", "handle
 
 
 def _total_outputs(node):
-    if node.op in ("BatchNorm", "_contrib_SyncBatchNorm", "BatchNorm_v1"):
+    """Outputs of a node, hidden ones included, as the ``node_row_ptr`` of MXNet 1.9.1's
+    files counts them (the pip builds, with MKL-DNN, give max pooling a workspace output)."""
+    op, a = node.op, node.attrs
+    if op in ("BatchNorm", "_contrib_SyncBatchNorm", "BatchNorm_v1", "LayerNorm", "GroupNorm",
+              "InstanceNorm"):
         return 3
-    if node.op in ("LayerNorm", "GroupNorm"):
-        return 3
-    if node.op == "Dropout":
+    if op in ("Dropout", "L2Normalization", "LRN", "sort"):
         return 2
+    if op == "LeakyReLU" and a.get("act_type") == "rrelu":
+        return 2
+    if op == "topk" and a.get("ret_typ", "indices") in ("value", "both"):
+        return 2
+    if op == "Pooling" and a.get("pool_type", "max") == "max":
+        kernel = a.get("kernel", ())
+        kernel = (kernel,) if isinstance(kernel, int) else tuple(kernel or ())
+        layout = a.get("layout")
+        if 1 <= len(kernel) <= 3 and (layout in (None, "None") or str(layout).startswith("NC")):
+            return 2
     return node.nout
 
 

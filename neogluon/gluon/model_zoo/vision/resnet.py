@@ -36,11 +36,15 @@ class _ResidualV1(HybridBlock):
         x = self.body(x)
         if self.downsample:
             residual = self.downsample(residual)
+        # operand order as in MXNet's blocks, so exported graphs list their nodes as MXNet's do
+        if self._shortcut_first:
+            return F.Activation(residual + x, act_type="relu")
         return F.Activation(x + residual, act_type="relu")
 
 
 class BasicBlockV1(_ResidualV1):
     """Two 3x3 convolutions with batch norm, plus the (optionally projected) input."""
+    _shortcut_first = True
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
@@ -52,6 +56,7 @@ class BasicBlockV1(_ResidualV1):
 
 class BottleneckV1(_ResidualV1):
     """1x1 - 3x3 - 1x1 convolutions with batch norm, plus the (optionally projected) input."""
+    _shortcut_first = False
 
     def __init__(self, channels, stride, downsample=False, in_channels=0, **kwargs):
         super().__init__(**kwargs)
