@@ -220,6 +220,39 @@ for nm, kw in (("rp_default", dict(pooled_size=(3, 3), spatial_scale=0.5)),
                ("rp_scale1", dict(pooled_size=(2, 2), spatial_scale=1.0))):
     record(nm, "ROIPooling", [x, rois], kw, grad=True)
 
+# ------------------------------------------------------------------ Proposal / MultiProposal
+def rpn_inputs(B, A, H, W, dscale=0.3):
+    logit = rng.randn(B, 2 * A, H, W).astype("f")
+    prob = np.concatenate([1 / (1 + np.exp(logit[:, A:])), 1 / (1 + np.exp(-logit[:, A:]))], 1)
+    return prob.astype("f"), (rng.randn(B, 4 * A, H, W) * dscale).astype("f")
+
+
+cp, bp = rpn_inputs(1, 12, 6, 7)
+info = np.array([[90, 100, 1.0]], "f")  # positions past 90/16, 100/16 are padding
+record("prop_default", "contrib.Proposal", [cp, bp, info],
+       dict(rpn_pre_nms_top_n=100, rpn_post_nms_top_n=20, output_score=True))
+record("prop_rois_only", "contrib.Proposal", [cp, bp, info],
+       dict(rpn_pre_nms_top_n=200, rpn_post_nms_top_n=30, threshold=0.5, rpn_min_size=8))
+record("prop_cycle", "contrib.Proposal", [cp, bp, info],
+       dict(rpn_pre_nms_top_n=12, rpn_post_nms_top_n=40, threshold=0.3, output_score=True))
+cp6, bp6 = rpn_inputs(1, 6, 8, 8, 0.2)
+info6 = np.array([[64, 60, 1.5]], "f")
+record("prop_small", "contrib.Proposal", [cp6, bp6, info6],
+       dict(scales=(2, 4), ratios=(0.5, 1, 2), feature_stride=8, rpn_pre_nms_top_n=150,
+            rpn_post_nms_top_n=25, threshold=0.6, rpn_min_size=4, output_score=True))
+record("prop_iou_loss", "contrib.Proposal", [cp6, bp6 * 10, info6],
+       dict(scales=(2, 4), ratios=(0.5, 1, 2), feature_stride=8, rpn_pre_nms_top_n=150,
+            rpn_post_nms_top_n=25, threshold=0.6, rpn_min_size=4, output_score=True,
+            iou_loss=True))
+cpm, bpm = rpn_inputs(2, 6, 8, 8, 0.2)
+infom = np.array([[64, 60, 1.5], [50, 64, 1.0]], "f")
+record("mprop", "contrib.MultiProposal", [cpm, bpm, infom],
+       dict(scales=(2, 4), ratios=(0.5, 1, 2), feature_stride=8, rpn_pre_nms_top_n=120,
+            rpn_post_nms_top_n=20, threshold=0.6, rpn_min_size=4, output_score=True))
+record("mprop_rois", "contrib.MultiProposal", [cpm, bpm, infom],
+       dict(scales=(2, 4), ratios=(0.5, 1, 2), feature_stride=8, rpn_pre_nms_top_n=60,
+            rpn_post_nms_top_n=15, threshold=0.7, rpn_min_size=2))
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                    "detection_ops")
 os.makedirs(out, exist_ok=True)

@@ -1,6 +1,7 @@
 """Object-detection operators of ``nd.contrib`` (and ``nd.ROIPooling``), as MXNet 1.9.1 computes
 them on the CPU: box_nms / box_non_maximum_suppression, box_iou, box_encode, box_decode,
-bipartite_matching, MultiBoxPrior, MultiBoxTarget, MultiBoxDetection, ROIAlign and ROIPooling.
+bipartite_matching, MultiBoxPrior, MultiBoxTarget, MultiBoxDetection, ROIAlign, ROIPooling,
+Proposal and MultiProposal.
 
 Written with vectorised torch ops. The only loops left in Python are the inherently sequential
 greedy steps (non-maximum suppression over the sorted candidates, the greedy matchings), each
@@ -22,7 +23,7 @@ from .ndarray import NDArray, _new, _assign_out
 
 __all__ = ["box_nms", "box_non_maximum_suppression", "box_iou", "box_encode", "box_decode",
            "bipartite_matching", "MultiBoxPrior", "MultiBoxTarget", "MultiBoxDetection",
-           "ROIAlign", "ROIPooling"]
+           "ROIAlign", "ROIPooling", "Proposal", "MultiProposal"]
 
 _FORMATS = ("corner", "center")
 
@@ -916,3 +917,199 @@ def ROIAlign(data, rois, pooled_size=None, spatial_scale=None, sample_ratio=-1,
     if _grad_wanted(X, Rt) and Rt.requires_grad:
         res = res + _ZeroGrad.apply(torch.zeros((), dtype=dt, device=dev), Rt)
     return _assign_out(_new(res, data._ctx), out)
+
+
+# ----------------------------------------------------------------------------- proposals
+
+def _rpn_anchors(feature_stride, scales, ratios):
+    """Faster R-CNN base anchors (len(ratios) * len(scales), 4), ratios outer, in pixels."""
+    f32 = np.float32
+    w = f32(feature_stride - 1.0) - f32(0) + f32(1)
+    ctr = f32(0.5 * (w - 1.0))
+    size = f32(w * w)
+    out = []
+    for r in ratios:
+        size_ratios = f32(np.floor(f32(size / f32(r))))
+        for s in scales:
+            nw = f32(np.floor(f32(np.sqrt(size_ratios) + f32(0.5))) * f32(s))
+            nh = f32(np.floor(f32(nw / f32(s) * f32(r)) + f32(0.5)) * f32(s))
+            out.append([ctr - f32(0.5) * (nw - f32(1)), ctr - f32(0.5) * (nh - f32(1)),
+                        ctr + f32(0.5) * (nw - f32(1)), ctr + f32(0.5) * (nh - f32(1))])
+    return torch.tensor(np.array(out, dtype=np.float32))
+
+
+def _proposal_image(fg, deltas, info, anchors, p):
+    """One image: fg (A, H, W) scores, deltas (4A, H, W), info (3,). Returns (rois (P, 4),
+    scores (P,)) with P = rpn_post_nms_top_n rows (the kept ones repeated cyclically)."""
+    A, H, W = fg.shape
+    fs = p["feature_stride"]
+    f = torch.float32
+    d = torch.float64
+    sh = torch.arange(H, dtype=f)[:, None, None] * fs
+    sw = torch.arange(W, dtype=f)[None, :, None] * fs
+    x1 = anchors[:, 0] + sw
+    y1 = anchors[:, 1] + sh
+    x2 = anchors[:, 2] + sw
+    y2 = anchors[:, 3] + sh
+    x1, y1, x2, y2 = (v.expand(H, W, A).reshape(-1) for v in (x1, y1, x2, y2))
+    score = fg.permute(1, 2, 0).reshape(-1).to(f).clone()
+    dl = deltas.reshape(A, 4, H, W).permute(2, 3, 0, 1).reshape(-1, 4).to(f)
+    im_h, im_w, im_scale = (float(v) for v in info.to(f))
+    if p["iou_loss"]:
+        px1, py1, px2, py2 = x1 + dl[:, 0], y1 + dl[:, 1], x2 + dl[:, 2], y2 + dl[:, 3]
+    else:
+        width = (x2 - x1 + 1.0).to(f)
+        height = (y2 - y1 + 1.0).to(f)
+        cx = (x1.to(d) + 0.5 * (width.to(d) - 1.0)).to(f)
+        cy = (y1.to(d) + 0.5 * (height.to(d) - 1.0)).to(f)
+        pcx = dl[:, 0] * width + cx
+        pcy = dl[:, 1] * height + cy
+        pw = (torch.exp(dl[:, 2].to(d)) * width.to(d)).to(f)
+        ph = (torch.exp(dl[:, 3].to(d)) * height.to(d)).to(f)
+        px1 = (pcx.to(d) - 0.5 * (pw.to(d) - 1.0)).to(f)
+        py1 = (pcy.to(d) - 0.5 * (ph.to(d) - 1.0)).to(f)
+        px2 = (pcx.to(d) + 0.5 * (pw.to(d) - 1.0)).to(f)
+        py2 = (pcy.to(d) + 0.5 * (ph.to(d) - 1.0)).to(f)
+    wmax = torch.tensor(im_w - 1.0, dtype=f)
+    hmax = torch.tensor(im_h - 1.0, dtype=f)
+    z = torch.zeros((), dtype=f)
+    px1 = torch.maximum(torch.minimum(px1, wmax), z)
+    py1 = torch.maximum(torch.minimum(py1, hmax), z)
+    px2 = torch.maximum(torch.minimum(px2, wmax), z)
+    py2 = torch.maximum(torch.minimum(py2, hmax), z)
+    real_h = int(np.float32(im_h) / np.float32(fs))
+    real_w = int(np.float32(im_w) / np.float32(fs))
+    if H < real_h or W < real_w:
+        raise MXNetError(f"{p['op']}: im_info {im_h}x{im_w} (/ feature_stride {fs} = "
+                         f"{real_h}x{real_w}) is larger than the score map {H}x{W}")
+    hh = torch.arange(H)[:, None, None].expand(H, W, A).reshape(-1)
+    ww = torch.arange(W)[None, :, None].expand(H, W, A).reshape(-1)
+    score[(hh >= real_h) | (ww >= real_w)] = -1.0
+    min_size = np.float32(p["rpn_min_size"]) * np.float32(im_scale)
+    small = ((px2 - px1 + 1.0) < min_size) | ((py2 - py1 + 1.0) < min_size)
+    half = float(np.float32(min_size / np.float32(2)))
+    px1 = torch.where(small, px1 - half, px1)
+    py1 = torch.where(small, py1 - half, py1)
+    px2 = torch.where(small, px2 + half, px2)
+    py2 = torch.where(small, py2 + half, py2)
+    score[small] = -1.0
+    count = score.numel()
+    pre = p["rpn_pre_nms_top_n"]
+    pre = count if pre <= 0 else min(pre, count)
+    post = min(p["rpn_post_nms_top_n"], pre)
+    order = torch.sort(score, descending=True, stable=True).indices[:pre]
+    boxes = torch.stack((px1, py1, px2, py2), 1)[order]
+    sc = score[order]
+    area = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
+    thr = _f32(p["threshold"])
+    suppressed = torch.zeros(pre, dtype=torch.bool)
+    keep = []
+    chunk = 256
+    for s0 in range(0, pre, chunk):
+        b = boxes[s0:s0 + chunk]
+        xx1 = torch.maximum(b[:, None, 0], boxes[None, :, 0])
+        yy1 = torch.maximum(b[:, None, 1], boxes[None, :, 1])
+        xx2 = torch.minimum(b[:, None, 2], boxes[None, :, 2])
+        yy2 = torch.minimum(b[:, None, 3], boxes[None, :, 3])
+        iw = (xx2 - xx1 + 1.0).clamp(min=0)
+        ih = (yy2 - yy1 + 1.0).clamp(min=0)
+        inter = iw * ih
+        ovr = inter / (area[s0:s0 + chunk, None] + area[None, :] - inter) > thr
+        sup = suppressed.tolist()
+        for i in range(b.shape[0]):
+            if sup[s0 + i]:
+                continue
+            keep.append(s0 + i)
+            if len(keep) >= post:
+                break
+            suppressed |= ovr[i]
+            suppressed[: s0 + i + 1] = False
+            sup = suppressed.tolist() if i + 1 < b.shape[0] else sup
+        if len(keep) >= post:
+            break
+    P = p["rpn_post_nms_top_n"]
+    if not keep:
+        raise MXNetError(f"{p['op']}: no proposal survived (empty score map)")
+    kept = torch.tensor(keep, dtype=torch.long)
+    sel = kept[torch.arange(P) % len(keep)]
+    return boxes[sel], sc[sel]
+
+
+def _proposal_params(op, rpn_pre_nms_top_n, rpn_post_nms_top_n, threshold, rpn_min_size,
+                     scales, ratios, feature_stride, iou_loss):
+    return dict(op=op, rpn_pre_nms_top_n=int(rpn_pre_nms_top_n),
+                rpn_post_nms_top_n=int(rpn_post_nms_top_n), threshold=float(threshold),
+                rpn_min_size=int(rpn_min_size), scales=_tuple(scales, op, "scales"),
+                ratios=_tuple(ratios, op, "ratios"), feature_stride=int(feature_stride),
+                iou_loss=bool(iou_loss))
+
+
+def _proposals(op, cls_prob, bbox_pred, im_info, p, output_score, single):
+    S = _tensor(cls_prob, op, "cls_prob")
+    D = _tensor(bbox_pred, op, "bbox_pred")
+    I = _tensor(im_info, op, "im_info")
+    if S.dim() != 4 or S.shape[1] % 2:
+        raise MXNetError(f"{op}: cls_prob of shape {tuple(S.shape)} must be (batch, "
+                         "2*num_anchors, height, width)")
+    B, A2, H, W = S.shape
+    A = A2 // 2
+    if A != len(p["scales"]) * len(p["ratios"]):
+        raise MXNetError(f"{op}: cls_prob has {A} anchors per position (channels / 2), but "
+                         f"scales {p['scales']} x ratios {p['ratios']} give "
+                         f"{len(p['scales']) * len(p['ratios'])}")
+    if tuple(D.shape) != (B, 4 * A, H, W):
+        raise MXNetError(f"{op}: bbox_pred of shape {tuple(D.shape)} must be "
+                         f"{(B, 4 * A, H, W)}")
+    if I.dim() != 2 or I.shape[0] != B or I.shape[1] < 3:
+        raise MXNetError(f"{op}: im_info of shape {tuple(I.shape)} must be ({B}, 3) rows "
+                         "[height, width, scale]")
+    if single and B != 1:
+        raise MXNetError(f"{op}: works on one image (batch 1); got batch {B}, use "
+                         "MultiProposal")
+    if p["rpn_post_nms_top_n"] <= 0:
+        raise MXNetError(f"{op}: rpn_post_nms_top_n must be > 0")
+    dev = S.device
+    with torch.no_grad():
+        anchors = _rpn_anchors(p["feature_stride"], p["scales"], p["ratios"])
+        s_cpu = S.detach().float().cpu()
+        d_cpu = D.detach().float().cpu()
+        i_cpu = I.detach().float().cpu()
+        rois, scores = [], []
+        for b in range(B):
+            r, sc = _proposal_image(s_cpu[b, A:], d_cpu[b], i_cpu[b], anchors, p)
+            rois.append(torch.cat((torch.full((r.shape[0], 1), float(b)), r), 1))
+            scores.append(sc[:, None])
+        rois = torch.cat(rois).to(dev)
+        scores = torch.cat(scores).to(dev)
+    res = _wrap((rois, scores), (S, D, I), cls_prob._ctx)
+    return res if output_score else res[0]
+
+
+def Proposal(cls_prob, bbox_pred, im_info, rpn_pre_nms_top_n=6000, rpn_post_nms_top_n=300,
+             threshold=0.7, rpn_min_size=16, scales=(4.0, 8.0, 16.0, 32.0),
+             ratios=(0.5, 1.0, 2.0), feature_stride=16, output_score=False, iou_loss=False,
+             out=None, name=None):
+    """Faster R-CNN region proposals of one image (RPN): anchors (``ratios`` x ``scales`` of
+    ``feature_stride``) at every position of ``cls_prob`` (1, 2A, H, W) (foreground scores in
+    channels A..2A), moved by ``bbox_pred`` (1, 4A, H, W) and clipped to ``im_info``
+    [height, width, scale]; boxes smaller than ``rpn_min_size * scale`` and positions past
+    the image get score -1; the best ``rpn_pre_nms_top_n`` go through NMS (IoU >
+    ``threshold``, +1 pixel areas) until ``rpn_post_nms_top_n`` are kept (repeated cyclically
+    when fewer). Returns rois (post, 5) ``[0, x1, y1, x2, y2]`` (and scores (post, 1) with
+    ``output_score``)."""
+    p = _proposal_params("Proposal", rpn_pre_nms_top_n, rpn_post_nms_top_n, threshold,
+                         rpn_min_size, scales, ratios, feature_stride, iou_loss)
+    return _out(_proposals("Proposal", cls_prob, bbox_pred, im_info, p, output_score, True),
+                out)
+
+
+def MultiProposal(cls_prob, bbox_pred, im_info, rpn_pre_nms_top_n=6000,
+                  rpn_post_nms_top_n=300, threshold=0.7, rpn_min_size=16,
+                  scales=(4.0, 8.0, 16.0, 32.0), ratios=(0.5, 1.0, 2.0), feature_stride=16,
+                  output_score=False, iou_loss=False, out=None, name=None):
+    """:func:`Proposal` for a batch: rois (batch * rpn_post_nms_top_n, 5) whose first column
+    is the image index (and scores (batch * post, 1) with ``output_score``)."""
+    p = _proposal_params("MultiProposal", rpn_pre_nms_top_n, rpn_post_nms_top_n, threshold,
+                         rpn_min_size, scales, ratios, feature_stride, iou_loss)
+    return _out(_proposals("MultiProposal", cls_prob, bbox_pred, im_info, p, output_score,
+                           False), out)
