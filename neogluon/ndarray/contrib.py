@@ -12,7 +12,9 @@ from ._deformable import DeformableConvolution, ModulatedDeformableConvolution  
 
 __all__ = ["isnan", "isinf", "isfinite", "DeformableConvolution",
            "ModulatedDeformableConvolution", "arange_like", "boolean_mask", "index_copy",
-           "div_sqrt_dim"]
+           "div_sqrt_dim", "AdaptiveAvgPooling2D", "BilinearResize2D", "SyncBatchNorm",
+           "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt",
+           "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt"]
 
 
 def _t(x, op, what="data"):
@@ -31,7 +33,23 @@ def arange_like(data, start=0.0, step=1.0, repeat=1, axis=None, ctx=None, out=No
     vals = vals.to(t.dtype)
     if axis is None:
         vals = vals.reshape(t.shape)
+    if t.requires_grad and t.is_floating_point():
+        # In MXNet the result is a node of the graph whose gradient to ``data`` is zero.
+        vals = _run(_ZeroGradLike.apply, vals, t)
     return _assign_out(_new(vals, data._ctx), out)
+
+
+class _ZeroGradLike(torch.autograd.Function):
+    """``values``, recorded as a function of ``like`` with a zero gradient."""
+
+    @staticmethod
+    def forward(ctx, values, like):
+        ctx.like_shape, ctx.like_dtype = like.shape, like.dtype
+        return values.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, torch.zeros(ctx.like_shape, dtype=ctx.like_dtype, device=grad.device)
 
 
 def boolean_mask(data, index, axis=0, out=None, name=None):
@@ -116,3 +134,203 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
         return torch.log((c + 2.0) / (c + 1.0)) / log_range * num_sampled
     true_t = true_classes._t.detach().to(ctx.torch_device)
     return (_new(sampled, ctx), _new(expected(true_t), ctx), _new(expected(sampled), ctx))
+
+
+# ------------------------------------------------- resizing, pooling, attention (GluonCV/NLP)
+def _check_4d(data, op):
+    t = _t(data, op)
+    if t.dim() != 4:
+        raise MXNetError(f"{op}: data must be 4-D (NCHW), got shape {data.shape}")
+    return t
+
+
+def _size_pair(output_size, op):
+    if output_size is None or output_size == () or output_size == []:
+        return (1, 1)
+    if isinstance(output_size, int):
+        return (output_size, output_size)
+    size = tuple(int(v) for v in output_size)
+    if len(size) == 1:
+        return (size[0], size[0])
+    if len(size) != 2 or min(size) < 1:
+        raise MXNetError(f"{op}: output_size must be an int or (height, width) of positive "
+                         f"ints, got {output_size!r}")
+    return size
+
+
+def AdaptiveAvgPooling2D(data, output_size=(), out=None, name=None):
+    """Average pooling of NCHW ``data`` to ``output_size`` (an int, ``(h, w)``, or empty for
+    1x1); window ``i`` covers rows ``floor(i*H/h)`` to ``ceil((i+1)*H/h)``, as in MXNet."""
+    import torch.nn.functional as F
+    t = _check_4d(data, "AdaptiveAvgPooling2D")
+    size = _size_pair(output_size, "AdaptiveAvgPooling2D")
+    return _assign_out(_new(_run(F.adaptive_avg_pool2d, t, size), data._ctx), out)
+
+
+def _resize_dim(n, scale, mode):
+    if mode == "odd_scale" and n % 2 == 1:
+        return int((n - 1) * scale) + 1
+    return int(n * scale)
+
+
+_RESIZE_MODES = ("size", "like", "odd_scale", "to_even_down", "to_even_up", "to_odd_down",
+                 "to_odd_up")
+
+
+def BilinearResize2D(data, like=None, height=1, width=1, scale_height=None, scale_width=None,
+                     mode="size", align_corners=True, out=None, name=None):
+    """Bilinear resizing of NCHW ``data``, with MXNet 1.9.1's modes.
+
+    ``mode='size'``: to ``(height, width)``, or ``(int(H*scale_height), int(W*scale_width))``
+    when both scales are given; ``'odd_scale'``: the scaled size, ``(n-1)*scale+1`` for an odd
+    dimension; ``'like'``: the height and width of ``like``; ``'to_even_down'``,
+    ``'to_even_up'``, ``'to_odd_down'``, ``'to_odd_up'``: the nearest even/odd size below or
+    above. ``align_corners`` (default True, as in MXNet) maps the corner pixels onto each other;
+    False samples at pixel centres.
+    """
+    import torch.nn.functional as F
+    op = "BilinearResize2D"
+    t = _check_4d(data, op)
+    if mode not in _RESIZE_MODES:
+        raise MXNetError(f"{op}: mode must be one of {_RESIZE_MODES}, got {mode!r}")
+    if (like is not None) != (mode == "like"):
+        raise MXNetError(f"{op}: expects {2 if mode == 'like' else 1} inputs: the second "
+                         "input `like` goes with mode='like' and only with it")
+    H, W = t.shape[2], t.shape[3]
+    if mode == "like":
+        ls = like.shape
+        if len(ls) != 4:
+            raise MXNetError(f"{op}: like must be 4-D, got shape {ls}")
+        oh, ow = ls[2], ls[3]
+    elif mode in ("size", "odd_scale"):
+        if scale_height is None and scale_width is None and mode == "size":
+            oh, ow = int(height), int(width)
+        elif scale_height is None or scale_width is None:
+            raise MXNetError(f"{op}: mode={mode!r} with scales needs both scale_height and "
+                             f"scale_width (got {scale_height!r}, {scale_width!r})")
+        else:
+            oh = _resize_dim(H, float(scale_height), mode)
+            ow = _resize_dim(W, float(scale_width), mode)
+    else:
+        want_odd = "odd" in mode
+        step = 1 if mode.endswith("_up") else -1
+
+        def fix(n):
+            return n if (n % 2 == 1) == want_odd else n + step
+        oh, ow = fix(H), fix(W)
+    if oh < 1 or ow < 1:
+        raise MXNetError(f"{op}: the output size ({oh}, {ow}) of input shape {data.shape} "
+                         f"(mode {mode!r}) must be positive")
+    ac = bool(align_corners)
+
+    def resize(x):
+        # A dimension resized to 1 samples the first row/column (MXNet), not the centre.
+        if oh == 1:
+            x = x[:, :, :1, :]
+        if ow == 1:
+            x = x[:, :, :, :1]
+        if x.dtype not in (torch.float32, torch.float64):
+            return F.interpolate(x.float(), size=(oh, ow), mode="bilinear",
+                                 align_corners=ac).to(x.dtype)
+        return F.interpolate(x, size=(oh, ow), mode="bilinear", align_corners=ac)
+    return _assign_out(_new(_run(resize, t), data._ctx), out)
+
+
+def SyncBatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                  fix_gamma=True, use_global_stats=False, output_mean_var=False, ndev=1,
+                  key=None, out=None, name=None):
+    """MXNet's ``_contrib_SyncBatchNorm`` on one device: ``BatchNorm`` over the batch this
+    call sees (``ndev``/``key`` name the devices MXNet would synchronise; a single process
+    has one). ``gluon.contrib.nn.SyncBatchNorm`` synchronises across dist workers itself."""
+    from .nn_ops import BatchNorm
+    return BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
+                     fix_gamma=fix_gamma, use_global_stats=use_global_stats,
+                     output_mean_var=output_mean_var, out=out)
+
+
+def _heads_split(t, heads, parts, op, what):
+    """(L, B, heads*parts*D) -> list of ``parts`` tensors (B*heads, L, D)."""
+    if t.dim() != 3:
+        raise MXNetError(f"{op}: {what} must be 3-D (length, batch, features), got shape "
+                         f"{tuple(t.shape)}")
+    L, B, E = t.shape
+    if heads < 1 or E % (heads * parts):
+        raise MXNetError(f"{op}: the {E} features of {what} do not split into {heads} heads "
+                         f"x {parts} interleaved projections")
+    x = t.reshape(L, B, heads, parts, E // (heads * parts))
+    return [x[:, :, :, i, :].permute(1, 2, 0, 3).reshape(B * heads, L, -1)
+            for i in range(parts)]
+
+
+def _heads_merge(t, heads, length, batch):
+    """(B*heads, L, D) -> (L, B, heads*D)."""
+    return t.reshape(batch, heads, length, -1).permute(2, 0, 1, 3).reshape(length, batch, -1)
+
+
+def _check_att(att, shape, op):
+    if tuple(att.shape) != tuple(shape):
+        raise MXNetError(f"{op}: attention must have shape {tuple(shape)}, got "
+                         f"{tuple(att.shape)}")
+
+
+def interleaved_matmul_selfatt_qk(queries_keys_values, heads, out=None, name=None):
+    """``q k^T / sqrt(d)`` per head, from the interleaved ``(L, B, heads*3*d)`` projections
+    (per head: q, k, v); output ``(B*heads, L, L)``."""
+    op = "interleaved_matmul_selfatt_qk"
+    t = _t(queries_keys_values, op, "queries_keys_values")
+    heads = int(heads)
+
+    def f(x):
+        q, k = _heads_split(x, heads, 3, op, "queries_keys_values")[:2]
+        return torch.bmm(q / math.sqrt(q.shape[-1]), k.transpose(1, 2))
+    return _assign_out(_new(_run(f, t), queries_keys_values._ctx), out)
+
+
+def interleaved_matmul_selfatt_valatt(queries_keys_values, attention, heads, out=None,
+                                      name=None):
+    """``attention @ v`` per head, back in ``(L, B, heads*d)`` layout."""
+    op = "interleaved_matmul_selfatt_valatt"
+    t = _t(queries_keys_values, op, "queries_keys_values")
+    a = _t(attention, op, "attention")
+    heads = int(heads)
+
+    def f(x, att):
+        v = _heads_split(x, heads, 3, op, "queries_keys_values")[2]
+        L, B = x.shape[0], x.shape[1]
+        _check_att(att, (B * heads, L, L), op)
+        return _heads_merge(torch.bmm(att, v), heads, L, B)
+    return _assign_out(_new(_run(f, t, a), queries_keys_values._ctx), out)
+
+
+def interleaved_matmul_encdec_qk(queries, keys_values, heads, out=None, name=None):
+    """``q k^T / sqrt(d)`` per head: queries ``(Lq, B, heads*d)``, interleaved keys/values
+    ``(Lk, B, heads*2*d)``; output ``(B*heads, Lq, Lk)``."""
+    op = "interleaved_matmul_encdec_qk"
+    tq = _t(queries, op, "queries")
+    tkv = _t(keys_values, op, "keys_values")
+    heads = int(heads)
+
+    def f(q, kv):
+        (qh,) = _heads_split(q, heads, 1, op, "queries")
+        k = _heads_split(kv, heads, 2, op, "keys_values")[0]
+        if qh.shape[0] != k.shape[0] or qh.shape[-1] != k.shape[-1]:
+            raise MXNetError(f"{op}: queries {tuple(q.shape)} and keys_values "
+                             f"{tuple(kv.shape)} disagree on batch or head size")
+        return torch.bmm(qh / math.sqrt(qh.shape[-1]), k.transpose(1, 2))
+    return _assign_out(_new(_run(f, tq, tkv), queries._ctx), out)
+
+
+def interleaved_matmul_encdec_valatt(keys_values, attention, heads, out=None, name=None):
+    """``attention @ v`` per head (attention ``(B*heads, Lq, Lk)``), as ``(Lq, B, heads*d)``."""
+    op = "interleaved_matmul_encdec_valatt"
+    tkv = _t(keys_values, op, "keys_values")
+    a = _t(attention, op, "attention")
+    heads = int(heads)
+
+    def f(kv, att):
+        v = _heads_split(kv, heads, 2, op, "keys_values")[1]
+        if att.dim() != 3 or att.shape[0] != v.shape[0] or att.shape[2] != v.shape[1]:
+            raise MXNetError(f"{op}: attention must have shape (batch*heads={v.shape[0]}, "
+                             f"query length, {v.shape[1]}), got {tuple(att.shape)}")
+        return _heads_merge(torch.bmm(att, v), heads, att.shape[1], kv.shape[1])
+    return _assign_out(_new(_run(f, tkv, a), keys_values._ctx), out)
