@@ -441,3 +441,18 @@ def test_model_zoo_export_is_byte_identical_to_mxnets(name, tmp_path):
     sym = mx.sym.load(str(tmp_path / f"{name}-symbol.json"))
     assert sorted(params) == sorted(["arg:" + n for n in sym.list_arguments() if n != "data"] +
                                     ["aux:" + n for n in sym.list_auxiliary_states()])
+
+
+def test_imported_graphs_infer_every_parameter_shape_without_a_params_file(tmp_path):
+    # imports(json, inputs) then initialize(): shapes come from the graph, as in MXNet
+    for name, rec in sorted(CASES.items()):
+        if not rec["params"]:
+            continue
+        path = str(tmp_path / f"{name}-symbol.json")
+        with open(path, "w") as f:
+            f.write(rec["json"])
+        net = gluon.SymbolBlock.imports(path, rec["data"])
+        net.initialize()
+        net(*[nd.array(OPS_ARR[f"{name}|in|{d}"]) for d in rec["data"]])
+        got = {k: tuple(p.shape) for k, p in net.collect_params().items()}
+        assert got == {p: OPS_ARR[f"{name}|in|{p}"].shape for p in rec["params"]}, name

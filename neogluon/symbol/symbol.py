@@ -1722,7 +1722,35 @@ def _rule_prelu(a, s):
     return {"gamma": (d[1] if len(d) > 1 else 1,)}
 
 
-_RULES = {"FullyConnected": _rule_fc, "Convolution": _rule_conv,
+def _rule_rnn(a, s):
+    """``RNN``'s flat parameter vector and begin states from the data's (T, N, C) shape."""
+    d = s.get("data")
+    gates = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}[a.get("mode")]
+    h, layers = int(a.get("state_size")), int(a.get("num_layers"))
+    dirs = 2 if _truthy(a.get("bidirectional", False)) else 1
+    proj = int(a.get("projection_size") or 0)
+    size, width = 0, d[2]
+    for _ in range(layers):
+        per_dir = gates * h * width + gates * h * (proj or h) + 2 * gates * h
+        if proj:
+            per_dir += proj * h
+        size += dirs * per_dir
+        width = (proj or h) * dirs
+    res = {"parameters": (size,), "state": (layers * dirs, d[1], proj or h)}
+    if a.get("mode") == "lstm":
+        res["state_cell"] = (layers * dirs, d[1], h)
+    return res
+
+
+def _rule_upsampling(a, s):
+    if a.get("sample_type") != "bilinear":
+        return {}
+    scale = int(a.get("scale", 1))
+    k = 2 * scale - scale % 2
+    return {"weight": (int(a.get("num_filter") or s.get("data")[1]), 1, k, k)}
+
+
+_RULES = {"RNN": _rule_rnn, "UpSampling": _rule_upsampling, "FullyConnected": _rule_fc, "Convolution": _rule_conv,
           "Deconvolution": lambda a, s: _rule_conv(a, s, True), "BatchNorm": _rule_bn,
           "_contrib_SyncBatchNorm": _rule_bn, "LayerNorm": _rule_ln, "InstanceNorm": _rule_in,
           "GroupNorm": _rule_gn, "Embedding": _rule_emb, "LeakyReLU": _rule_prelu}
@@ -1860,6 +1888,9 @@ class _Inference:
         ins = [self.shape.get(k) for k in keys]
         out0 = (id(node), 0)
         rule = _RULES.get(node.op)
+        if node.op == "UpSampling" and node.attrs.get("sample_type") == "bilinear" and \
+                len(keys) == 2:
+            names = ["data", "weight"]    # variadic in the table; bilinear takes a weight
         if rule is not None and (node.op != "LeakyReLU" or node.attrs.get("act_type") == "prelu"):
             by_name = dict(zip(names, ins))
             if by_name.get("data") is not None:
