@@ -125,3 +125,32 @@ def test_bad_input_names_op_and_argument(call, words):
         call()
     for w in words:
         assert w in str(e.value)
+
+
+def test_symbolic_multi_output_and_hybridized_grads():
+    s = mx.sym.contrib.bipartite_matching(mx.sym.var("x"), threshold=0.3)
+    assert len(s.list_outputs()) == 2
+    got = s.eval(x=mx.nd.array(DATA["bm_desc/in0"]))
+    for j in range(2):
+        np.testing.assert_array_equal(got[j].asnumpy(), DATA[f"bm_desc/out{j}"])
+    t = mx.sym.contrib.MultiBoxTarget(mx.sym.var("a"), mx.sym.var("l"), mx.sym.var("c"))
+    assert len(t.list_outputs()) == 3
+    p = mx.sym.contrib.Proposal(mx.sym.var("c"), mx.sym.var("b"), mx.sym.var("i"),
+                                output_score=True)
+    assert len(p.list_outputs()) == 2
+
+    class Net(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x, rois):
+            return F.contrib.ROIAlign(x, rois, pooled_size=(3, 3), spatial_scale=0.5)
+
+    case = next(c for c in CASES if c["name"] == "ra_default")
+    net = Net()
+    net.hybridize()
+    x = mx.nd.array(DATA["ra_default/in0"])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x, mx.nd.array(DATA["ra_default/in1"]))
+    y.backward(mx.nd.array(DATA["ra_default/head0"]))
+    assert case["grad"]
+    np.testing.assert_allclose(y.asnumpy(), DATA["ra_default/out0"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), DATA["ra_default/grad0"], rtol=1e-5, atol=1e-6)

@@ -111,7 +111,15 @@ def _num_outputs(op, attrs):
         return 1
     if op == "_gluon_rnn":
         return 1 + int(attrs.get("num_states", 1))
+    if op in _DETECTION_NOUT:  # detection operators (ndarray/detection_ops.py)
+        return _DETECTION_NOUT[op](attrs)
     return 1
+
+
+_DETECTION_NOUT = {"_contrib_bipartite_matching": lambda a: 2,
+                   "_contrib_MultiBoxTarget": lambda a: 3,
+                   "_contrib_Proposal": lambda a: 2 if _truthy(a.get("output_score")) else 1,
+                   "_contrib_MultiProposal": lambda a: 2 if _truthy(a.get("output_score")) else 1}
 
 
 def _truthy(v):
