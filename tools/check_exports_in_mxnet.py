@@ -1,5 +1,6 @@
 """Check that neogluon's ``HybridBlock.export`` files load in real MXNet 1.9.1 and give
-neogluon's outputs, for every model-zoo model (and the checkpoint writer).
+neogluon's outputs, for every model-zoo model, fused recurrent layers and the checkpoint
+writer.
 
 Run with neogluon's interpreter; it calls the MXNet oracle itself:
 
@@ -57,6 +58,26 @@ def export_all(folder, names):
         np.save(prefix + "-input.npy", x.asnumpy())
         np.save(prefix + "-output.npy", y.asnumpy())
         done.append(name)
+    # recurrent layers (MXNet exports them as _rnn_param_concat + RNN)
+    from neogluon import gluon
+    rng = np.random.RandomState(0)
+    for name, make, shape in (
+            ("lstm_ntc", lambda: gluon.rnn.LSTM(5, num_layers=2, layout="NTC"), (2, 4, 3)),
+            ("gru_bidir", lambda: gluon.rnn.GRU(4, bidirectional=True), (4, 2, 3)),
+            ("rnn_relu", lambda: gluon.rnn.RNN(3, activation="relu"), (4, 2, 3))):
+        net = make()
+        net.initialize(mx.init.Uniform(0.3))
+        net.hybridize()
+        x = nd.array(rng.standard_normal(shape).astype(np.float32))
+        batch = shape[0] if name == "lstm_ntc" else shape[1]
+        states = [nd.array(rng.standard_normal(st.shape).astype(np.float32) * 0.5)
+                  for st in net.begin_state(batch)]
+        y, _ = net(x, states)   # three inputs: exported as data0 (x), data1, data2 (states)
+        prefix = os.path.join(folder, name)
+        net.export(prefix, 0)
+        np.savez(prefix + "-inputs.npz", *([x.asnumpy()] + [st.asnumpy() for st in states]))
+        np.save(prefix + "-output.npy", y.asnumpy())
+        done.append(name)
     # a checkpoint written by neogluon
     data = mx.sym.var("data")
     out = mx.sym.FullyConnected(mx.sym.BatchNorm(data, name="bn"), num_hidden=3, name="fc")
@@ -81,9 +102,16 @@ def check_in_mxnet(folder):
     for name in names:
         prefix = os.path.join(folder, name)
         try:
-            net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", ["data"],
+            if os.path.exists(prefix + "-inputs.npz"):
+                arrs = np.load(prefix + "-inputs.npz")
+                xs = [arrs[f"arr_{i}"] for i in range(len(arrs.files))]
+                in_names = [f"data{i}" for i in range(len(xs))]
+            else:
+                xs, in_names = [np.load(prefix + "-input.npy")], ["data"]
+            net = mx.gluon.SymbolBlock.imports(prefix + "-symbol.json", in_names,
                                                prefix + "-0000.params")
-            y = net(mx.nd.array(np.load(prefix + "-input.npy"))).asnumpy()
+            y = net(*[mx.nd.array(v) for v in xs])
+            y = (y[0] if isinstance(y, (list, tuple)) else y).asnumpy()
             want = np.load(prefix + "-output.npy")
             scale = max(1.0, float(np.abs(want).max()))
             err = float(np.abs(y - want).max()) / scale
