@@ -456,3 +456,22 @@ def test_imported_graphs_infer_every_parameter_shape_without_a_params_file(tmp_p
         net(*[nd.array(OPS_ARR[f"{name}|in|{d}"]) for d in rec["data"]])
         got = {k: tuple(p.shape) for k, p in net.collect_params().items()}
         assert got == {p: OPS_ARR[f"{name}|in|{p}"].shape for p in rec["params"]}, name
+
+
+def test_failed_checkpoint_save_keeps_the_old_files(tmp_path, monkeypatch):
+    sym, arg, aux = mx.model.load_checkpoint(os.path.join(CKPT, "net"), 3)
+    prefix = str(tmp_path / "net")
+    mx.model.save_checkpoint(prefix, 3, sym, arg, aux)
+    with open(prefix + "-0003.params", "rb") as f:
+        before = f.read()
+
+    def broken_save(fname, data):
+        with open(fname, "wb") as f:
+            f.write(b"half a file")
+        raise OSError("disk full")
+    monkeypatch.setattr(nd, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        mx.model.save_checkpoint(prefix, 3, sym, {k: v * 2 for k, v in arg.items()}, aux)
+    with open(prefix + "-0003.params", "rb") as f:
+        assert f.read() == before
+    assert sorted(os.listdir(tmp_path)) == ["net-0003.params", "net-symbol.json"]
