@@ -581,18 +581,14 @@ def set_det(net):
         p.set_data(mx.nd.array(det_param(k, p.shape)))
 
 
-def gen_zoo(only=None):
+def gen_zoo():
     from mxnet import autograd, gluon
     from mxnet.gluon.model_zoo import vision
     os.makedirs(os.path.join(OUT, "zoo"), exist_ok=True)
     meta, arrays = {}, {}
-    if only is None and os.path.exists(os.path.join(OUT, "zoo.json")):
-        pass
     tmp = tempfile.mkdtemp()
     try:
         for name in zoo_names():
-            if only and name not in only:
-                continue
             mx.name.NameManager._current.value = mx.name.NameManager()
             side = ZOO_SIDE.get(name, 32)
             net = vision.get_model(name, classes=10)
