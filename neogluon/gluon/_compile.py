@@ -165,6 +165,9 @@ def _build(graph, ctx, examples, training, recording):
     """(compiled callable, number of graph outputs, moving-stat plans)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch._inductor.compile_fx import compile_fx
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
     from ..ndarray.ndarray import _new
     nin = len(graph.inputs)
     plans = []
@@ -197,7 +200,11 @@ def _build(graph, ctx, examples, training, recording):
     try:
         with torch.enable_grad() if recording else torch.no_grad():
             gm = make_fx(fn, tracing_mode="fake")(*examples)
-            compiled = compile_fx(gm, list(examples))
+            # A tracing context with a shape environment lets Inductor's FX-graph cache and
+            # the AOTAutograd cache key the graph (without one both are bypassed).
+            fake = FakeTensorMode(shape_env=ShapeEnv())
+            with tracing(TracingContext(fake)):
+                compiled = compile_fx(gm, list(examples))
     finally:
         st.recording, st.training = prev
     return compiled, nout[0], plans
