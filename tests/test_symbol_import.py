@@ -437,6 +437,10 @@ def test_model_zoo_export_is_byte_identical_to_mxnets(name, tmp_path):
     with open(str(tmp_path / f"{name}-symbol.json")) as f, \
             gzip.open(os.path.join(FIX, "zoo", f"{name}-symbol.json.gz"), "rb") as g:
         assert f.read() == g.read().decode()
+    umask = os.umask(0)
+    os.umask(umask)
+    for suffix in ("-symbol.json", "-0000.params"):
+        assert os.stat(str(tmp_path / f"{name}{suffix}")).st_mode & 0o777 == 0o666 & ~umask
     params = nd.load(str(tmp_path / f"{name}-0000.params"))
     sym = mx.sym.load(str(tmp_path / f"{name}-symbol.json"))
     assert sorted(params) == sorted(["arg:" + n for n in sym.list_arguments() if n != "data"] +
