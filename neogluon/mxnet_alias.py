@@ -19,8 +19,19 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import types
 
 __all__ = ["install", "uninstall", "installed", "real_mxnet_present"]
+
+# Compatibility steps for libraries written against MXNet 1.x (see _LibraryCheckFinder):
+#
+# GluonCV 0.10.x (``gluoncv/__init__.py``) calls ``gluoncv.check._require_pytorch_version('1.4.0',
+# '2.0.0')`` at import time and raises RuntimeError when torch >= 2 is installed -- which it
+# always is next to neogluon. That check guards GluonCV's own PyTorch half (``gluoncv.torch``,
+# written for torch 1.x), not its MXNet half that runs on neogluon. While the alias is
+# installed, and only for that one function, the check answers as it does when torch is absent
+# (ImportError, which GluonCV catches: ``_found_pytorch = False``). Nothing else in GluonCV,
+# torch or neogluon changes.
 
 _ALIAS = "mxnet"
 _TARGET = "neogluon"
@@ -68,13 +79,106 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         except (ImportError, AttributeError, ValueError):
             return None
         if target_spec is None:
-            return None
+            return _attribute_spec(fullname, target_name)
         is_package = target_spec.submodule_search_locations is not None
         return importlib.machinery.ModuleSpec(fullname, _SameModuleLoader(target_name),
                                               is_package=is_package)
 
 
 _finder = _AliasFinder()
+
+
+class _NamespaceModule(types.ModuleType):
+    """``mxnet.symbol.contrib`` and the like: in MXNet a module, in neogluon an attribute
+    (a namespace object) of its parent. ``from mxnet.symbol.contrib import X`` imports this
+    stand-in, which looks every name up on the namespace."""
+
+    def __init__(self, name, namespace):
+        super().__init__(name, getattr(namespace, "__doc__", None))
+        self.__dict__["_namespace"] = namespace
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_namespace"], name)
+
+    def __dir__(self):
+        return sorted(set(dir(self.__dict__["_namespace"])))
+
+
+class _AttributeLoader(importlib.abc.Loader):
+    def __init__(self, obj):
+        self._obj = obj
+
+    def create_module(self, spec):
+        if isinstance(self._obj, types.ModuleType):
+            return self._obj
+        return _NamespaceModule(spec.name, self._obj)
+
+    def exec_module(self, module):
+        pass
+
+
+def _attribute_spec(fullname, target_name):
+    parent_name, _, child = target_name.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    if parent is None or child.startswith("_"):
+        return None
+    try:
+        obj = getattr(parent, child)
+    except AttributeError:
+        return None
+    if isinstance(obj, type) or callable(obj) and not hasattr(obj, "__getattr__"):
+        return None
+    if not isinstance(obj, types.ModuleType) and type(obj).__module__.split(".")[0] != _TARGET:
+        return None
+    return importlib.machinery.ModuleSpec(fullname, _AttributeLoader(obj), is_package=False)
+
+
+def _gluoncv_torch_check(torch_version, max_torch_version="2.0.0"):
+    raise ImportError("neogluon.mxnet_alias: GluonCV's MXNet half runs on neogluon; its PyTorch "
+                      "half (gluoncv.torch, for torch<2) is reported as not installed")
+
+
+# module name -> {attribute: replacement}, applied right after the module executes.
+_LIBRARY_STEPS = {"gluoncv.check": {"_require_pytorch_version": _gluoncv_torch_check}}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader, steps):
+        self._loader = loader
+        self._steps = steps
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        for attr, value in self._steps.items():
+            if hasattr(module, attr):
+                setattr(module, attr, value)
+
+
+class _LibraryCheckFinder(importlib.abc.MetaPathFinder):
+    """Finds the listed library modules as usual and applies their compatibility step."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        steps = _LIBRARY_STEPS.get(fullname)
+        if steps is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or finder is _finder:
+                continue
+            try:
+                spec = finder.find_spec(fullname, path, target)
+            except (ImportError, AttributeError, ValueError):
+                continue
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _PatchingLoader(spec.loader, steps)
+                return spec
+        return None
+
+
+_library_finder = _LibraryCheckFinder()
 
 
 # neogluon.run's shim package for child interpreters (neogluon/_alias_path/mxnet) is neogluon,
@@ -127,6 +231,7 @@ def install(shadow: bool = False) -> bool:
     # aside for the top-level name when another finder knows a real MXNet.
     _finder.shadow = shadow
     sys.meta_path.insert(0, _finder)
+    sys.meta_path.insert(1, _library_finder)
     if shadow:
         if loaded is not None and not _is_neogluon(loaded):
             # A real mxnet was imported already: drop it so that new imports see neogluon.
@@ -142,6 +247,8 @@ def uninstall() -> None:
     """Remove the alias finder (modules already imported under ``mxnet`` stay imported)."""
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+    while _library_finder in sys.meta_path:
+        sys.meta_path.remove(_library_finder)
 
 
 def _is_neogluon(module) -> bool:

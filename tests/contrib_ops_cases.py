@@ -64,28 +64,50 @@ def _cases():
                       {"key": "bn0", "fix_gamma": fg, "eps": 1e-3, "momentum": 0.8}))
     cases.append(("syncbn_global", "SyncBatchNorm", [d, gamma, beta, mean, var],
                   {"key": "bn1", "use_global_stats": True, "fix_gamma": False}))
+    sm = _rand(13, (4, 3, 5))
+    lens = np.array([[5, 2, 3], [1, 5, 4], [2, 2, 2], [3, 4, 5]], "int32")
+    cases.append(("nd.softmax_length_3d", "nd.softmax", [sm, lens],
+                  {"use_length": True, "axis": -1}))
+    cases.append(("nd.softmax_length_2d", "nd.softmax", [sm[:, 0, :], lens[:, 0]],
+                  {"use_length": True}))
+    for tag, ls, rs, kw in (
+            ("neg", (4, 6), (2, 2, 5), {"lhs_begin": -2, "lhs_end": -1, "rhs_begin": 0,
+                                        "rhs_end": 2}),
+            ("head", (4, 6), (2, 2, 7), {"lhs_begin": 0, "lhs_end": 1, "rhs_end": 2}),
+            ("rhs_neg", (6, 4), (5, 2, 3), {"lhs_begin": 0, "lhs_end": 1, "rhs_begin": -2}),
+            ("all", (4, 6), (3, 8), {})):
+        cases.append((f"nd.reshape_like_{tag}", "nd.reshape_like",
+                      [_rand(14, ls), np.zeros(rs, "float32")], kw))
     return cases
 
 
 CASES = _cases()
 # Inputs that are not differentiated (like-shape, BatchNorm moving statistics).
-NO_GRAD = {("BilinearResize2D", 1), ("SyncBatchNorm", 3), ("SyncBatchNorm", 4)}
+NO_GRAD = {("BilinearResize2D", 1), ("SyncBatchNorm", 3), ("SyncBatchNorm", 4),
+           ("nd.softmax", 1), ("nd.reshape_like", 1)}
+
+
+def _op(mx, op):
+    """``nd.contrib.<op>``, or ``nd.<name>`` for ``op = "nd.<name>"``."""
+    if op.startswith("nd."):
+        return getattr(mx.nd, op[3:])
+    return getattr(mx.nd.contrib, op)
 
 
 def run_case(mx, case, train=True):
     """(output, [gradients or None], [aux after]) as numpy arrays."""
     name, op, inputs, kwargs = case
     nd = mx.nd
-    arrs = [nd.array(a) for a in inputs]
+    arrs = [nd.array(a, dtype=a.dtype) for a in inputs]
     if kwargs.get("mode") == "like":
         # MXNet 1.9.1's backward of mode='like' frees memory twice and kills the process:
         # forward only.
-        return getattr(nd.contrib, op)(*arrs, **kwargs).asnumpy(), [None] * len(arrs), []
+        return _op(mx, op)(*arrs, **kwargs).asnumpy(), [None] * len(arrs), []
     for i, a in enumerate(arrs):
         if (op, i) not in NO_GRAD:
             a.attach_grad()
     with mx.autograd.record(train_mode=train):
-        out = getattr(nd.contrib, op)(*arrs, **kwargs)
+        out = _op(mx, op)(*arrs, **kwargs)
     head = nd.array(np.random.RandomState(99).uniform(-1, 1, out.shape).astype("float32"))
     out.backward(head)
     grads = [a.grad.asnumpy() if (op, i) not in NO_GRAD else None

@@ -382,9 +382,13 @@ def reshape_like(lhs, rhs, lhs_begin=None, lhs_end=None, rhs_begin=None, rhs_end
     if lhs_begin is None and lhs_end is None and rhs_begin is None and rhs_end is None:
         return _assign_out(_new(_fresh(lhs.reshape(rhs.shape)._t, lhs._t), lhs._ctx), out)
     ls, rs = lhs.shape, rhs.shape
-    lb, le = (lhs_begin or 0), (len(ls) if lhs_end is None else lhs_end)
-    rb, re_ = (rhs_begin or 0), (len(rs) if rhs_end is None else rhs_end)
-    shape = ls[:lb % (len(ls) + 1)] + rs[rb:re_] + ls[le:]
+    def axis(i, default, n):
+        # MXNet counts a negative begin/end from the end (-1 is the last axis).
+        i = default if i is None else int(i)
+        return i + n if i < 0 else i
+    lb, le = axis(lhs_begin, 0, len(ls)), axis(lhs_end, len(ls), len(ls))
+    rb, re_ = axis(rhs_begin, 0, len(rs)), axis(rhs_end, len(rs), len(rs))
+    shape = ls[:lb] + rs[rb:re_] + ls[le:]
     return _assign_out(_new(_fresh(lhs.reshape(shape)._t, lhs._t), lhs._ctx), out)
 
 
@@ -788,7 +792,7 @@ def _float_only(t, op):
 
 
 @_export()
-def softmax(data, axis=-1, temperature=None, length=None, use_length=False, dtype=None,
+def softmax(data, length=None, axis=-1, temperature=None, dtype=None, use_length=False,
             out=None, name=None):
     """Softmax along ``axis`` (optionally over the first ``length`` entries only)."""
     t = _t(data)
@@ -797,8 +801,20 @@ def softmax(data, axis=-1, temperature=None, length=None, use_length=False, dtyp
         t = t / temperature
     if use_length and length is not None:
         n = t.shape[axis]
-        ar = torch.arange(n, device=t.device)
-        mask = ar.reshape((1,) * (t.dim() - 1) + (n,)) < _t(length).reshape(-1, *([1] * (t.dim() - 1))).long()
+        ax = axis % t.dim()
+        lens = _t(length).detach().long()
+        shape = [1] * t.dim()
+        shape[ax] = n
+        ar = torch.arange(n, device=t.device).reshape(shape)
+        if lens.dim() == t.dim() - 1:
+            # MXNet: one length per position of the other axes (data's shape without axis).
+            want = tuple(s for i, s in enumerate(t.shape) if i != ax)
+            if tuple(lens.shape) != want:
+                raise MXNetError(f"softmax: length has shape {tuple(lens.shape)}, expected "
+                                 f"{want} (data shape {tuple(t.shape)} without axis {axis})")
+            mask = ar < lens.unsqueeze(ax)
+        else:
+            mask = ar < lens.reshape(-1, *([1] * (t.dim() - 1)))
         t = t.masked_fill(~mask, float("-inf"))
         r = _run(torch.softmax, t, axis).masked_fill(~mask, 0.0)
     else:

@@ -414,3 +414,98 @@ class DataLoader:
         executor = getattr(self, "_executor", None)
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+
+
+# ----------------------------------------------------------------- MXNet's pool-based workers
+# MXNet 1.x's DataLoader ran its workers as a ``multiprocessing.Pool`` and handed each batch
+# back pickled. neogluon's DataLoader uses torch's workers instead, but libraries written for
+# MXNet (GluonCV's RandomTransformDataLoader, GluonNLP's loaders) import these names and
+# subclass ``_MultiWorkerIter`` with their own pool and worker function, so they are kept with
+# MXNet's signatures and behaviour.
+from multiprocessing.reduction import ForkingPickler  # noqa: E402
+import io as _io  # noqa: E402
+import pickle as _pickle  # noqa: E402
+
+_worker_dataset = None
+
+
+def _worker_initializer(dataset, active_shape=None, active_array=None):
+    """Pool initializer: the dataset the worker function reads (one per worker process)."""
+    global _worker_dataset
+    _worker_dataset = dataset
+
+
+def _worker_fn(samples, batchify_fn, dataset=None):
+    """Pool worker: the batch of ``samples`` from the initializer's dataset, pickled."""
+    batch = batchify_fn([_worker_dataset[i] for i in samples])
+    buf = _io.BytesIO()
+    ForkingPickler(buf, _pickle.HIGHEST_PROTOCOL).dump(batch)
+    return buf.getvalue()
+
+
+def _thread_worker_fn(samples, batchify_fn, dataset):
+    """Thread-pool worker: the batch of ``samples`` (no pickling)."""
+    return batchify_fn([dataset[i] for i in samples])
+
+
+class _MultiWorkerIter:
+    """Batches computed by ``worker_pool`` (``apply_async(worker_fn, (samples, batchify_fn,
+    dataset))``), returned in sampler order with up to ``prefetch`` batches in flight; bytes
+    results are unpickled (process pools), others used as they are (thread pools)."""
+
+    def __init__(self, worker_pool, batchify_fn, batch_sampler, pin_memory=False,
+                 pin_device_id=0, worker_fn=_worker_fn, prefetch=0, dataset=None,
+                 data_loader=None, timeout=120):
+        self._worker_pool = worker_pool
+        self._batchify_fn = batchify_fn
+        self._batch_sampler = batch_sampler
+        self._data_buffer = {}
+        self._rcvd_idx = 0
+        self._sent_idx = 0
+        self._iter = iter(self._batch_sampler)
+        self._worker_fn = worker_fn
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._dataset = dataset
+        self._data_loader = data_loader
+        self._timeout = timeout
+        for _ in range(prefetch):
+            self._push_next()
+
+    def __len__(self):
+        return len(self._batch_sampler)
+
+    def _push_next(self):
+        r = next(self._iter, None)
+        if r is None:
+            return
+        self._data_buffer[self._sent_idx] = self._worker_pool.apply_async(
+            self._worker_fn, (r, self._batchify_fn, self._dataset))
+        self._sent_idx += 1
+
+    def __next__(self):
+        self._push_next()
+        if self._rcvd_idx == self._sent_idx:
+            if self._data_buffer:
+                raise RuntimeError("_MultiWorkerIter: batches left in the buffer at the end")
+            raise StopIteration
+        if self._rcvd_idx not in self._data_buffer:
+            raise RuntimeError(f"_MultiWorkerIter: batch {self._rcvd_idx} was never sent")
+        ret = self._data_buffer.pop(self._rcvd_idx)
+        try:
+            got = ret.get(self._timeout)
+        except multiprocessing.TimeoutError:
+            raise RuntimeError(f"_MultiWorkerIter: a worker took more than {self._timeout}s "
+                               "for one batch (raise DataLoader's timeout if that is "
+                               "expected)") from None
+        batch = _pickle.loads(got) if isinstance(got, (bytes, bytearray)) else got
+        if self._pin_memory:
+            batch = _pin(batch, cpu_pinned(self._pin_device_id))
+        self._rcvd_idx += 1
+        return batch
+
+    def next(self):
+        return self.__next__()
+
+    def __iter__(self):
+        return self

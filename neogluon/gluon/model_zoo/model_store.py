@@ -22,6 +22,19 @@ _SHORT_HASH = {
     "mobilenetv2_0.25": "ae8f9392", "squeezenet1.0": "264ba497", "squeezenet1.1": "33ba0f93",
 }
 
+# name -> full SHA-1 of the file. MXNet keeps its own models' hashes here and libraries add
+# theirs (GluonNLP's BERT, Transformer and language models); file names use the first 8 digits.
+_model_sha1 = {}
+
+
+def short_hash(name):
+    """The 8-digit hash in the file name of the pretrained model ``name``."""
+    if name in _SHORT_HASH:
+        return _SHORT_HASH[name]
+    if name not in _model_sha1:
+        raise ValueError(f"Pretrained model for {name} is not available.")
+    return _model_sha1[name][:8]
+
 
 def data_dir():
     """``$MXNET_HOME``, or ``~/.mxnet``."""
@@ -35,7 +48,7 @@ def get_model_file(name, root=None):
     neogluon does not download: when the file is not there, a clear error names it.
     """
     root = os.path.expanduser(root if root is not None else os.path.join(data_dir(), "models"))
-    short = _SHORT_HASH.get(name)
+    short = _SHORT_HASH.get(name) or (_model_sha1.get(name) or "")[:8] or None
     expected = os.path.join(root, f"{name}-{short}.params" if short else f"{name}-*.params")
     if short and os.path.exists(expected):
         return expected
