@@ -145,3 +145,65 @@ def test_model_store_sha1_names_file(tmp_path):
         del model_store._model_sha1["t_model_xyz"]
     with pytest.raises(ValueError, match="t_model_xyz"):
         model_store.short_hash("t_model_xyz")
+
+
+# ------------------------------------------------------------- GluonCV / GluonNLP models
+import importlib.util  # noqa: E402
+
+_HAVE = all(importlib.util.find_spec(m) is not None for m in ("gluoncv", "gluonnlp"))
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "ecosystem", "models.npz")
+MODEL_CASES = ["cifar_resnet20", "mobilenetv2", "resnet18_v1b", "simple_pose", "bert_small",
+               "lstm_lm", "transformer"]
+
+
+@pytest.fixture(scope="module")
+def neogluon_results(tmp_path_factory):
+    # find_spec, not importorskip: importing gluoncv outside the alias fails by design (it
+    # wants mxnet, or torch<2), so the import is tried in the child run under the alias.
+    if not _HAVE:
+        pytest.skip("gluoncv and gluonnlp are not installed (pip install --no-deps "
+                    "gluoncv==0.10.5.post0 gluonnlp==0.10.0)")
+    out = tmp_path_factory.mktemp("eco") / "neogluon.npz"
+    env = dict(os.environ)
+    env.pop("NEOGLUON_SHADOW_MXNET", None)
+    env["PYTHONPATH"] = REPO
+    r = subprocess.run([sys.executable, "-m", "neogluon.run",
+                        os.path.join(os.path.dirname(__file__), "ecosystem_cases.py"),
+                        str(out)] + MODEL_CASES + ["learn"],
+                       capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return dict(np.load(out))
+
+
+def test_gluoncv_gluonnlp_import_under_alias(tmp_path):
+    if not _HAVE:
+        pytest.skip("gluoncv and gluonnlp are not installed")
+    r = _run_alias("""
+        import warnings
+        warnings.simplefilter("error", UserWarning)   # no 'both mxnet and torch' warning
+        import mxnet, gluoncv, gluonnlp
+        print(gluoncv._found_mxnet, gluoncv._found_pytorch, mxnet.__version__)
+    """, tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "True False 1.9.1" in r.stdout
+
+
+@pytest.mark.parametrize("case", MODEL_CASES)
+def test_model_matches_mxnet(neogluon_results, case):
+    exp = np.load(FIXTURE)
+    keys = [k for k in exp.files if k.startswith(case + "/")]
+    assert keys, case
+    err = neogluon_results.get(f"{case}/error")
+    assert err is None, str(err)
+    for k in keys:
+        got, want = neogluon_results[k], exp[k]
+        assert got.shape == want.shape, k
+        scale = max(float(np.abs(want).max()), 1e-6)
+        # Training-mode BatchNorm over tiny batches and deep chains: float32 summation order.
+        np.testing.assert_allclose(got / scale, want / scale, rtol=0, atol=1e-3, err_msg=k)
+
+
+def test_trainer_learns_on_gluoncv_model(neogluon_results):
+    losses = neogluon_results["learn/cifar_losses"]
+    assert np.all(np.isfinite(losses))
+    assert losses[-1] < 0.5 * losses[0], losses
