@@ -344,7 +344,7 @@ def _zoo_block(name, tmp_path):
 @pytest.mark.parametrize("name", ZOO_FORWARD)
 def test_model_zoo_export_imports_and_matches(name, tmp_path):
     net, x = _zoo_block(name, tmp_path)
-    _close(net(x).asnumpy(), ZOO_ARR[f"{name}|out"], 1e-4, name)
+    _close(net(x).asnumpy(), ZOO_ARR[f"{name}|out"], 1e-5, name)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in ZOO if "watch" in ZOO[n]))
