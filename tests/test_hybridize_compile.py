@@ -197,3 +197,18 @@ def test_auto_mode_switches_after_background_compile():
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     for a, b in zip(ref_p, p):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+@slow
+def test_dropout_training_same_masks_as_imperative():
+    def make():
+        net = nn.HybridSequential()
+        net.add(nn.Dense(8), nn.Dropout(0.5), nn.Dense(3))
+        return net
+    x = nd.random.uniform(shape=(6, 5))
+    y = nd.array([0, 1, 2, 0, 1, 2])
+    _, ref_l, ref_p = _train(make, x, y, None, steps=4)
+    net, l, p = _train(make, x, y, "sync", steps=4)
+    assert "ready" in _variants(net)
+    for a, b in zip(ref_l + ref_p, l + p):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)

@@ -254,7 +254,7 @@ class _GraphCompile:
                 elif v.calls > _AFTER:
                     v.state = "pending"
                     ex = [t.detach().requires_grad_(t.requires_grad) for t in ts]
-                    th = threading.Thread(target=self._compile, args=(v, ex, ctx, rec),
+                    th = threading.Thread(target=self._compile, args=(v, ex, ctx, rec, True),
                                           name="neogluon-compile", daemon=True)
                     th.start()
             if v.state != "ready":
@@ -279,11 +279,20 @@ class _GraphCompile:
                 h(grad)
         head.register_hook(hook)
 
-    def _compile(self, v, examples, ctx, rec):
+    def _compile(self, v, examples, ctx, rec, background=False):
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            if background:
+                # warnings.catch_warnings is process-wide: not from a second thread. A nicer
+                # scheduling priority lets the training thread go first on a busy machine.
+                try:
+                    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+                except (AttributeError, OSError):
+                    pass
                 fn, nout, plans = _build(self.graph, ctx, examples, self.training, rec)
+            else:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fn, nout, plans = _build(self.graph, ctx, examples, self.training, rec)
         except Exception as err:  # noqa: BLE001 - any failure means: replay this block
             v.state = "failed"
             _fail(self.block, err)
