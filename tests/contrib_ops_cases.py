@@ -62,6 +62,10 @@ def _cases():
     for fg in (True, False):
         cases.append((f"syncbn_fg{int(fg)}", "SyncBatchNorm", [d, gamma, beta, mean, var],
                       {"key": "bn0", "fix_gamma": fg, "eps": 1e-3, "momentum": 0.8}))
+    # One value per channel (batch 1 after global pooling): MXNet normalises it to beta.
+    cases.append(("syncbn_one_value", "SyncBatchNorm",
+                  [_rand(15, (1, 3, 1, 1)), gamma, beta, mean, var],
+                  {"key": "bn2", "fix_gamma": False}))
     cases.append(("syncbn_global", "SyncBatchNorm", [d, gamma, beta, mean, var],
                   {"key": "bn1", "use_global_stats": True, "fix_gamma": False}))
     sm = _rand(13, (4, 3, 5))

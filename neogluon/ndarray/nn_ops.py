@@ -529,7 +529,11 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
         # writes the batch mean and the unbiased variance into these scratch buffers.
         mean = torch.zeros(c, dtype=mm.dtype, device=x.device)
         uvar = torch.zeros(c, dtype=mm.dtype, device=x.device)
-        r = _run(F.batch_norm, xc, mean, uvar, g, b, True, 1.0, eps)
+        # torch.batch_norm, not F.batch_norm: the latter refuses one value per channel
+        # (batch 1 after global pooling, as in GluonCV's PSPNet/DeepLab heads), which MXNet
+        # normalises to beta.
+        r = _run(torch.batch_norm, xc, g, b, mean, uvar, True, 1.0, eps,
+                 torch.backends.cudnn.enabled)
         n = xc.numel() // max(c, 1)
         # MXNet uses the biased variance (torch saved uvar for backward: no in-place here).
         var = uvar * ((n - 1) / n) if n > 1 else torch.zeros_like(uvar)
