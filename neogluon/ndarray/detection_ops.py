@@ -118,12 +118,16 @@ def _area(b, fmt):
     return torch.where((w < 0) | (h < 0), torch.zeros_like(a), a)
 
 
+def _cols(a):
+    return [a[..., k].contiguous() for k in range(4)]
+
+
 def _pair_inter(a, b, fmt):
     """Intersection areas of boxes ``a`` (..., P, 4) against ``b`` (..., Q, 4) -> (..., P, Q)."""
-    A = a.unsqueeze(-2)
-    B = b.unsqueeze(-3)
-    iw = _intersect_1d(A[..., 0], A[..., 2], B[..., 0], B[..., 2], fmt)
-    ih = _intersect_1d(A[..., 1], A[..., 3], B[..., 1], B[..., 3], fmt)
+    a0, a1, a2, a3 = (v.unsqueeze(-1) for v in _cols(a))
+    b0, b1, b2, b3 = (v.unsqueeze(-2) for v in _cols(b))
+    iw = _intersect_1d(a0, a2, b0, b2, fmt)
+    ih = _intersect_1d(a1, a3, b1, b3, fmt)
     return iw * ih
 
 
@@ -162,12 +166,33 @@ def _to_corner(c):
     return torch.stack((x - w2, y - h2, x + w2, y + h2), -1)
 
 
-def _greedy_suppress(cand, keep, limit):
-    """Greedy NMS: ``cand`` (B, K, K) says box i (earlier, higher score) suppresses box j;
-    ``keep`` (B, K) starts as the valid boxes. Walks i = 0..limit-1."""
-    K = keep.shape[1]
-    for i in range(min(limit, K - 1)):
-        keep[:, i + 1:] &= ~(cand[:, i, i + 1:] & keep[:, i:i + 1])
+def _greedy_suppress(cand_rows, keep, limit, max_keep=None, chunk=64):
+    """Greedy NMS over boxes sorted by descending score. ``keep`` (B, K) holds the valid
+    boxes; ``cand_rows(rows)`` gives (B, len(rows), K): whether box i (for i in ``rows``)
+    suppresses box j. Walking i = 0..limit-1, a kept box i suppresses the later boxes (j > i)
+    it is a candidate for. Overlaps are computed for blocks of ``chunk`` rows, only for the
+    rows still kept when their block is reached. With ``max_keep`` (one batch row) the walk
+    stops once that many boxes are kept, and later boxes are dropped. Returns the new keep."""
+    B, K = keep.shape
+    limit = min(limit, K)
+    keep = keep.clone()
+    nk = 0
+    for s0 in range(0, limit, chunk):
+        s1 = min(s0 + chunk, limit)
+        rows = torch.nonzero(keep[:, s0:s1].any(0)).reshape(-1) + s0
+        if rows.numel() == 0:
+            continue
+        cand = cand_rows(rows)
+        for r, i in enumerate(rows.tolist()):
+            ki = keep[:, i:i + 1]
+            if not bool(ki.any()):
+                continue
+            if max_keep is not None:
+                nk += 1
+                if nk >= max_keep:
+                    keep[:, i + 1:] = False
+                    return keep
+            keep[:, i + 1:] &= ~(cand[:, r, i + 1:] & ki)
     return keep
 
 
@@ -191,15 +216,33 @@ def _nms_forward(data, overlap_thresh, valid_thresh, topk, cs, si, ii, backgroun
     keep = torch.arange(k, device=dev)[None, :] < nvalid[:, None]
     rows = torch.gather(data, 1, order[:, :, None].expand(B, k, W))
     boxes = rows[:, :, cs:cs + 4]
-    inter = _pair_inter(boxes, boxes, in_fmt)
     area = _area(boxes, in_fmt)
-    iou = inter / (area[:, :, None] + area[:, None, :] - inter)
-    cand = iou > _f32(overlap_thresh)
-    if not force and ii >= 0:
-        cid = rows[:, :, ii].long()
-        cand &= cid[:, :, None] == cid[:, None, :]
+    thr = _f32(overlap_thresh)
+    cid = rows[:, :, ii].long() if (not force and ii >= 0) else None
+
+    def iou_gt(bx, ar, r):
+        inter = _pair_inter(bx[:, r], bx, in_fmt)
+        return inter / (ar[:, r, None] + ar[:, None, :] - inter) > thr
     limit = int(nvalid.max()) if B else 0
-    keep = _greedy_suppress(cand, keep, limit)
+    if cid is None:
+        keep = _greedy_suppress(lambda r: iou_gt(boxes, area, r), keep, limit)
+    else:
+        # suppression stays within a class and each class keeps its sorted order: walk the
+        # classes of each batch one at a time
+        keep = keep.clone()
+        for b in range(B):
+            n = int(nvalid[b])
+            if n < 2:
+                continue
+            cls_sorted, perm = torch.sort(cid[b, :n], stable=True)
+            counts = torch.unique_consecutive(cls_sorted, return_counts=True)[1].tolist()
+            for g in torch.split(perm, counts):
+                if len(g) < 2:
+                    continue
+                gb = boxes[b:b + 1, g]
+                ga = area[b:b + 1, g]
+                keep[b, g] = _greedy_suppress(lambda r, gb=gb, ga=ga: iou_gt(gb, ga, r),
+                                              keep[b:b + 1, g], len(g))[0]
     out = torch.full_like(data, -1)
     record = torch.full((B, N), -1, dtype=torch.long, device=dev)
     rank = torch.cumsum(keep.long(), 1) - 1
@@ -313,34 +356,34 @@ def bipartite_matching(data, threshold=None, is_ascend=False, topk=-1, out=None,
     lead = tuple(t.shape[:-2])
     thr = _f32(threshold)
     with torch.no_grad():
-        s = t.detach().reshape(-1, N * M)
+        # The best free pair is the first maximum (row-major, as MXNet's stable sort orders
+        # ties) of the score matrix with matched rows and columns masked out.
+        s = t.detach().reshape(-1, N, M)
+        s = s.float() if s.dtype in (torch.float16, torch.bfloat16) else s.clone()
         B = s.shape[0]
         dev = s.device
-        order = torch.sort(s.double(), dim=1, descending=not is_ascend, stable=True).indices
-        ss = torch.gather(s, 1, order).double()
-        ok = (ss < thr) if is_ascend else (ss > thr)
-        r_of = order // M
-        c_of = order % M
+        fill = math.inf if is_ascend else -math.inf
         rowm = torch.full((B, N), -1, dtype=torch.long, device=dev)
         colm = torch.full((B, M), -1, dtype=torch.long, device=dev)
         active = torch.ones(B, dtype=torch.bool, device=dev)
         count = torch.zeros(B, dtype=torch.long, device=dev)
         bidx = torch.arange(B, device=dev)
         for _ in range(min(N, M)):
-            free = (torch.gather(rowm, 1, r_of) < 0) & (torch.gather(colm, 1, c_of) < 0)
-            has = free.any(1)
-            first = torch.argmax(free.to(torch.uint8), 1)
-            good = has & active & ok[bidx, first]
-            active &= good
-            if not bool(good.any()):
+            flat = s.reshape(B, N * M)
+            pick = torch.argmin(flat, 1) if is_ascend else torch.argmax(flat, 1)
+            v = flat[bidx, pick].double()
+            ok = (v < thr) if is_ascend else (v > thr)
+            active &= ok
+            if not bool(active.any()):
                 break
-            b = bidx[good]
-            f = first[good]
-            rr = r_of[b, f]
-            cc = c_of[b, f]
+            b = bidx[active]
+            rr = pick[active] // M
+            cc = pick[active] % M
             rowm[b, rr] = cc
             colm[b, cc] = rr
-            count += good.long()
+            s[b, rr, :] = fill
+            s[b, :, cc] = fill
+            count += active.long()
             if topk > 0:
                 active &= count <= topk
         rowm = rowm.to(t.dtype).reshape(lead + (N,))
@@ -621,14 +664,13 @@ def MultiBoxTarget(anchor, label, cls_pred, overlap_threshold=0.5, ignore_label=
 
 
 def _iou_corner_md(a, b):
-    """MultiBoxDetection's overlap of corner boxes a (K, 4) x b (K, 4) -> (K, K)."""
-    A = a[:, None, :]
-    Bx = b[None, :, :]
-    w = (torch.minimum(A[..., 2], Bx[..., 2]) - torch.maximum(A[..., 0], Bx[..., 0])).clamp(min=0)
-    h = (torch.minimum(A[..., 3], Bx[..., 3]) - torch.maximum(A[..., 1], Bx[..., 1])).clamp(min=0)
+    """MultiBoxDetection's overlap of corner boxes a (P, 4) x b (Q, 4) -> (P, Q)."""
+    a0, a1, a2, a3 = (v[:, None] for v in _cols(a))
+    b0, b1, b2, b3 = (v[None, :] for v in _cols(b))
+    w = (torch.minimum(a2, b2) - torch.maximum(a0, b0)).clamp_(min=0)
+    h = (torch.minimum(a3, b3) - torch.maximum(a1, b1)).clamp_(min=0)
     i = w * h
-    u = ((A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
-         + (Bx[..., 2] - Bx[..., 0]) * (Bx[..., 3] - Bx[..., 1]) - i)
+    u = (a2 - a0) * (a3 - a1) + (b2 - b0) * (b3 - b1) - i
     return torch.where(u <= 0, torch.zeros_like(u), i / u)
 
 
@@ -705,11 +747,25 @@ def MultiBoxDetection(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, bac
             rows[:nkeep] = rows[order[:nkeep]].clone()
             rows[nkeep:, 0] = -1
             alive = rows[:, 0] >= 0
-            iou = _iou_corner_md(rows[:, 2:], rows[:, 2:])
-            cand = iou >= _f32(nms_threshold)
-            if not force_suppress:
-                cand &= rows[:, None, 0] == rows[None, :, 0]
-            alive = _greedy_suppress(cand[None], alive[None], nv)[0]
+            bx = rows[:, 2:]
+            thr = _f32(nms_threshold)
+
+            if force_suppress:
+                groups = [torch.arange(nv)]
+            else:
+                # suppression stays within a class, and each class keeps its sorted order:
+                # the classes can be walked one at a time
+                cls_sorted, perm = torch.sort(rows[:, 0], stable=True)
+                counts = torch.unique_consecutive(cls_sorted, return_counts=True)[1].tolist()
+                groups = torch.split(perm, counts)
+            for g in groups:
+                if not bool(alive[g].any()):
+                    continue
+                gb = bx[g]
+
+                def cand_rows(r, gb=gb, thr=thr):
+                    return (_iou_corner_md(gb[r], gb) >= thr)[None]
+                alive[g] = _greedy_suppress(cand_rows, alive[g][None], len(g))[0]
             rows[~alive, 0] = -1
             res[b, :nv] = rows
         res = res.to(C_.device)
@@ -767,45 +823,50 @@ def ROIPooling(data, rois, pooled_size=None, spatial_scale=None, out=None, name=
         sw, sh, ew, eh = rs.unbind(1)
         rh = (eh - sh + 1).clamp(min=1).float()
         rw = (ew - sw + 1).clamp(min=1).float()
-        bh = rh / PH
-        bw = rw / PW
-        ph = torch.arange(PH, device=dev, dtype=torch.float32)
-        pw = torch.arange(PW, device=dev, dtype=torch.float32)
+        dtp = X.dtype if X.dtype == torch.float64 else torch.float32
+        bh = rh.to(dtp) / PH
+        bw = rw.to(dtp) / PW
+        ph = torch.arange(PH, device=dev, dtype=dtp)
+        pw = torch.arange(PW, device=dev, dtype=dtp)
         hs = (torch.floor(ph[None] * bh[:, None]).long() + sh[:, None]).clamp(0, H)
         he = (torch.ceil((ph[None] + 1) * bh[:, None]).long() + sh[:, None]).clamp(0, H)
         ws = (torch.floor(pw[None] * bw[:, None]).long() + sw[:, None]).clamp(0, W)
         we = (torch.ceil((pw[None] + 1) * bw[:, None]).long() + sw[:, None]).clamp(0, W)
         okb = (bidx >= 0) & (bidx < Bn)
-        bsafe = bidx.clamp(0, max(Bn - 1, 0))
+        base = bidx.clamp(0, max(Bn - 1, 0)) * (H * W)
         maxh = int((he - hs).max()) if R else 0
         maxw = int((we - ws).max()) if R else 0
-        src0 = X.detach().reshape(Bn, C, H * W)[bsafe]
-        best = torch.full((R, C, PH, PW), -math.inf, dtype=X.dtype, device=dev)
-        arg = torch.full((R, C, PH, PW), -1, dtype=torch.long, device=dev)
+    # every (image, y, x) a row of C channels: a bin's value is one entry of its column
+    Xr = X.permute(0, 2, 3, 1).reshape(Bn * H * W, C)
+    P = PH * PW
+    with torch.no_grad():
+        Xd = Xr.detach()
+        best = torch.full((R * P, C), -math.inf, dtype=X.dtype, device=dev)
+        arg = torch.full((R * P, C), -1, dtype=torch.long, device=dev)
         for dy in range(maxh):
             y = hs + dy  # (R, PH)
             for dx in range(maxw):
                 x = ws + dx  # (R, PW)
-                inb = (y < he)[:, :, None] & (x < we)[:, None, :]
-                flat = (y.clamp(max=H - 1)[:, :, None] * W + x.clamp(max=W - 1)[:, None, :])
-                vals = torch.gather(src0, 2, flat.reshape(R, 1, -1).expand(R, C, PH * PW))
-                vals = vals.reshape(R, C, PH, PW)
-                upd = inb[:, None] & (vals > best)
+                inb = ((y < he)[:, :, None] & (x < we)[:, None, :]).reshape(-1, 1)
+                flat = (base[:, None, None] + y.clamp(max=H - 1)[:, :, None] * W
+                        + x.clamp(max=W - 1)[:, None, :]).reshape(-1)  # (R*P,)
+                vals = Xd.index_select(0, flat)
+                upd = inb & (vals > best)
                 best = torch.where(upd, vals, best)
-                arg = torch.where(upd, flat[:, None].expand(R, C, PH, PW), arg)
-        arg = torch.where(okb[:, None, None, None], arg, torch.full_like(arg, -1))
-    valid = arg >= 0
-    src = X.reshape(Bn, C, H * W)[bsafe] if R else X.reshape(0, C, H * W)
-    res = torch.gather(src, 2, arg.clamp(min=0).reshape(R, C, -1)).reshape(R, C, PH, PW)
-    res = res * valid.to(res.dtype)
+                arg = torch.where(upd, flat[:, None], arg)
+        arg = torch.where(okb.repeat_interleave(P)[:, None], arg, torch.full_like(arg, -1))
+        valid = arg >= 0
+    res = torch.gather(Xr, 0, arg.clamp(min=0))
+    res = (res * valid.to(res.dtype)).reshape(R, PH, PW, C).permute(0, 3, 1, 2).contiguous()
     if not _grad_wanted(X):
         res = res.detach()
     return _assign_out(_new(res, data._ctx), out)
 
 
-def _bilinear_gather(xf, bidx, y, x, H, W):
-    """Bilinear samples (MXNet's ROIAlign rule) of ``xf`` (B, H*W, C) at points y, x of shape
-    (R, P): (R, P, C). Points outside [-1, H] x [-1, W] read 0."""
+def _bilinear_weights(y, x, H, W):
+    """MXNet's ROIAlign bilinear rule at points y, x (R, P) of an H x W map: the flat pixel
+    indices (R, P, 4) of the four corners and their weights (R, P, 4); points outside
+    [-1, H] x [-1, W] weigh 0."""
     out_side = (y < -1.0) | (y > H) | (x < -1.0) | (x > W)
     y = torch.where(y <= 0, torch.zeros_like(y), y)
     x = torch.where(x <= 0, torch.zeros_like(x), x)
@@ -823,16 +884,9 @@ def _bilinear_gather(xf, bidx, y, x, H, W):
     lx = x - x0
     hy = 1 - ly
     hx = 1 - lx
-    R, P = y.shape
-    src = xf[bidx]  # (R, H*W, C)
-    C = xf.shape[-1]
-
-    def g(yy, xx):
-        return torch.gather(src, 1, (yy * W + xx).reshape(R, P, 1).expand(R, P, C))
-    w1, w2, w3, w4 = hy * hx, hy * lx, ly * hx, ly * lx
-    val = (w1[..., None] * g(y0, x0) + w2[..., None] * g(y0, x1)
-           + w3[..., None] * g(y1, x0) + w4[..., None] * g(y1, x1))
-    return val * (~out_side)[..., None].to(val.dtype)
+    idx = torch.stack((y0 * W + x0, y0 * W + x1, y1 * W + x0, y1 * W + x1), -1)
+    w = torch.stack((hy * hx, hy * lx, ly * hx, ly * lx), -1)
+    return idx, w * (~out_side)[..., None].to(w.dtype)
 
 
 def ROIAlign(data, rois, pooled_size=None, spatial_scale=None, sample_ratio=-1,
@@ -886,26 +940,39 @@ def ROIAlign(data, rois, pooled_size=None, spatial_scale=None, sample_ratio=-1,
         Gw = int(gw.max()) if R else 0
         ph = torch.arange(PH, device=dev, dtype=dt)
         pw = torch.arange(PW, device=dev, dtype=dt)
-    xf = X.permute(0, 2, 3, 1).reshape(Bn, H * W, C)
-    if not _grad_wanted(X):
-        xf = xf.detach()
-    acc = torch.zeros((R, PH, PW, C), dtype=dt, device=dev)
-    for iy in range(Gh):
-        with torch.no_grad():
+        # Every output bin is a weighted sum of input pixels: collect the bilinear weights of
+        # all its samples as one sparse (R*PH*PW, B*H*W) matrix and apply it to the
+        # (B*H*W, C) pixels; its transpose gives the gradient.
+        P = PH * PW
+        base = (bsafe * (H * W))[:, None, None]
+        rows_i, cols_i, vals_i = [], [], []
+        rowid = torch.arange(R * P, device=dev).reshape(R, P, 1).expand(R, P, 4)
+        scale = okb.to(dt) / count  # (R,)
+        for iy in range(Gh):
             yy = (y1[:, None] + ph[None] * bh[:, None]
                   + (iy + 0.5) * bh[:, None] / gh[:, None].to(dt))  # (R, PH)
-            my = iy < gh  # (R,)
-        for ix in range(Gw):
-            with torch.no_grad():
+            for ix in range(Gw):
                 xx = (x1[:, None] + pw[None] * bw[:, None]
                       + (ix + 0.5) * bw[:, None] / gw[:, None].to(dt))  # (R, PW)
-                m = (my & (ix < gw)).to(dt)
-                Y = yy[:, :, None].expand(R, PH, PW).reshape(R, -1)
-                Xc = xx[:, None, :].expand(R, PH, PW).reshape(R, -1)
-            v = _bilinear_gather(xf, bsafe, Y, Xc, H, W).reshape(R, PH, PW, C)
-            acc = acc + v * m[:, None, None, None]
-    res = acc / count[:, None, None, None]
-    res = res * okb.to(dt)[:, None, None, None]
+                m = ((iy < gh) & (ix < gw)).to(dt) * scale
+                Y = yy[:, :, None].expand(R, PH, PW).reshape(R, P)
+                Xq = xx[:, None, :].expand(R, PH, PW).reshape(R, P)
+                idx, w = _bilinear_weights(Y, Xq, H, W)
+                rows_i.append(rowid.reshape(-1))
+                cols_i.append((base + idx).reshape(-1))
+                vals_i.append((w * m[:, None, None]).reshape(-1))
+        if rows_i:
+            ind = torch.stack((torch.cat(rows_i), torch.cat(cols_i)))
+            wmat = torch.sparse_coo_tensor(ind, torch.cat(vals_i), (R * P, Bn * H * W),
+                                           check_invariants=False)
+        else:
+            wmat = torch.sparse_coo_tensor(torch.zeros((2, 0), dtype=torch.long, device=dev),
+                                           torch.zeros(0, dtype=dt, device=dev),
+                                           (R * P, Bn * H * W), check_invariants=False)
+    xf = X.permute(0, 2, 3, 1).reshape(Bn * H * W, C)
+    if not _grad_wanted(X):
+        xf = xf.detach()
+    res = torch.sparse.mm(wmat, xf).reshape(R, PH, PW, C)
     res = res.permute(0, 3, 1, 2)  # (R, C, PH, PW)
     if position_sensitive:
         Co = C // (PH * PW)
@@ -1002,11 +1069,9 @@ def _proposal_image(fg, deltas, info, anchors, p):
     sc = score[order]
     area = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
     thr = _f32(p["threshold"])
-    suppressed = torch.zeros(pre, dtype=torch.bool)
-    keep = []
-    chunk = 256
-    for s0 in range(0, pre, chunk):
-        b = boxes[s0:s0 + chunk]
+
+    def cand_rows(r):
+        b = boxes[r]
         xx1 = torch.maximum(b[:, None, 0], boxes[None, :, 0])
         yy1 = torch.maximum(b[:, None, 1], boxes[None, :, 1])
         xx2 = torch.minimum(b[:, None, 2], boxes[None, :, 2])
@@ -1014,19 +1079,10 @@ def _proposal_image(fg, deltas, info, anchors, p):
         iw = (xx2 - xx1 + 1.0).clamp(min=0)
         ih = (yy2 - yy1 + 1.0).clamp(min=0)
         inter = iw * ih
-        ovr = inter / (area[s0:s0 + chunk, None] + area[None, :] - inter) > thr
-        sup = suppressed.tolist()
-        for i in range(b.shape[0]):
-            if sup[s0 + i]:
-                continue
-            keep.append(s0 + i)
-            if len(keep) >= post:
-                break
-            suppressed |= ovr[i]
-            suppressed[: s0 + i + 1] = False
-            sup = suppressed.tolist() if i + 1 < b.shape[0] else sup
-        if len(keep) >= post:
-            break
+        return (inter / (area[r, None] + area[None, :] - inter) > thr)[None]
+    kept_mask = _greedy_suppress(cand_rows, torch.ones((1, pre), dtype=torch.bool), pre,
+                                 max_keep=post)[0]
+    keep = torch.nonzero(kept_mask).reshape(-1)[:post].tolist()
     P = p["rpn_post_nms_top_n"]
     if not keep:
         raise MXNetError(f"{p['op']}: no proposal survived (empty score map)")
