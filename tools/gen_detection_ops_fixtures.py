@@ -253,6 +253,20 @@ record("mprop_rois", "contrib.MultiProposal", [cpm, bpm, infom],
        dict(scales=(2, 4), ratios=(0.5, 1, 2), feature_stride=8, rpn_pre_nms_top_n=60,
             rpn_post_nms_top_n=15, threshold=0.7, rpn_min_size=2))
 
+# ------------------------------------------------------------------ larger NMS (several blocks)
+dbig = nms_data((2,), 300)
+record("nms_big", "contrib.box_nms", [dbig], dict(overlap_thresh=0.3), grad=True)
+record("nms_big_ids", "contrib.box_nms", [dbig], dict(id_index=0, overlap_thresh=0.2,
+                                                      valid_thresh=0.05))
+fm3 = mx.nd.zeros((1, 1, 8, 8))
+anc3 = mx.nd.contrib.MultiBoxPrior(fm3, sizes=(0.3, 0.15), ratios=(1, 2, 0.5)).asnumpy()
+lg3 = rng.randn(2, 3, anc3.shape[1]).astype("f")
+prob3 = np.exp(lg3) / np.exp(lg3).sum(1, keepdims=True)
+loc3 = (rng.randn(2, anc3.shape[1] * 4) * 0.3).astype("f")
+record("mbd_big", "contrib.MultiBoxDetection", [prob3, loc3, anc3], dict(threshold=0.2))
+record("mbd_big_force", "contrib.MultiBoxDetection", [prob3, loc3, anc3],
+       dict(threshold=0.2, force_suppress=True, nms_threshold=0.3))
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                    "detection_ops")
 os.makedirs(out, exist_ok=True)

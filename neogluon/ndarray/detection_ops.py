@@ -704,9 +704,9 @@ def MultiBoxDetection(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, bac
         raise MXNetError(f"{op}: loc_pred of shape {tuple(Lp.shape)} must be ({B}, {N * 4})")
     dt = C_.dtype
     with torch.no_grad():
-        prob = C_.detach()
-        loc = Lp.detach().to(dt).reshape(B, N, 4)
-        a = A.detach()[0].to(dt)
+        prob = C_.detach().cpu()  # a per-image walk: done on the CPU
+        loc = Lp.detach().to(dt).cpu().reshape(B, N, 4)
+        a = A.detach()[0].to(dt).cpu()
         aw = a[:, 2] - a[:, 0]
         ah = a[:, 3] - a[:, 1]
         ax = (a[:, 0] + a[:, 2]) / 2
