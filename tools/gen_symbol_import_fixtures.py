@@ -563,7 +563,9 @@ ZOO_SIDE = {"alexnet": 64, "inceptionv3": 299}
 for _n in ("densenet121", "densenet161", "densenet169", "densenet201", "squeezenet1.0",
            "squeezenet1.1"):
     ZOO_SIDE[_n] = 224
-TRAIN_MODELS = ("resnet18_v1", "mobilenetv2_0.25")
+# (ResNet-50 is left out: with these synthetic weights the float32 gradient of its first
+# convolution is 6% off the float64 one in MXNet and in neogluon alike)
+TRAIN_MODELS = ("resnet18_v1", "resnet18_v2", "mobilenet0.25", "mobilenetv2_0.25")
 
 
 def zoo_names():
@@ -628,7 +630,11 @@ def _train_step(name, net, meta, arrays, autograd, gluon):
     keys = list(params.keys())
     trainable = [k for k in keys if params[k].grad_req != "null"]
     watch = [trainable[0], trainable[-2], trainable[-1]]
-    mean_key = next(k for k in keys if k.endswith("running_mean"))
+    # MXNet updates a BatchNorm's moving statistics in its backward pass, so the first batch
+    # norm of ResNet v2 (on the data, no trainable scale or shift: no backward) never updates
+    # them; neogluon does, in the forward pass. Watch one that has a backward.
+    mean_key = next(k for k in keys if k.endswith("running_mean") and
+                    params[k.replace("running_mean", "gamma")].grad_req != "null")
     trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3})
     with autograd.record():
         y = net(x)
@@ -636,11 +642,12 @@ def _train_step(name, net, meta, arrays, autograd, gluon):
     loss.backward()
     meta[name]["train_shape"] = list(shape)   # input det_input(shape, 3), head det_input(.., 5)
     arrays[f"{name}|train_out"] = y.asnumpy()
+    # (the first convolution's first two filters only: a small fixture)
     for k in watch:
-        arrays[f"{name}|grad|{k}"] = params[k].grad().asnumpy()
+        arrays[f"{name}|grad|{k}"] = params[k].grad().asnumpy()[:2]
     trainer.step(1)
     for k in watch:
-        arrays[f"{name}|after|{k}"] = params[k].data().asnumpy()
+        arrays[f"{name}|after|{k}"] = params[k].data().asnumpy()[:2]
     arrays[f"{name}|after|{mean_key}"] = params[mean_key].data().asnumpy()
     meta[name]["watch"] = watch
     meta[name]["mean_key"] = mean_key
