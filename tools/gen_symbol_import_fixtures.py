@@ -630,9 +630,10 @@ def _train_step(name, net, meta, arrays, autograd, gluon):
     keys = list(params.keys())
     trainable = [k for k in keys if params[k].grad_req != "null"]
     watch = [trainable[0], trainable[-2], trainable[-1]]
-    # MXNet updates a BatchNorm's moving statistics in its backward pass, so the first batch
-    # norm of ResNet v2 (on the data, no trainable scale or shift: no backward) never updates
-    # them; neogluon does, in the forward pass. Watch one that has a backward.
+    # Moving statistics are updated at backward time (MXNet and neogluon alike). ResNet v2's
+    # first batch norm (on the data, scale and shift frozen) gets no backward in the zoo
+    # network, but does in an imported SymbolBlock, whose arguments are all trainable (in MXNet
+    # too): watch one that is trained in both.
     mean_key = next(k for k in keys if k.endswith("running_mean") and
                     params[k.replace("running_mean", "gamma")].grad_req != "null")
     trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3})
