@@ -5,6 +5,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 # torch is pinned for development; these machines install 2.13.0 from a local file.
 TORCH   ?= torch==2.13.0
+ECOSYSTEM ?= gluoncv==0.10.5.post0 gluonnlp==0.10.0 portalocker yacs autocfg
 
 .PHONY: demo test conformance bench clean venv
 
@@ -13,6 +14,9 @@ $(STAMP): pyproject.toml Makefile
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q "$(TORCH)"
 	$(VPY) -m pip install -q -e ".[dev]"
+	# GluonCV/GluonNLP for tests/test_gluoncv_nlp.py, without their dependencies (they would
+	# pull MXNet-era pins); the tests skip when this install is not possible.
+	-$(VPY) -m pip install -q --no-deps $(ECOSYSTEM)
 	touch $(STAMP)
 
 venv: $(STAMP)
