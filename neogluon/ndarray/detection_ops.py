@@ -99,13 +99,14 @@ def _out(result, out):
 
 def _intersect_1d(a0, a1, b0, b1, fmt):
     """Overlap length along one axis; ``a0, a1`` are (min, max) for corner, (centre, size)
-    for center; never negative."""
+    for center; never negative. (``clamp`` with a tensor bound and ``relu`` are the fast CPU
+    forms of min/max here.)"""
     if fmt == "corner":
-        w = torch.minimum(a1, b1) - torch.maximum(a0, b0)
+        w = b1.clamp(max=a1) - b0.clamp(min=a0)
     else:
         ah, bh = a1 / 2, b1 / 2
-        w = torch.minimum(b0 + bh, a0 + ah) - torch.maximum(b0 - bh, a0 - ah)
-    return torch.where(w > 0, w, torch.zeros_like(w))
+        w = (b0 + bh).clamp(max=a0 + ah) - (b0 - bh).clamp(min=a0 - ah)
+    return torch.relu(w)
 
 
 def _area(b, fmt):
@@ -667,8 +668,8 @@ def _iou_corner_md(a, b):
     """MultiBoxDetection's overlap of corner boxes a (P, 4) x b (Q, 4) -> (P, Q)."""
     a0, a1, a2, a3 = (v[:, None] for v in _cols(a))
     b0, b1, b2, b3 = (v[None, :] for v in _cols(b))
-    w = (torch.minimum(a2, b2) - torch.maximum(a0, b0)).clamp_(min=0)
-    h = (torch.minimum(a3, b3) - torch.maximum(a1, b1)).clamp_(min=0)
+    w = torch.relu(b2.clamp(max=a2) - b0.clamp(min=a0))
+    h = torch.relu(b3.clamp(max=a3) - b1.clamp(min=a1))
     i = w * h
     u = (a2 - a0) * (a3 - a1) + (b2 - b0) * (b3 - b1) - i
     return torch.where(u <= 0, torch.zeros_like(u), i / u)
@@ -1069,15 +1070,16 @@ def _proposal_image(fg, deltas, info, anchors, p):
     sc = score[order]
     area = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
     thr = _f32(p["threshold"])
+    bcols = _cols(boxes)
 
     def cand_rows(r):
         b = boxes[r]
-        xx1 = torch.maximum(b[:, None, 0], boxes[None, :, 0])
-        yy1 = torch.maximum(b[:, None, 1], boxes[None, :, 1])
-        xx2 = torch.minimum(b[:, None, 2], boxes[None, :, 2])
-        yy2 = torch.minimum(b[:, None, 3], boxes[None, :, 3])
-        iw = (xx2 - xx1 + 1.0).clamp(min=0)
-        ih = (yy2 - yy1 + 1.0).clamp(min=0)
+        xx1 = bcols[0][None, :].clamp(min=b[:, 0:1])
+        yy1 = bcols[1][None, :].clamp(min=b[:, 1:2])
+        xx2 = bcols[2][None, :].clamp(max=b[:, 2:3])
+        yy2 = bcols[3][None, :].clamp(max=b[:, 3:4])
+        iw = torch.relu(xx2 - xx1 + 1.0)
+        ih = torch.relu(yy2 - yy1 + 1.0)
         inter = iw * ih
         return (inter / (area[r, None] + area[None, :] - inter) > thr)[None]
     kept_mask = _greedy_suppress(cand_rows, torch.ones((1, pre), dtype=torch.bool), pre,
