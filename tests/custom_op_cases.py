@@ -264,3 +264,17 @@ def run_registry_cases(mx):
     out["override_warns"] = len(w)
     attempt("after_override", lambda: create("square"))
     return out
+
+
+def run_symbol_cases(mx):
+    """mx.sym.Custom (single output): the JSON node, shape inference and evaluation."""
+    import json
+    _register(mx)
+    x = mx.sym.var("x")
+    y = mx.sym.Custom(x, op_type="t_sqr", scale=2, name="sq")
+    arg, out, aux = y.infer_shape(x=(2, 3))
+    xv = mx.nd.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
+    ex = y.eval(ctx=mx.cpu(), x=xv) if hasattr(y, "eval") else None
+    return {"nodes": json.loads(y.tojson())["nodes"],
+            "shapes": [[list(s) for s in arg], [list(s) for s in out], [list(s) for s in aux]],
+            "value": ex[0].asnumpy().tolist() if ex is not None else None}

@@ -25,6 +25,7 @@ def main():
     except Exception as e:  # noqa: BLE001 - recorded
         res["unregistered"] = type(e).__name__
     res["registry"] = custom_op_cases.run_registry_cases(mx)
+    res["symbol"] = custom_op_cases.run_symbol_cases(mx)
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "custom_op.json"), "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
