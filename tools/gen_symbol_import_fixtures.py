@@ -17,7 +17,7 @@ What it writes:
   (10 classes, the smallest input it accepts), hybridized and exported by MXNet. Weights are
   not stored: they follow from each parameter's name and shape (``det_param`` of
   tests/sym_import_util.py). ``zoo.npz`` holds the input and MXNet's predict-mode output;
-  for two models also one training step (train-mode output, some gradients, the weights after
+  for four models also one training step (train-mode output, some gradients, the weights after
   one SGD step of gluon.Trainer and a moving mean after it). ``zoo.json``: input sizes and
   MXNet's argument / auxiliary state names.
 - ``legacy/*.json``: hand-written symbol files in the formats of MXNet before 0.9 (``param``
