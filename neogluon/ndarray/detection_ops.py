@@ -184,7 +184,15 @@ def _greedy_suppress(cand_rows, keep, limit, max_keep=None, chunk=64):
         if rows.numel() == 0:
             continue
         cand = cand_rows(rows)
+        if max_keep is None:
+            # a row that suppresses nothing after itself changes nothing: skip it
+            later = torch.arange(K, device=keep.device)[None, :] > rows[:, None]
+            acts = (cand & later[None]).any(2).any(0).tolist()
+        else:
+            acts = [True] * rows.numel()
         for r, i in enumerate(rows.tolist()):
+            if not acts[r]:
+                continue
             ki = keep[:, i:i + 1]
             if not bool(ki.any()):
                 continue
