@@ -207,3 +207,17 @@ def test_trainer_learns_on_gluoncv_model(neogluon_results):
     losses = neogluon_results["learn/cifar_losses"]
     assert np.all(np.isfinite(losses))
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_gluoncv_cifar_training_script_learns(tmp_path):
+    if not _HAVE:
+        pytest.skip("gluoncv and gluonnlp are not installed")
+    env = dict(os.environ)
+    env.pop("NEOGLUON_SHADOW_MXNET", None)
+    env["PYTHONPATH"] = REPO
+    r = subprocess.run([sys.executable, "-m", "neogluon.run",
+                        os.path.join(os.path.dirname(__file__), "gluoncv_cifar_script.py")],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    final = float(r.stdout.strip().splitlines()[-1].split()[-1])
+    assert final >= 0.9, r.stdout
