@@ -178,6 +178,23 @@ def _check_count(got, want, what, op_type):
                          f"by the property class, got {len(got)}")
 
 
+class _user_code:
+    """Errors raised by the user's operator become MXNetError naming the operator and method
+    (MXNet reports them as 'Error in CustomOp.forward')."""
+
+    def __init__(self, op_type, where):
+        self.op_type, self.where = op_type, where
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, etype, e, tb):
+        if e is None or isinstance(e, MXNetError) or not isinstance(e, Exception):
+            return False
+        raise MXNetError(f"Error in {self.where} of custom operator {self.op_type!r}: "
+                         f"{etype.__name__}: {e}") from e
+
+
 class _CustomFunction(torch.autograd.Function):
     """One custom operator call: forward and backward run the user's CustomOp."""
 
@@ -219,7 +236,8 @@ class _Run:
         in_data = [self._wrap(t.detach()) for t in in_tensors]
         out_data = [self._wrap(torch.zeros(shape, dtype=dtype, device=self.ctx.torch_device))
                     for shape, dtype in self.out_specs]
-        with autograd.pause(train_mode=self.train), self.ctx:
+        with autograd.pause(train_mode=self.train), self.ctx, _user_code(self.op_type,
+                                                                          "CustomOp.forward"):
             self.op.forward(is_train=self.train, req=["write"] * len(out_data),
                             in_data=in_data, out_data=out_data, aux=self.aux)
         return [o._t.detach() for o in out_data]
@@ -232,7 +250,8 @@ class _Run:
                     for g, o in zip(out_grads, outs)]
         in_grad = [self._wrap(torch.zeros_like(t)) for t in ins]
         req = list(need)
-        with autograd.pause(train_mode=self.train), self.ctx:
+        with autograd.pause(train_mode=self.train), self.ctx, _user_code(self.op_type,
+                                                                          "CustomOp.backward"):
             self.op.backward(req=req, out_grad=out_grad, in_data=in_data, out_data=out_data,
                              in_grad=in_grad, aux=self.aux)
         return [g._t.detach() if n != "null" else None for g, n in zip(in_grad, need)]
@@ -296,8 +315,9 @@ def Custom(*data, op_type=None, out=None, name=None, **kwargs):
     ctx = args[0].context if args else (aux[0].context if aux else current_context())
 
     in_shapes = [list(a.shape) for a in args]
-    ishape, oshape, ashape = _split3(prop.infer_shape([list(s) for s in in_shapes]),
-                                     "infer_shape", op_type, len(aux))
+    with _user_code(op_type, "infer_shape"):
+        shape_ret = prop.infer_shape([list(s) for s in in_shapes])
+    ishape, oshape, ashape = _split3(shape_ret, "infer_shape", op_type, len(aux))
     _check_count(ishape, len(args), "input shapes", op_type)
     _check_count(oshape, len(out_names), "output shapes", op_type)
     _check_count(ashape, len(aux), "auxiliary state shapes", op_type)
@@ -310,8 +330,9 @@ def Custom(*data, op_type=None, out=None, name=None, **kwargs):
             raise MXNetError(f"Custom {op_type!r}: auxiliary state {aux_names[i]!r} has shape "
                              f"{a.shape}, infer_shape says {tuple(got)}")
     in_types = [np.dtype(a.dtype).type for a in args]
-    itype, otype, atype = _split3(prop.infer_type(list(in_types)), "infer_type", op_type,
-                                  len(aux))
+    with _user_code(op_type, "infer_type"):
+        type_ret = prop.infer_type(list(in_types))
+    itype, otype, atype = _split3(type_ret, "infer_type", op_type, len(aux))
     _check_count(otype, len(out_names), "output types", op_type)
     out_specs = []
     for i, (s, t) in enumerate(zip(oshape, otype)):
@@ -322,8 +343,9 @@ def Custom(*data, op_type=None, out=None, name=None, **kwargs):
             raise MXNetError(f"Custom {op_type!r}: output {out_names[i]!r} has an invalid "
                              f"shape {s!r} or dtype {t!r}: {e}") from None
         out_specs.append((shape, dtype))
-    op = prop.create_operator(ctx, in_shapes, [_NP_TO_MX_ID.get(np.dtype(t), -1)
-                                               for t in in_types])
+    with _user_code(op_type, "create_operator"):
+        op = prop.create_operator(ctx, in_shapes, [_NP_TO_MX_ID.get(np.dtype(t), -1)
+                                                   for t in in_types])
     if not isinstance(op, CustomOp):
         raise MXNetError(f"Custom {op_type!r}: create_operator returned "
                          f"{type(op).__name__}, not a CustomOp")

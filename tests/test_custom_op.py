@@ -123,3 +123,24 @@ def test_registry_error_messages():
 
 def test_symbol_custom_single_output_matches_mxnet():
     assert custom_op_cases.run_symbol_cases(mx) == FIX["symbol"]
+
+
+def test_errors_in_user_code_name_the_operator():
+    class Bad(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            raise ValueError("boom in forward")
+
+    @mx.operator.register("t_bad_fwd")
+    class BadProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Bad()
+
+    @mx.operator.register("t_bad_shape")
+    class BadShape(mx.operator.CustomOpProp):
+        def infer_shape(self, in_shape):
+            raise KeyError("nope")
+
+    with pytest.raises(MXNetError, match="CustomOp.forward.*t_bad_fwd.*boom in forward"):
+        nd.Custom(nd.ones((2,)), op_type="t_bad_fwd")
+    with pytest.raises(MXNetError, match="infer_shape.*t_bad_shape"):
+        nd.Custom(nd.ones((2,)), op_type="t_bad_shape")
