@@ -19,6 +19,10 @@ DATA = np.load(os.path.join(HERE, "cases.npz"))
 EXACT = {"contrib.bipartite_matching", "contrib.MultiBoxPrior"}
 
 
+def _case(name):
+    return next(c for c in CASES if c["name"] == name)
+
+
 def _fn(op):
     f = mx.nd
     for p in op.split("."):
@@ -27,8 +31,7 @@ def _fn(op):
 
 
 def _run(case):
-    ins = [mx.nd.array(DATA[f"{case['name']}/in{i}"],
-                       dtype=DATA[f"{case['name']}/in{i}"].dtype) for i in range(case["n_in"])]
+    ins = [mx.nd.array(DATA[k], dtype=DATA[k].dtype) for k in case["inputs"]]
     kw = {k: tuple(v) if isinstance(v, list) else v for k, v in case["kwargs"].items()}
     if case["grad"]:
         for a in ins:
@@ -82,13 +85,14 @@ def test_box_nms_manual_case():
 
 
 def test_symbolic_box_nms_and_roialign():
-    d = DATA["nms_ids/in0"]
+    d = DATA[_case("nms_ids")["inputs"][0]]
     s = mx.sym.contrib.box_nms(mx.sym.var("data"), id_index=0)
     got = s.eval(data=mx.nd.array(d))[0].asnumpy()
     np.testing.assert_allclose(got, DATA["nms_ids/out0"], rtol=1e-6)
     r = mx.sym.contrib.ROIAlign(mx.sym.var("x"), mx.sym.var("r"), pooled_size=(3, 3),
                                 spatial_scale=0.5)
-    got = r.eval(x=mx.nd.array(DATA["ra_default/in0"]), r=mx.nd.array(DATA["ra_default/in1"]))
+    got = r.eval(x=mx.nd.array(DATA[_case("ra_default")["inputs"][0]]),
+                 r=mx.nd.array(DATA[_case("ra_default")["inputs"][1]]))
     np.testing.assert_allclose(got[0].asnumpy(), DATA["ra_default/out0"], rtol=1e-5, atol=1e-6)
 
 
@@ -130,7 +134,7 @@ def test_bad_input_names_op_and_argument(call, words):
 def test_symbolic_multi_output_and_hybridized_grads():
     s = mx.sym.contrib.bipartite_matching(mx.sym.var("x"), threshold=0.3)
     assert len(s.list_outputs()) == 2
-    got = s.eval(x=mx.nd.array(DATA["bm_desc/in0"]))
+    got = s.eval(x=mx.nd.array(DATA[_case("bm_desc")["inputs"][0]]))
     for j in range(2):
         np.testing.assert_array_equal(got[j].asnumpy(), DATA[f"bm_desc/out{j}"])
     t = mx.sym.contrib.MultiBoxTarget(mx.sym.var("a"), mx.sym.var("l"), mx.sym.var("c"))
@@ -146,10 +150,10 @@ def test_symbolic_multi_output_and_hybridized_grads():
     case = next(c for c in CASES if c["name"] == "ra_default")
     net = Net()
     net.hybridize()
-    x = mx.nd.array(DATA["ra_default/in0"])
+    x = mx.nd.array(DATA[case["inputs"][0]])
     x.attach_grad()
     with mx.autograd.record():
-        y = net(x, mx.nd.array(DATA["ra_default/in1"]))
+        y = net(x, mx.nd.array(DATA[case["inputs"][1]]))
     y.backward(mx.nd.array(DATA["ra_default/head0"]))
     assert case["grad"]
     np.testing.assert_allclose(y.asnumpy(), DATA["ra_default/out0"], rtol=1e-5, atol=1e-6)

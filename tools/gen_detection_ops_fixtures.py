@@ -3,11 +3,13 @@
     /tmp/mxref/bin/python tools/gen_detection_ops_fixtures.py
     # writes tests/fixtures/detection_ops/cases.npz and cases.json
 
-Every case is one operator call: its inputs, keyword arguments, outputs, and for the
+Every case is one operator call: its inputs (stored once per distinct array), keyword
+arguments, outputs, and for the
 differentiable operators the input gradients for a recorded random head gradient. Inputs come
 from fixed seeds; scores are continuous random values (no ties, so MXNet's sort order is the
 only one possible) and boxes are drawn in clusters so that suppression and matching happen.
 """
+import hashlib
 import json
 import os
 
@@ -48,8 +50,12 @@ def record(name, op, inputs, kwargs, grad=False, sym_ok=True):
     else:
         res = fn(*nd_in, **kwargs)
         outs = res if isinstance(res, (list, tuple)) else [res]
-    for i, a in enumerate(inputs):
-        arrays[f"{name}/in{i}"] = a
+    keys = []
+    for a in inputs:  # an input shared by several cases is stored once
+        a = np.ascontiguousarray(a)
+        key = "input/" + hashlib.sha1(a.tobytes() + str((a.dtype, a.shape)).encode()).hexdigest()[:16]
+        arrays[key] = a
+        keys.append(key)
     for j, o in enumerate(outs):
         arrays[f"{name}/out{j}"] = o.asnumpy()
     if grad:
@@ -57,7 +63,7 @@ def record(name, op, inputs, kwargs, grad=False, sym_ok=True):
             arrays[f"{name}/head{j}"] = h.asnumpy()
         for i, a in enumerate(nd_in):
             arrays[f"{name}/grad{i}"] = a.grad.asnumpy()
-    cases.append(dict(name=name, op=op, kwargs=kwargs, n_in=len(inputs), n_out=len(outs),
+    cases.append(dict(name=name, op=op, kwargs=kwargs, inputs=keys, n_out=len(outs),
                       grad=grad))
 
 
