@@ -53,7 +53,8 @@ def record(name, op, inputs, kwargs, grad=False, sym_ok=True):
     keys = []
     for a in inputs:  # an input shared by several cases is stored once
         a = np.ascontiguousarray(a)
-        key = "input/" + hashlib.sha1(a.tobytes() + str((a.dtype, a.shape)).encode()).hexdigest()[:16]
+        digest = hashlib.sha1(a.tobytes() + str((a.dtype, a.shape)).encode()).hexdigest()
+        key = "input/" + digest[:16]
         arrays[key] = a
         keys.append(key)
     for j, o in enumerate(outs):
