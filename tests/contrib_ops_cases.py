@@ -118,3 +118,35 @@ def run_case(mx, case, train=True):
              for i, a in enumerate(arrs)]
     aux = [a.asnumpy() for i, a in enumerate(arrs) if (op, i) in NO_GRAD]
     return out.asnumpy(), grads, aux
+
+
+def run_control_flow(mx):
+    """nd.contrib.foreach / while_loop / cond: nesting of outputs, values, gradients."""
+    nd = mx.nd
+    res = {}
+    x = nd.array(np.arange(12, dtype="float32").reshape(4, 3))
+
+    def body(d, s):
+        s2 = s[0] + d
+        return [s2 * 2, [s2.sum()]], [s2]
+    outs, st = nd.contrib.foreach(body, x, [nd.zeros(3)])
+    res["foreach_nested"] = [outs[0].asnumpy().tolist(), outs[1][0].asnumpy().tolist(),
+                             st[0].asnumpy().tolist()]
+    o2, st2 = nd.contrib.foreach(lambda d, s: (d[0] * s, s + 1), [x, x], nd.ones(3))
+    res["foreach_list_data"] = [o2.asnumpy().tolist(), st2.asnumpy().tolist()]
+    outs, lv = nd.contrib.while_loop(lambda i, s: i < 3,
+                                     lambda i, s: ([i * 2, s], [i + 1, s + i]),
+                                     [nd.array([0]), nd.array([1])], max_iterations=5)
+    res["while_loop"] = [[list(o.shape) for o in outs], outs[0][:3].asnumpy().tolist(),
+                         outs[1][:3].asnumpy().tolist(), [v.asnumpy().tolist() for v in lv]]
+    res["cond"] = [nd.contrib.cond(nd.array([0]), lambda: nd.array([1]),
+                                   lambda: nd.array([2])).asnumpy().tolist(),
+                   nd.contrib.cond(nd.array([3]), lambda: nd.array([1]),
+                                   lambda: nd.array([2])).asnumpy().tolist()]
+    x.attach_grad()
+    with mx.autograd.record():
+        o, s = nd.contrib.foreach(lambda d, s: (d * s, s + d), x, nd.ones(3))
+        loss = o.sum() + s.sum()
+    loss.backward()
+    res["foreach_grad"] = x.grad.asnumpy().tolist()
+    return res

@@ -1,7 +1,8 @@
 """Non-detection ``nd.contrib`` operators that GluonCV/GluonNLP models call (BilinearResize2D in
 every mode and both align_corners, AdaptiveAvgPooling2D, interleaved_matmul_* attention,
-div_sqrt_dim, arange_like, SyncBatchNorm): outputs and input gradients against MXNet 1.9.1
-(tools/gen_contrib_ops_fixtures.py), the same ops through F in a hybridized block, and errors."""
+div_sqrt_dim, arange_like, SyncBatchNorm, foreach/while_loop/cond): outputs and input
+gradients against MXNet 1.9.1 (tools/gen_contrib_ops_fixtures.py), the same ops through F in a
+hybridized block, and errors."""
 import json
 import os
 
@@ -82,3 +83,14 @@ def test_hybridized_block_uses_them():
         for a, b in zip(got, ref):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
     assert got[0].shape == (2, 3, 3, 2) and got[1].shape == (4, 3, 10)
+
+
+def test_control_flow_matches_mxnet():
+    assert contrib_ops_cases.run_control_flow(mx) == INDEX["control_flow"]
+
+
+def test_control_flow_errors():
+    with pytest.raises(ValueError, match="max_iterations"):
+        nd.contrib.while_loop(lambda i: i < 1, lambda i: (i, i), [nd.zeros(1)])
+    with pytest.raises(MXNetError, match="init_states"):
+        nd.contrib.foreach(lambda d, s: (d, s), nd.zeros((2, 2)), "state")

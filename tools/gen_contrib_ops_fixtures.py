@@ -1,6 +1,7 @@
 """Fixtures for the non-detection ``nd.contrib`` operators of tests/contrib_ops_cases.py
 (BilinearResize2D in every mode, AdaptiveAvgPooling2D, interleaved_matmul_*, div_sqrt_dim,
-arange_like, SyncBatchNorm) from MXNet 1.9.1: outputs, input gradients, and the error type of
+arange_like, SyncBatchNorm, foreach/while_loop/cond, and the nd.softmax/reshape_like cases
+GluonNLP needed) from MXNet 1.9.1: outputs, input gradients, and the error type of
 calls MXNet refuses.
 
     /tmp/mxref/bin/python tools/gen_contrib_ops_fixtures.py   # tests/fixtures/contrib_ops/
@@ -50,7 +51,9 @@ def main():
             errors[name] = type(e).__name__
     np.savez_compressed(os.path.join(OUT, "contrib_ops.npz"), **arrays)
     with open(os.path.join(OUT, "contrib_ops.json"), "w") as f:
-        json.dump({"cases": index, "errors": errors}, f, indent=1, sort_keys=True)
+        json.dump({"cases": index, "errors": errors,
+                   "control_flow": contrib_ops_cases.run_control_flow(mx)},
+                  f, indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ __all__ = ["isnan", "isinf", "isfinite", "DeformableConvolution",
            "ModulatedDeformableConvolution", "arange_like", "boolean_mask", "index_copy",
            "div_sqrt_dim", "AdaptiveAvgPooling2D", "BilinearResize2D", "SyncBatchNorm",
            "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt",
-           "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt"]
+           "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt", "foreach",
+           "while_loop", "cond"]
 
 
 def _t(x, op, what="data"):
@@ -334,3 +335,109 @@ def interleaved_matmul_encdec_valatt(keys_values, attention, heads, out=None, na
                              f"query length, {v.shape[1]}), got {tuple(att.shape)}")
         return _heads_merge(torch.bmm(att, v), heads, att.shape[1], kv.shape[1])
     return _assign_out(_new(_run(f, tkv, a), keys_values._ctx), out)
+
+
+# ------------------------------------------------------------------------- control flow
+# MXNet 1.9.1 runs these imperatively as Python loops too (GluonNLP's ELMo encoder uses foreach,
+# its hybrid beam search while_loop and cond). In a hybridized block the loop cannot be
+# captured as one recorded operator: the block warns once and runs imperatively.
+def _flatten(x, what):
+    if isinstance(x, NDArray):
+        return [x], None
+    if isinstance(x, (list, tuple)):
+        flat, fmt = [], []
+        for item in x:
+            f, m = _flatten(item, what)
+            flat.extend(f)
+            fmt.append((len(f), m))
+        return flat, fmt
+    raise MXNetError(f"{what} must be an NDArray or a nested list of NDArrays, got "
+                     f"{type(x).__name__}")
+
+
+def _regroup(flat, fmt):
+    if fmt is None:
+        return flat[0]
+    out, i = [], 0
+    for n, sub in fmt:
+        out.append(_regroup(flat[i:i + n], sub))
+        i += n
+    return out
+
+
+def _as_bool(x, what):
+    if hasattr(x, "asscalar"):
+        x = x.asscalar()
+    try:
+        return bool(x)
+    except (TypeError, ValueError):
+        raise MXNetError(f"{what} must be a scalar, got {x!r}") from None
+
+
+def foreach(body, data, init_states, name="foreach"):
+    """Run ``outputs, states = body(data[i], states)`` for each ``i`` along axis 0 of ``data``
+    (an NDArray or a list of them); returns the outputs stacked along a new axis 0 (same
+    nesting as one step's) and the final states."""
+    from .ndarray import stack
+    _flatten(data, "foreach: data")
+    _flatten(init_states, "foreach: init_states")
+    single = isinstance(data, NDArray)
+    n = data.shape[0] if single else data[0].shape[0]
+    states, steps, fmt = init_states, [], None
+    for i in range(n):
+        outs, states = body(data[i] if single else [d[i] for d in data], states)
+        flat, fmt = _flatten(outs, "foreach: the body's outputs")
+        steps.append(flat)
+    if not steps:
+        raise MXNetError("foreach: data has no entries along axis 0")
+    return _regroup([stack(*col) for col in zip(*steps)], fmt), states
+
+
+def while_loop(cond, func, loop_vars, max_iterations=None, name="while_loop"):
+    """``while cond(*loop_vars)`` (at most ``max_iterations`` times): ``step_output, loop_vars =
+    func(*loop_vars)``. Returns the step outputs stacked along axis 0 and padded to
+    ``max_iterations`` rows (the padding rows are unspecified, as in MXNet) and the final
+    loop variables."""
+    from .ndarray import concat, empty
+    if max_iterations is None:
+        raise ValueError("max_iterations should be specified")
+    max_iterations = int(max_iterations.asscalar() if hasattr(max_iterations, "asscalar")
+                         else max_iterations)
+    single = isinstance(loop_vars, NDArray)
+    loop_vars = [loop_vars] if single else list(loop_vars)
+    if not loop_vars:
+        raise ValueError("loop_vars should contain at least one element")
+    outputs, fmt, steps = [], None, 0
+    while steps < max_iterations and _as_bool(cond(*loop_vars), "while_loop: cond's result"):
+        out, new_vars = func(*loop_vars)
+        out = [] if out is None else (list(out) if isinstance(out, tuple) else out)
+        new_vars = [] if new_vars is None else new_vars
+        new_vars = [new_vars] if isinstance(new_vars, NDArray) else list(new_vars)
+        if len(new_vars) != len(loop_vars):
+            raise ValueError("The length of loop_vars should be consistent during the loop")
+        loop_vars = new_vars
+        flat, fmt = _flatten(out, "while_loop: step output")
+        if outputs and len(flat) != len(outputs[0]):
+            raise ValueError("Number of elements in step_output should be the same in each "
+                             "step")
+        outputs.append(flat)
+        steps += 1
+    stacked = []
+    for k, items in enumerate(zip(*outputs)):
+        items = [x.expand_dims(0) for x in items]
+        shapes = {tuple(x.shape) for x in items}
+        if len(shapes) != 1:
+            raise ValueError(f"Shapes of {k + 1}-th elements in step_outputs are inconsistent: "
+                             f"{[tuple(x.shape) for x in items]}")
+        if steps != max_iterations:
+            items.append(empty((max_iterations - steps,) + tuple(items[0].shape[1:]),
+                               ctx=items[0].context, dtype=items[0].dtype))
+        stacked.append(concat(*items, dim=0))
+    if fmt is not None:
+        stacked = _regroup(stacked, fmt)
+    return stacked, (loop_vars[0] if single else loop_vars)
+
+
+def cond(pred, then_func, else_func, name="cond"):
+    """``then_func()`` if the scalar ``pred`` is true, else ``else_func()``."""
+    return then_func() if _as_bool(pred, "cond: pred") else else_func()
