@@ -936,6 +936,13 @@ def ROIAlign(data, rois, pooled_size=None, spatial_scale=None, sample_ratio=-1,
         if not aligned:
             rw = torch.clamp(rw, min=1.0)
             rh = torch.clamp(rh, min=1.0)
+        else:
+            bad = torch.nonzero((rw <= 0) | (rh <= 0)).reshape(-1)
+            if bad.numel():
+                i = int(bad[0])
+                raise MXNetError(f"{op}: roi {i} {Rt[i].tolist()} has an empty scaled box "
+                                 f"(width {float(rw[i])}, height {float(rh[i])}); with "
+                                 "aligned=True rois must have a positive width and height")
         bh = rh / PH
         bw = rw / PW
         if sample_ratio > 0:
