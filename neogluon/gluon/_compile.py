@@ -202,8 +202,25 @@ def _build(graph, ctx, examples, training, recording):
             gm = make_fx(fn, tracing_mode="fake")(*examples)
             # A tracing context with a shape environment lets Inductor's FX-graph cache and
             # the AOTAutograd cache key the graph (without one both are bypassed).
-            fake = FakeTensorMode(shape_env=ShapeEnv())
-            with tracing(TracingContext(fake)):
+            # With a shape environment AOTAutograd also runs its pass that turns symbolic
+            # Python floats into tensors; this graph has none (shapes and scalars are baked
+            # in), and the pass trips over some graphs (ResNet-18: KeyError on a symbol), so
+            # it is switched off for this call (TENSORIFY_PYTHON_SCALARS is read per call).
+            # Should the cached path fail anyway, compile once more without the cache.
+            prev_env = os.environ.get("TENSORIFY_PYTHON_SCALARS")
+            os.environ["TENSORIFY_PYTHON_SCALARS"] = "0"
+            try:
+                fake = FakeTensorMode(shape_env=ShapeEnv())
+                with tracing(TracingContext(fake)):
+                    compiled = compile_fx(gm, list(examples))
+            except Exception:  # noqa: BLE001 - retried below; a second failure propagates
+                compiled = None
+            finally:
+                if prev_env is None:
+                    os.environ.pop("TENSORIFY_PYTHON_SCALARS", None)
+                else:
+                    os.environ["TENSORIFY_PYTHON_SCALARS"] = prev_env
+            if compiled is None:
                 compiled = compile_fx(gm, list(examples))
     finally:
         st.recording, st.training = prev
