@@ -162,3 +162,15 @@ def test_symbolic_multi_output_and_hybridized_grads():
     assert case["grad"]
     np.testing.assert_allclose(y.asnumpy(), DATA["ra_default/out0"], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(x.grad.asnumpy(), DATA["ra_default/grad0"], rtol=1e-5, atol=1e-6)
+
+
+def test_mxnet_symbol_file_with_detection_ops():
+    # a graph MXNet 1.9.1 wrote (box_nms, ROIAlign, ROIPooling, MultiBoxPrior, box_iou,
+    # bipartite_matching's second output) loads and evaluates to MXNet's outputs
+    with open(os.path.join(HERE, "symbol.json")) as f:
+        sym = mx.sym.load_json(f.read())
+    ins = {k: mx.nd.array(DATA[f"symbol/in/{k}"]) for k in ("data", "x", "rois")}
+    outs = sym.eval(**ins)
+    assert len(outs) == 5
+    for j, o in enumerate(outs):
+        np.testing.assert_allclose(o.asnumpy(), DATA[f"symbol/out{j}"], rtol=1e-5, atol=1e-6)

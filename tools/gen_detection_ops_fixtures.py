@@ -274,10 +274,29 @@ record("mbd_big", "contrib.MultiBoxDetection", [prob3, loc3, anc3], dict(thresho
 record("mbd_big_force", "contrib.MultiBoxDetection", [prob3, loc3, anc3],
        dict(threshold=0.2, force_suppress=True, nms_threshold=0.3))
 
+# ------------------------------------------------------------------ an MXNet symbol file using them
+sd, sx, sr = mx.sym.var("data"), mx.sym.var("x"), mx.sym.var("rois")
+sgraph = mx.sym.Group([
+    mx.sym.contrib.box_nms(sd, overlap_thresh=0.45, topk=20, id_index=0, out_format="center"),
+    mx.sym.contrib.ROIAlign(sx, sr, pooled_size=(3, 2), spatial_scale=0.5, sample_ratio=2),
+    mx.sym.ROIPooling(sx, sr, pooled_size=(2, 2), spatial_scale=0.5),
+    mx.sym.contrib.MultiBoxPrior(sx, sizes=(0.5, 0.25), ratios=(1, 2), clip=True),
+    mx.sym.contrib.bipartite_matching(mx.sym.contrib.box_iou(
+        mx.sym.slice_axis(sd, axis=-1, begin=2, end=6),
+        mx.sym.slice_axis(sd, axis=-1, begin=2, end=6)), threshold=0.2)[1]])
+sym_in = dict(data=d, x=x, rois=rois)
+sym_out = sgraph.eval(ctx=mx.cpu(), **{k: mx.nd.array(v) for k, v in sym_in.items()})
+for k, v in sym_in.items():
+    arrays[f"symbol/in/{k}"] = v
+for j, o in enumerate(sym_out):
+    arrays[f"symbol/out{j}"] = o.asnumpy()
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                    "detection_ops")
 os.makedirs(out, exist_ok=True)
 np.savez_compressed(os.path.join(out, "cases.npz"), **arrays)
 with open(os.path.join(out, "cases.json"), "w") as f:
     json.dump(cases, f, indent=0, sort_keys=True)
+with open(os.path.join(out, "symbol.json"), "w") as f:
+    f.write(sgraph.tojson())
 print(len(cases), "cases")
