@@ -168,9 +168,50 @@ def transformer(mx, res):
     _record(mx, Wrap(net), [src, tgt, sl, tl], res, "transformer")
 
 
+def bilm(mx, res):
+    """GluonNLP's ELMo BiLM encoder (LSTMPCellWithClip through contrib.foreach)."""
+    import gluonnlp as nlp
+    net = nlp.model.BiLMEncoder(mode="lstmpc", num_layers=2, input_size=8, hidden_size=12,
+                                dropout=0.0, skip_connection=True, proj_size=8, cell_clip=3,
+                                proj_clip=3)
+    net.initialize()
+    x = mx.nd.array(np.random.RandomState(8).uniform(-1, 1, (5, 2, 8)))
+    net(x, net.begin_state(mx.nd.zeros, batch_size=2))
+    _fill(mx, net)
+    net.hybridize()
+
+    class Wrap(mx.gluon.Block):
+        def __init__(self, inner, **kw):
+            super().__init__(**kw)
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x, self.inner.begin_state(mx.nd.zeros, batch_size=2))[0]
+    _record(mx, Wrap(net), [x], res, "bilm")
+
+
+def beam_search(mx, res):
+    """GluonNLP's BeamSearchSampler over a fixed scoring function."""
+    import gluonnlp as nlp
+    nd = mx.nd
+    table = nd.array(np.random.RandomState(9).uniform(-2, 2, (7, 7)))
+
+    def decoder(inputs, states):
+        return nd.log_softmax(nd.take(table, inputs) + states.expand_dims(1)), states
+
+    sampler = nlp.model.BeamSearchSampler(beam_size=3, decoder=decoder, eos_id=6,
+                                          scorer=nlp.model.BeamSearchScorer(alpha=0.5),
+                                          max_length=6)
+    samples, scores, lens = sampler(nd.array([1, 2]), nd.zeros((2,)))
+    res["beam_search/samples"] = samples.asnumpy()
+    res["beam_search/scores"] = scores.asnumpy()
+    res["beam_search/lens"] = lens.asnumpy()
+
+
 CASES = {"cifar_resnet20": cifar_resnet20, "mobilenetv2": mobilenetv2,
          "resnet18_v1b": resnet18_v1b, "simple_pose": simple_pose, "bert_small": bert_small,
-         "lstm_lm": lstm_lm, "transformer": transformer}
+         "lstm_lm": lstm_lm, "transformer": transformer, "bilm": bilm,
+         "beam_search": beam_search}
 
 
 def main(argv):

@@ -153,7 +153,7 @@ import importlib.util  # noqa: E402
 _HAVE = all(importlib.util.find_spec(m) is not None for m in ("gluoncv", "gluonnlp"))
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "ecosystem", "models.npz")
 MODEL_CASES = ["cifar_resnet20", "mobilenetv2", "resnet18_v1b", "simple_pose", "bert_small",
-               "lstm_lm", "transformer"]
+               "lstm_lm", "transformer", "bilm", "beam_search"]
 
 
 @pytest.fixture(scope="module")

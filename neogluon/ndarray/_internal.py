@@ -117,10 +117,17 @@ def _sample_unique_zipfian(range_max, shape=(1,), ctx=None, out=None, name=None)
     return res
 
 
+# MXNet's internal names of the same-shape elementwise operators (GluonNLP's LSTMPCellWithClip
+# calls F._internal._plus and _mul).
+_ELEMWISE = {"_plus": "elemwise_add", "_Plus": "elemwise_add", "_grad_add": "elemwise_add",
+             "_minus": "elemwise_sub", "_Minus": "elemwise_sub", "_mul": "elemwise_mul",
+             "_Mul": "elemwise_mul", "_div": "elemwise_div", "_Div": "elemwise_div"}
+
+
 def __getattr__(name):
     if name.startswith("_") and not name.startswith("__"):
         from .. import ndarray as _nd
-        for cand in (name, name[1:]):
+        for cand in (name, name[1:], _ELEMWISE.get(name, name)):
             fn = getattr(_nd, cand, None)
             if callable(fn) and not isinstance(fn, type):
                 return fn
