@@ -161,6 +161,12 @@ def _replay(graph, env_inputs, env_params, ctx):
     return [env[s] for s in graph.out_slots]
 
 
+# Compile the backward graph now, not lazily at the first backward: a failure then lands
+# here (and the block replays) instead of in loss.backward(), and 'auto' compiles both in its
+# background thread.
+_EAGER_BW = {"force_non_lazy_backward_lowering": True}
+
+
 def _build(graph, ctx, examples, training, recording):
     """(compiled callable, number of graph outputs, moving-stat plans)."""
     from torch.fx.experimental.proxy_tensor import make_fx
@@ -168,6 +174,7 @@ def _build(graph, ctx, examples, training, recording):
     from torch._guards import TracingContext, tracing
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    import torch._functorch.config as fconfig
     from ..ndarray.ndarray import _new
     nin = len(graph.inputs)
     plans = []
@@ -210,8 +217,10 @@ def _build(graph, ctx, examples, training, recording):
             prev_env = os.environ.get("TENSORIFY_PYTHON_SCALARS")
             os.environ["TENSORIFY_PYTHON_SCALARS"] = "0"
             try:
-                fake = FakeTensorMode(shape_env=ShapeEnv())
-                with tracing(TracingContext(fake)):
+                # static_shapes: a shape env alone would make every size symbolic (dynamic
+                # kernels, symbols in the backward graph).
+                fake = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
+                with tracing(TracingContext(fake)), fconfig.patch(**_EAGER_BW):
                     compiled = compile_fx(gm, list(examples))
             except Exception:  # noqa: BLE001 - retried below; a second failure propagates
                 compiled = None
@@ -221,7 +230,8 @@ def _build(graph, ctx, examples, training, recording):
                 else:
                     os.environ["TENSORIFY_PYTHON_SCALARS"] = prev_env
             if compiled is None:
-                compiled = compile_fx(gm, list(examples))
+                with fconfig.patch(**_EAGER_BW):
+                    compiled = compile_fx(gm, list(examples))
     finally:
         st.recording, st.training = prev
     return compiled, nout[0], plans
