@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import math
+import threading
+import warnings
 
 import torch
 
 from ..base import MXNetError
-from .ndarray import NDArray, _new, _run, _assign_out
+from .ndarray import NDArray, _new, _run, _assign_out, _state
 from .ops import isnan, isinf, isfinite  # noqa: F401
 from ._deformable import DeformableConvolution, ModulatedDeformableConvolution  # noqa: F401
 
@@ -237,16 +239,175 @@ def BilinearResize2D(data, like=None, height=1, width=1, scale_height=None, scal
     return _assign_out(_new(_run(resize, t), data._ctx), out)
 
 
+class _AllReduceSum(torch.autograd.Function):
+    """Sum of a tensor over the workers of the torch.distributed job; the gradient of each
+    worker's copy of the sum is the sum of the workers' gradients (an all_reduce again)."""
+
+    @staticmethod
+    def forward(ctx, t):
+        import torch.distributed as dist
+        t = t.detach().clone()
+        dist.all_reduce(t)
+        return t
+
+    @staticmethod
+    def backward(ctx, grad):
+        import torch.distributed as dist
+        grad = grad.detach().clone().contiguous()
+        dist.all_reduce(grad)
+        return grad
+
+
+def _dist_group_size():
+    """The number of workers of an initialised torch.distributed job (1 without one)."""
+    try:
+        import torch.distributed as dist
+    except ImportError:  # pragma: no cover - torch always ships it
+        return 1
+    if not (dist.is_available() and dist.is_initialized()):
+        return 1
+    return dist.get_world_size()
+
+
+class _Round:
+    def __init__(self, n):
+        self.n = n
+        self.parts = []
+        self.threads = set()
+        self.total = None
+        self.error = None
+
+
+_SBN_LOCK = threading.Condition()
+_SBN_ROUNDS = {}
+_SBN_WARNED = set()
+
+
+def _sbn_sum(t, key, ndev, dist_world):
+    """Differentiable sum of ``t`` over the ``ndev`` replicas of this process that run the
+    layer ``key`` in their own threads, then over the workers of the dist job."""
+    if ndev > 1:
+        me = threading.get_ident()
+        with _SBN_LOCK:
+            r = _SBN_ROUNDS.get(key)
+            if r is None:
+                r = _SBN_ROUNDS[key] = _Round(ndev)
+            if me in r.threads:
+                del _SBN_ROUNDS[key]
+                r.error = (f"SyncBatchNorm {key!r}: one thread ran the forward of two of the "
+                           f"num_devices={ndev} replicas before the others arrived; run each "
+                           "context's forward in its own thread (or set num_devices=1)")
+                _SBN_LOCK.notify_all()
+                raise MXNetError(r.error)
+            r.threads.add(me)
+            r.parts.append(t)
+            if len(r.parts) == ndev:
+                del _SBN_ROUNDS[key]
+                dev = r.parts[0].device
+                total = r.parts[0]
+                for p in r.parts[1:]:
+                    total = total + p.to(dev)
+                if dist_world > 1:
+                    total = _AllReduceSum.apply(total)
+                r.total = total
+                _SBN_LOCK.notify_all()
+            else:
+                from ..kvstore._dist_env import collective_timeout
+                limit = collective_timeout()
+                ok = _SBN_LOCK.wait_for(lambda: r.total is not None or r.error is not None,
+                                        timeout=limit)
+                if r.error is not None:
+                    raise MXNetError(r.error)
+                if not ok:
+                    if _SBN_ROUNDS.get(key) is r:
+                        del _SBN_ROUNDS[key]
+                    r.error = (f"SyncBatchNorm {key!r}: only {len(r.parts)} of num_devices="
+                               f"{ndev} replicas ran their forward within {limit:g} s")
+                    _SBN_LOCK.notify_all()
+                    raise MXNetError(r.error)
+        return r.total.to(t.device)
+    if dist_world > 1:
+        return _AllReduceSum.apply(t)
+    return t
+
+
 def SyncBatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
                   fix_gamma=True, use_global_stats=False, output_mean_var=False, ndev=1,
                   key=None, out=None, name=None):
-    """MXNet's ``_contrib_SyncBatchNorm`` on one device: ``BatchNorm`` over the batch this
-    call sees (``ndev``/``key`` name the devices MXNet would synchronise; a single process
-    has one). ``gluon.contrib.nn.SyncBatchNorm`` synchronises across dist workers itself."""
-    from .nn_ops import BatchNorm
-    return BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
-                     fix_gamma=fix_gamma, use_global_stats=use_global_stats,
-                     output_mean_var=output_mean_var, out=out)
+    """MXNet's ``_contrib_SyncBatchNorm``: BatchNorm over channel axis 1 whose training-mode
+    statistics (per-channel mean and biased variance) are those of the whole batch of one
+    step: the slices of the ``ndev`` replicas of this process that call it with the same
+    ``key`` from their own threads, and of every worker of an initialised torch.distributed
+    job (a dist kvstore's process group), through a differentiable all_reduce.
+
+    Every participant must call it the same number of times in training mode (it is a
+    collective). With ``ndev > 1`` called from the main thread (the replicas' forwards one
+    after the other) there is nobody to wait for: each replica uses its own slice's
+    statistics (still combined across dist workers), with a warning once per key.
+    """
+    from .nn_ops import BatchNorm, _moving_update, _tt
+    world = _dist_group_size()
+    ndev = int(ndev or 1)
+    training = _state.training and not use_global_stats
+    if ndev > 1 and threading.current_thread() is threading.main_thread():
+        if key not in _SBN_WARNED:
+            _SBN_WARNED.add(key)
+            warnings.warn(f"SyncBatchNorm {key!r}: num_devices={ndev} but the forward runs in "
+                          "the main thread, one replica after the other; each replica "
+                          "normalises with its own slice's statistics (run each context's "
+                          "forward in its own thread to synchronise them)", UserWarning)
+        ndev = 1
+    if not training or (ndev <= 1 and world <= 1):
+        return BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
+                         fix_gamma=fix_gamma, use_global_stats=use_global_stats,
+                         output_mean_var=output_mean_var, out=out)
+    x = _tt(data, "SyncBatchNorm")
+    g = _tt(gamma, "SyncBatchNorm", "gamma")
+    b = _tt(beta, "SyncBatchNorm", "beta")
+    mm = _tt(moving_mean, "SyncBatchNorm", "moving_mean")
+    mv = _tt(moving_var, "SyncBatchNorm", "moving_var")
+    if x.dim() < 2:
+        raise MXNetError(f"SyncBatchNorm: data must have a channel axis 1, got shape "
+                         f"{data.shape}")
+    c = x.shape[1]
+    for arr, what in ((g, "gamma"), (b, "beta"), (mm, "moving_mean"), (mv, "moving_var")):
+        if arr.numel() != c:
+            raise MXNetError(f"SyncBatchNorm: {what} has shape {tuple(arr.shape)} but data "
+                             f"shape {data.shape} has {c} channels on axis 1")
+    if fix_gamma:
+        with torch.no_grad():
+            g.fill_(1.0)
+        if _state.recording and g.requires_grad:
+            g = g * 0.0 + 1.0
+        else:
+            g = torch.ones_like(g, requires_grad=False)
+    key = str(key)
+
+    def compute(x, g, b):
+        cdt = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+        xf = x.to(cdt)
+        dims = [0] + list(range(2, x.dim()))
+        view = (1, c) + (1,) * (x.dim() - 2)
+        n_local = xf.numel() // max(c, 1)
+        s = xf.sum(dims)
+        tot = _sbn_sum(torch.cat([s, s.new_full((1,), float(n_local))]), key + "/sum", ndev,
+                       world)
+        n = tot[c:].detach()
+        mean = tot[:c] / n
+        d = xf - mean.view(view)
+        var = _sbn_sum((d * d).sum(dims), key + "/sq", ndev, world) / n
+        y = d * torch.rsqrt(var + eps).view(view) * g.to(cdt).view(view) + b.to(cdt).view(view)
+        return y.to(x.dtype), mean, var
+
+    r, mean, var = _run(compute, x, g, b)
+    mean_d, var_d = mean.detach().to(mm.dtype), var.detach().to(mv.dtype)
+    if _state.recording and r.requires_grad:
+        r.register_hook(_moving_update(mm, mv, mean_d, var_d, float(momentum)))
+    res = _assign_out(_new(r, data._ctx), out)
+    if output_mean_var:
+        return [res, _new(mean_d.clone(), data._ctx),
+                _new(torch.rsqrt(var_d + eps), data._ctx)]
+    return res
 
 
 def _heads_split(t, heads, parts, op, what):

@@ -117,9 +117,18 @@ class SyncBatchNorm(BatchNorm):
 
     Notes
     -----
-    neogluon runs one context's forward at a time, so there is nothing to synchronise with:
-    each context normalises with its own batch statistics, as ``nn.BatchNorm`` does. With one
-    device per batch (``num_devices=1``) this is exactly MXNet's SyncBatchNorm.
+    In training mode the mean and variance are those of the whole batch of a step:
+
+    * across the workers of a distributed job (the ``torch.distributed`` process group a dist
+      kvstore creates): per-channel sums are combined with a differentiable all_reduce, so the
+      gradients are those of BatchNorm over the concatenated batch. Every worker must run the
+      same number of training-mode forwards (and backwards) of the layer: it is a collective.
+    * across the ``num_devices`` replicas of one process when each context's forward runs in its
+      own thread (as GluonCV's ``DataParallelModel`` does): the replicas meet in a rendezvous
+      keyed by the layer's prefix. Forwards run one after another from the main thread cannot
+      wait for each other: then each replica uses its own slice's statistics (warned once).
+      Backpropagate the replicas' losses in one call (``autograd.backward([l0, l1, ...])``):
+      their graphs share the combined statistics.
     """
 
     def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5,
@@ -145,9 +154,8 @@ class SyncBatchNorm(BatchNorm):
             p.shape = (x.shape[1],)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        kwargs = {k: v for k, v in self._kwargs.items() if k not in ("ndev", "key")}
-        return F.BatchNorm(x, gamma, beta, running_mean, running_var, axis=1, name="fwd",
-                           **kwargs)
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
+                                       **self._kwargs)
 
 
 def _factors(factor, n, name):
