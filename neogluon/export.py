@@ -17,16 +17,13 @@ to put the block on another device.
 """
 from __future__ import annotations
 
-import glob
 import inspect
-import os
 import re
-import tempfile
 
 import numpy as np
 import torch
 
-from . import autograd
+from . import _fileio, autograd
 from .base import MXNetError
 from .context import current_context, context_of_device
 from .ndarray.ndarray import NDArray, _new
@@ -394,47 +391,6 @@ def _need_onnx(what):
                           "exporter uses them): pip install 'neogluon[onnx]'")
 
 
-def _write_atomic(path, data: bytes):
-    """Write ``data`` to ``path`` through a temporary file in the same folder, with the
-    permissions the umask gives; temporary files left by a killed earlier write of the same
-    path are removed."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    prefix = ".tmp-" + os.path.basename(path) + "."
-    for stale in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix) + "*")):
-        pid = stale[len(os.path.join(folder, prefix)):].split(".")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
-            continue
-        try:
-            os.remove(stale)
-        except OSError:
-            pass
-    fd, tmp = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 def _onnx_bytes(prog, tensors, input_names, output_names, opset, block, what):
     import warnings
     import logging
@@ -599,7 +555,7 @@ def _export_onnx(block, path, module, tensors, axes, opset, what):
     else:
         data = _onnx_bytes(prog, tensors, in_names, out_names, opset, block, what)
         data = _rename_dims(data, _batch_dim_names(prog, len(tensors)))
-    _write_atomic(path, data)
+    _fileio.write_bytes(path, data)
     return path
 
 

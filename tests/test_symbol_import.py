@@ -471,11 +471,11 @@ def test_failed_checkpoint_save_keeps_the_old_files(tmp_path, monkeypatch):
     with open(prefix + "-0003.params", "rb") as f:
         before = f.read()
 
-    def broken_save(fname, data):
-        with open(fname, "wb") as f:
-            f.write(b"half a file")
+    from neogluon import _fileio
+
+    def broken_replace(src, dst):   # the data is written, the rename fails
         raise OSError("disk full")
-    monkeypatch.setattr(nd, "save", broken_save)
+    monkeypatch.setattr(_fileio.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         mx.model.save_checkpoint(prefix, 3, sym, {k: v * 2 for k, v in arg.items()}, aux)
     with open(prefix + "-0003.params", "rb") as f:

@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from .._fileio import atomic_write, write_text
+
 STATE_FILE = "demo_state.json"
 STATE_VERSION = 1
 # Options that change the numbers: a checkpoint only resumes under the same values.
@@ -195,26 +197,6 @@ class EpochShuffle:
 
 
 # ---------------------------------------------------------------------------- checkpoints
-def _atomic_write_text(path, text):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _atomic_save(save_fn, path):
-    # Save beside the target and rename, so a crash never leaves a half-written checkpoint.
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        save_fn(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def _ckpt_paths(out, epoch):
     base = os.path.join(out, "checkpoints", f"epoch-{epoch:04d}")
     return base + ".params", base + ".states"
@@ -279,7 +261,7 @@ def write_plot(history, path):
         ax.grid(alpha=0.3)
     fig.suptitle("neogluon: digits")
     fig.tight_layout()
-    _atomic_save(lambda p: fig.savefig(p, dpi=100, format="png"), path)
+    atomic_write(path, lambda p: fig.savefig(p, dpi=100, format="png"))
     plt.close(fig)
 
 
@@ -422,12 +404,13 @@ def run(args):
              f"acc {100 * test_acc:.2f}% | {epoch_times[-1]:.2f}s")
 
         params_file, states_file = _ckpt_paths(out, epoch + 1)
-        _atomic_save(net.save_parameters, params_file)
-        _atomic_save(trainer.save_states, states_file)
+        # parameters and states are written atomically by neogluon itself
+        net.save_parameters(params_file)
+        trainer.save_states(states_file)
         # The state file is written last: it only ever names complete checkpoints.
-        _atomic_write_text(os.path.join(out, STATE_FILE), json.dumps(
+        write_text(os.path.join(out, STATE_FILE), json.dumps(
             {"version": STATE_VERSION, "epoch": epoch + 1, "config": config,
-             "history": history}, indent=1))
+             "history": history}, indent=1), fsync=True)
         _prune(out, epoch + 1)
 
     if start >= args.epochs:

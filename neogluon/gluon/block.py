@@ -19,16 +19,14 @@ imperatively. Any structural change (new children, cast, hybridize again) drops 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import threading
 import warnings
 from collections import OrderedDict, defaultdict
 
 import numpy as np
 
-from .. import autograd
+from .. import _fileio, autograd
 from .. import initializer
 from .. import name as _name
 from .. import symbol as _sym
@@ -366,18 +364,8 @@ class Block:
 
         describe(self, [0], model)
         json_file, params_file = prefix + "-model.json", prefix + "-model.params"
-        folder = os.path.dirname(os.path.abspath(json_file))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(json_file) + ".",
-                                   dir=folder)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(model, f)
-            self.save_parameters(params_file)
-            os.replace(tmp, json_file)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        self.save_parameters(params_file)
+        _fileio.write_text(json_file, json.dumps(model))
 
     def load(self, prefix):
         """Load a model saved by :meth:`save` (by neogluon or by MXNet 1.9.1).
@@ -1430,8 +1418,7 @@ class HybridBlock(Block):
             text = _sym.symbol._without_amp_cast(sym)._tojson(
                 getattr(self, "_declared_shapes", None))
         data = text.encode()
-        _sym.symbol._atomic_write(f"{path}-symbol.json",
-                                  lambda tmp: _sym.symbol._write_bytes(tmp, data))
+        _fileio.write_bytes(f"{path}-symbol.json", data)
         arg_dict = {}
         if sym is not None:
             arg_names = set(sym.list_arguments())
@@ -1445,8 +1432,7 @@ class HybridBlock(Block):
             for _, p in graph.params:
                 kind = "arg" if p._differentiable else "aux"
                 arg_dict[f"{kind}:{p.name}"] = p._reduce()
-        _sym.symbol._atomic_write("%s-%04d.params" % (path, epoch),
-                                  lambda tmp: _nd.save(tmp, arg_dict))
+        _nd.save("%s-%04d.params" % (path, epoch), arg_dict)   # atomic
 
     def _graph_text(self):
         """(symbol file text, Symbol or None, captured graph) of the cached forward pass."""

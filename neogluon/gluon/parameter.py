@@ -8,7 +8,6 @@ stay valid across steps.
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 import weakref
 from collections import OrderedDict
@@ -62,19 +61,9 @@ def _np_dtype(dtype):
 
 
 def _atomic_nd_save(filename, data):
-    """``nd.save`` into a temporary file next to ``filename``, then rename it into place."""
+    """``nd.save`` (which writes atomically)."""
     from ..ndarray import save as nd_save
-    filename = os.fspath(filename)
-    folder = os.path.dirname(os.path.abspath(filename))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(filename) + ".", dir=folder)
-    os.close(fd)
-    try:
-        nd_save(tmp, data)
-        os.replace(tmp, filename)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    nd_save(filename, data)
 
 
 def _nd_load(filename):

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import operator
 import os
-import tempfile
 
 import torch
 
 from .. import optimizer as opt
+from .._fileio import write_bytes as _atomic_write
 from ..base import MXNetError
 from ..kvstore import KVStore, KVStoreBase
 from ..model import _create_kvstore, _create_sparse_kvstore
@@ -682,15 +682,3 @@ def _state_mismatch(expected, got):
     return None
 
 
-def _atomic_write(fname, data: bytes):
-    fname = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(fname) + ".", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, fname)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise

@@ -23,11 +23,10 @@ multi-tensor copy per output context.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 
 import torch
 
+from .._fileio import write_bytes as _atomic_write  # the dist stores use it too
 from ..base import MXNetError
 from ..context import Context, cpu
 from ..ndarray.ndarray import NDArray, _new
@@ -130,18 +129,6 @@ def _sum_into(out, srcs, grouped):
     return out
 
 
-def _atomic_write(fname, data: bytes):
-    fname = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(fname) + ".", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, fname)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 class KVStore(KVStoreBase):

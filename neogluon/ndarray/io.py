@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 
 import numpy as np
 import torch
 
+from .._fileio import write_bytes
 from ..base import MXNetError
 from ..context import Context, num_gpus
 from .ndarray import NDArray, _new
@@ -146,19 +146,7 @@ def save(fname, data):
     if not isinstance(fname, (str, os.PathLike)):
         raise TypeError(f"fname must be a str path, got {type(fname).__name__}")
     fname = os.fspath(fname)
-    blob = _encode(data, fname)
-    directory = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".params", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-        os.replace(tmp, fname)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_bytes(fname, _encode(data, fname))
 
 
 # ------------------------------------------------------------------------------ reading

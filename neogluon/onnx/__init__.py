@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 
+from .. import _fileio
 from ..base import MXNetError
 
 __all__ = ["export_model", "import_model", "get_model_metadata", "import_to_gluon"]
@@ -191,7 +192,7 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
                 onnx.load_from_string(data)).SerializeToString()
         except Exception:  # noqa: BLE001 - as MXNet: keep the model as exported
             pass
-    _export._write_atomic(onnx_file_path, data)
+    _fileio.write_bytes(onnx_file_path, data)
     return onnx_file_path
 
 

@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 import torch
 
+from .. import _fileio
 from ..base import MXNetError
 from ..context import Context, cpu, current_context
 from .. import ndarray as _nd
@@ -627,7 +628,7 @@ class Symbol:
             raise TypeError("fname need to be string")
         sym = _without_amp_cast(self) if remove_amp_cast else self
         text = sym.tojson().encode()
-        _atomic_write(fname, lambda tmp: _write_bytes(tmp, text))
+        _fileio.write_bytes(fname, text)
 
     def debug_str(self):
         """A readable listing of the graph's nodes."""
@@ -740,43 +741,6 @@ def _json_str(s):
             out.append(ch)
     out.append('"')
     return "".join(out)
-
-
-def _write_bytes(path, data):
-    with open(path, "wb") as f:
-        f.write(data)
-
-
-def _atomic_write(fname, write):
-    """Call ``write(tmp)`` for a temporary file next to ``fname``, give it the permissions a
-    plain ``open`` would (0666 less the umask), then rename it over ``fname``. Temporary files
-    of earlier writes of the same file that were killed midway are removed first; a failed
-    write leaves ``fname`` as it was."""
-    fname = os.fspath(fname)
-    folder = os.path.dirname(os.path.abspath(fname))
-    prefix = ".tmp-" + os.path.basename(fname) + "."
-    try:
-        for old in os.listdir(folder):
-            if old.startswith(prefix):
-                try:
-                    os.remove(os.path.join(folder, old))
-                except OSError:
-                    pass
-    except OSError:
-        pass
-    import tempfile
-    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=folder)
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, fname)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _without_amp_cast(sym):

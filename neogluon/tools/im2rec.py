@@ -21,11 +21,11 @@ import multiprocessing
 import os
 import random
 import sys
-import tempfile
 import time
 
 import numpy as np
 
+from .. import _fileio
 from ..base import MXNetError
 
 
@@ -57,29 +57,13 @@ def list_images(root, recursive, exts):
                 i += 1
 
 
-def _atomic_write_text(path, text):
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix=os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_list(path, items):
     """Write ``(index, path, label...)`` items as a ``.lst`` file (labels as ``%f``)."""
     lines = []
     for item in items:
         labels = "".join("%f\t" % float(x) for x in item[2:])
         lines.append("%d\t%s%s\n" % (item[0], labels, item[1]))
-    _atomic_write_text(path, "".join(lines))
+    _fileio.write_text(path, "".join(lines))
 
 
 def make_list(args):

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .... import _fileio
 from ....metric import CompositeEvalMetric, EvalMetric
 from ....metric import Loss as metric_loss
 from .utils import _check_metrics
@@ -490,10 +491,7 @@ class CheckpointHandler(TrainBegin, BatchEnd, EpochEnd):
         if cached:
             # What HybridBlock.export writes: MXNet's symbol JSON (or, for a forward pass
             # that cannot run on symbols, neogluon's graph description).
-            tmp = f"{symbol_file}.tmp{os.getpid()}"
-            with open(tmp, "w") as f:
-                f.write(estimator.net._graph_text()[0])
-            os.replace(tmp, symbol_file)
+            _fileio.write_text(symbol_file, estimator.net._graph_text()[0])
         else:
             estimator.logger.info(
                 "Model architecture(symbol file) is not saved, please use HybridBlock to "
