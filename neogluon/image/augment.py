@@ -659,14 +659,20 @@ class ImageIter(_io.DataIter):
                 raise
         return i
 
+    def _new_batch(self):
+        """Empty (data, label) arrays of one batch, which ``_batchify`` fills."""
+        c, h, w = self.data_shape
+        return nd.zeros((self.batch_size, c, h, w)), nd.empty(self.provide_label[0][1])
+
+    def _wrap_batch(self, batch_data, batch_label, pad):
+        return _io.DataBatch([batch_data], [batch_label], pad=pad)
+
     def next(self):
         """The next batch (a :class:`~neogluon.io.DataBatch`)."""
-        c, h, w = self.data_shape
         if self._cache_data is not None:
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
-            batch_data = nd.zeros((self.batch_size, c, h, w))
-            batch_label = nd.empty(self.provide_label[0][1])
+            batch_data, batch_label = self._new_batch()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad:
@@ -681,7 +687,7 @@ class ImageIter(_io.DataIter):
                 self._allow_read = False
             else:
                 self._cache_data = self._cache_label = self._cache_idx = None
-        return _io.DataBatch([batch_data], [batch_label], pad=pad)
+        return self._wrap_batch(batch_data, batch_label, pad)
 
     def check_data_shape(self, data_shape):
         """Raise ValueError unless ``data_shape`` is (3, H, W)."""

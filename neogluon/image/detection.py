@@ -617,28 +617,12 @@ class ImageDetIter(ImageIter):
                 raise
         return i
 
-    def next(self):
-        """The next batch (a :class:`~neogluon.io.DataBatch`)."""
+    def _new_batch(self):
         c, h, w = self.data_shape
-        if self._cache_data is not None:
-            batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
-        else:
-            batch_data = np.zeros((self.batch_size, c, h, w), np.float32)
-            batch_label = np.full(self.provide_label[0][1], -1, np.float32)
-            i = self._batchify(batch_data, batch_label)
-        pad = self.batch_size - i
-        if pad:
-            if self.last_batch_handle == "discard":
-                raise StopIteration
-            if self.last_batch_handle == "roll_over" and self._cache_data is None:
-                self._cache_data, self._cache_label, self._cache_idx = \
-                    batch_data, batch_label, i
-                raise StopIteration
-            self._batchify(batch_data, batch_label, i)
-            if self.last_batch_handle == "pad":
-                self._allow_read = False
-            else:
-                self._cache_data = self._cache_label = self._cache_idx = None
+        return (np.zeros((self.batch_size, c, h, w), np.float32),
+                np.full(self.provide_label[0][1], -1, np.float32))
+
+    def _wrap_batch(self, batch_data, batch_label, pad):
         return _io.DataBatch([nd.array(batch_data)], [nd.array(batch_label)], pad=pad)
 
     def draw_next(self, color=None, thickness=2, mean=None, std=None, clip=True,
