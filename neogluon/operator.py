@@ -361,3 +361,20 @@ def Custom(*data, op_type=None, out=None, name=None, **kwargs):
             o[:] = r
         return out
     return res
+
+
+def _symbol_output_names(attrs):
+    """The output names (``list_outputs()``) of a ``Custom`` symbol node with these attributes;
+    ``['output']`` while its op_type is not registered (e.g. a graph loaded before the
+    registration), which is MXNet's default for one output."""
+    op_type = attrs.get("op_type")
+    if op_type is None or op_type not in _REGISTRY:
+        return ["output"]
+    kwargs = {k: v for k, v in attrs.items()
+              if k != "op_type" and not (k.startswith("__") and k.endswith("__"))}
+    prop = _prop_for(op_type, kwargs)
+    with _user_code(op_type, "list_outputs"):
+        names = [str(n) for n in prop.list_outputs()]
+    if not names:
+        raise MXNetError(f"Custom {op_type!r}: list_outputs() returned no outputs")
+    return names

@@ -278,3 +278,26 @@ def run_symbol_cases(mx):
     return {"nodes": json.loads(y.tojson())["nodes"],
             "shapes": [[list(s) for s in arg], [list(s) for s in out], [list(s) for s in aux]],
             "value": ex[0].asnumpy().tolist() if ex is not None else None}
+
+
+def run_symbol_multi_cases(mx):
+    """mx.sym.Custom with two outputs ("t_two"): output names, indexing, shape inference,
+    evaluation, the JSON node and a graph that consumes both outputs."""
+    import json
+    _register(mx)
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    y = mx.sym.Custom(a, b, op_type="t_two", name="tw")
+    res = {"n": len(y), "outputs": y.list_outputs(), "arguments": y.list_arguments()}
+    arg, out, aux = y.infer_shape(a=(2, 3), b=(2, 3))
+    res["shapes"] = [[list(s) for s in arg], [list(s) for s in out], [list(s) for s in aux]]
+    res["nodes"] = json.loads(y.tojson())["nodes"]
+    av = mx.nd.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
+    bv = mx.nd.array([[0.5, -1.0, 2.0], [3.0, 1.0, -2.0]])
+    ex = y.eval(ctx=mx.cpu(), a=av, b=bv)
+    res["values"] = [o.asnumpy().tolist() for o in ex]
+    z = mx.sym.broadcast_add(y[0], mx.sym.reshape(y[1], shape=(-1, 1))) * 2
+    res["z_shapes"] = [list(s) for s in z.infer_shape(a=(2, 3), b=(2, 3))[1]]
+    res["z_value"] = z.eval(ctx=mx.cpu(), a=av, b=bv)[0].asnumpy().tolist()
+    res["second_outputs"] = y[1].list_outputs()
+    res["second_value"] = y[1].eval(ctx=mx.cpu(), a=av, b=bv)[0].asnumpy().tolist()
+    return res

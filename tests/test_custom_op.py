@@ -55,7 +55,10 @@ def _walk(a, b, key=None):
         assert a == b
 
 
-@pytest.mark.parametrize("case", sorted(k for k in FIX if k not in ("unregistered", "registry", "symbol")))
+_NOT_CASES = ("unregistered", "registry", "symbol", "symbol_multi")
+
+
+@pytest.mark.parametrize("case", sorted(k for k in FIX if k not in _NOT_CASES))
 def test_matches_mxnet(got, case):
     _walk(got[case], FIX[case])
 
@@ -144,3 +147,18 @@ def test_errors_in_user_code_name_the_operator():
         nd.Custom(nd.ones((2,)), op_type="t_bad_fwd")
     with pytest.raises(MXNetError, match="infer_shape.*t_bad_shape"):
         nd.Custom(nd.ones((2,)), op_type="t_bad_shape")
+
+
+def test_symbol_custom_multi_output_matches_mxnet():
+    got = custom_op_cases.run_symbol_multi_cases(mx)
+    want = FIX["symbol_multi"]
+    assert sorted(got) == sorted(want)
+    for k in want:
+        if k == "values":  # the two outputs have different shapes
+            assert len(got[k]) == len(want[k])
+            for g, w in zip(got[k], want[k]):
+                np.testing.assert_allclose(np.array(g), np.array(w), rtol=1e-6)
+        elif "value" in k:
+            np.testing.assert_allclose(np.array(got[k]), np.array(want[k]), rtol=1e-6)
+        else:
+            assert got[k] == want[k], k

@@ -26,6 +26,7 @@ def main():
         res["unregistered"] = type(e).__name__
     res["registry"] = custom_op_cases.run_registry_cases(mx)
     res["symbol"] = custom_op_cases.run_symbol_cases(mx)
+    res["symbol_multi"] = custom_op_cases.run_symbol_multi_cases(mx)
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "custom_op.json"), "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)

@@ -114,6 +114,9 @@ def _num_outputs(op, attrs):
         return 1 + int(attrs.get("num_states", 1))
     if op in _DETECTION_NOUT:  # detection operators (ndarray/detection_ops.py)
         return _DETECTION_NOUT[op](attrs)
+    if op == "Custom":  # as many as the registered CustomOpProp lists
+        from ..operator import _symbol_output_names
+        return len(_symbol_output_names(attrs))
     return 1
 
 
@@ -140,6 +143,9 @@ def _visible(node):
         return [f"{node.name}_output"]
     if op in ("LayerNorm", "GroupNorm") and _truthy(a.get("output_mean_var", False)):
         return [f"{node.name}_output", f"{node.name}_mean", f"{node.name}_std"]
+    if op == "Custom":
+        from ..operator import _symbol_output_names
+        return [f"{node.name}_{o}" for o in _symbol_output_names(a)][:n]
     if op == "RNN" and n > 1:
         return [f"{node.name}_output", f"{node.name}_state_output",
                 f"{node.name}_statecell_output"][:n]
