@@ -17,6 +17,7 @@ from neogluon import amp, autograd, gluon, nd
 from neogluon.base import MXNetError, dtype_name
 
 import amp_cases as S
+from fixture_record import resolve
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "amp")
 with open(os.path.join(FIX, "amp.json")) as _f:
@@ -25,13 +26,7 @@ ARRAYS = dict(np.load(os.path.join(FIX, "amp.npz")))
 
 
 def fixture(x):
-    if isinstance(x, dict):
-        if "__array__" in x:
-            return ARRAYS[x["__array__"]]
-        return {k: fixture(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [fixture(v) for v in x]
-    return x
+    return resolve(x, ARRAYS)
 
 
 def dn(x):

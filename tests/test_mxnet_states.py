@@ -16,6 +16,7 @@ from neogluon import gluon
 from neogluon.base import MXNetError
 
 import states_scenarios as S
+from fixture_record import resolve
 import trainer_scenarios as T
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "states")
@@ -28,13 +29,7 @@ RTOL, ATOL = 2e-5, 2e-6
 
 
 def fixture(x):
-    if isinstance(x, dict):
-        if set(x) == {"__array__"}:
-            return ARR[x["__array__"]]
-        return {k: fixture(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [fixture(v) for v in x]
-    return x
+    return resolve(x, ARR)
 
 
 def path(name):

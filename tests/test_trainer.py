@@ -12,6 +12,7 @@ from neogluon import autograd, gluon, nd
 from neogluon.base import MXNetError
 
 import trainer_scenarios as S
+from fixture_record import resolve
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "trainer")
 ARR = np.load(os.path.join(FIX, "trainer.npz"))
@@ -24,13 +25,7 @@ RTOL, ATOL = 2e-5, 2e-6
 
 def fixture(x):
     """Resolve array references in a fixture entry."""
-    if isinstance(x, dict):
-        if set(x) == {"__array__"}:
-            return ARR[x["__array__"]]
-        return {k: fixture(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [fixture(v) for v in x]
-    return x
+    return resolve(x, ARR)
 
 
 def assert_weights(got, want, rtol=RTOL, atol=ATOL):

@@ -23,6 +23,7 @@ from mxnet.contrib.amp import lists as amp_lists
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 import amp_cases as S  # noqa: E402
+from fixture_record import Recorder  # noqa: E402
 
 OUT = os.path.join(HERE, "..", "tests", "fixtures", "amp")
 LISTS = os.path.join(HERE, "..", "neogluon", "amp", "_lists.json")
@@ -55,27 +56,6 @@ def write_lists():
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
     os.replace(tmp, LISTS)
-
-
-class Recorder:
-    def __init__(self):
-        self.arrays = {}
-        self.meta = {}
-
-    def put(self, name, result):
-        self.meta[name] = self._walk(name, result)
-
-    def _walk(self, prefix, x):
-        if isinstance(x, np.ndarray):
-            self.arrays[prefix] = x
-            return {"__array__": prefix}
-        if isinstance(x, dict):
-            return {k: self._walk(f"{prefix}.{k}", v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [self._walk(f"{prefix}.{i}", v) for i, v in enumerate(x)]
-        if isinstance(x, (np.floating, np.integer, np.bool_)):
-            return x.item()
-        return x
 
 
 CONVERT = (("plain", False, None), ("optional", True, None),

@@ -15,30 +15,9 @@ import mxnet as mx
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 import trainer_scenarios as S  # noqa: E402
+from fixture_record import Recorder  # noqa: E402
 
 OUT = os.path.join(HERE, "..", "tests", "fixtures", "trainer")
-
-
-class Recorder:
-    def __init__(self):
-        self.arrays = {}
-        self.meta = {}
-
-    def put(self, name, result):
-        """Store numpy parts of ``result`` in arrays, the rest in meta."""
-        self.meta[name] = self._walk(name, result)
-
-    def _walk(self, prefix, x):
-        if isinstance(x, np.ndarray):
-            self.arrays[prefix] = x
-            return {"__array__": prefix}
-        if isinstance(x, dict):
-            return {k: self._walk(f"{prefix}.{k}", v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [self._walk(f"{prefix}.{i}", v) for i, v in enumerate(x)]
-        if isinstance(x, (np.floating, np.integer)):
-            return x.item()
-        return x
 
 
 def main():
