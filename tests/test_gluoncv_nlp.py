@@ -221,3 +221,19 @@ def test_gluoncv_cifar_training_script_learns(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     final = float(r.stdout.strip().splitlines()[-1].split()[-1])
     assert final >= 0.9, r.stdout
+
+
+def test_zeros_ones_like_ignore_attributes():
+    # MXNet 1.9.1's zeros_like/ones_like take no parameters and ignore attributes given to them
+    # (checked there: nd.zeros_like(float32 x, dtype='int64') is float32, foo=3 is accepted);
+    # GluonCV's CenterNetDecoder passes dtype='int64' on int64 data.
+    x = nd.array([[1.5, 2.0]])
+    z = nd.zeros_like(x, dtype="int64")
+    o = nd.ones_like(x, dtype="int32", foo=3)
+    assert z.dtype == np.float32 and o.dtype == np.float32
+    np.testing.assert_array_equal(z.asnumpy(), [[0, 0]])
+    np.testing.assert_array_equal(o.asnumpy(), [[1, 1]])
+    i = nd.array([3, 4], dtype="int64")
+    assert nd.zeros_like(i, dtype="int64").dtype == np.int64
+    s = mx.sym.zeros_like(mx.sym.var("x"), dtype="int64")
+    np.testing.assert_array_equal(s.eval(x=x)[0].asnumpy(), [[0, 0]])

@@ -852,12 +852,14 @@ def softmin(data, axis=-1, temperature=None, dtype=None, use_length=False, out=N
 
 
 @_export(fluent=False)
-def zeros_like(data, out=None, name=None):
+def zeros_like(data, out=None, name=None, **attrs):
+    # MXNet 1.9.1's zeros_like/ones_like have no parameters and ignore any attribute given
+    # (GluonCV's CenterNet decoder passes dtype='int64' and gets data's dtype back).
     return _assign_out(data.zeros_like(), out)
 
 
 @_export(fluent=False)
-def ones_like(data, out=None, name=None):
+def ones_like(data, out=None, name=None, **attrs):
     return _assign_out(data.ones_like(), out)
 
 
