@@ -152,3 +152,23 @@ def test_one_device_is_plain_batchnorm_and_bad_gamma_is_named():
         with autograd.record():
             mx.nd.contrib.SyncBatchNorm(x, mx.nd.ones((2,)), mx.nd.zeros((3,)),
                                         mx.nd.zeros((3,)), mx.nd.ones((3,)), ndev=2, key="k")
+
+
+def test_missing_replica_times_out_with_the_layer_named(monkeypatch):
+    monkeypatch.setenv("NEOGLUON_KVSTORE_TIMEOUT", "0.5")
+    layer = gluon.contrib.nn.SyncBatchNorm(in_channels=3, num_devices=2)
+    layer.initialize()
+    errors = []
+
+    def run():
+        try:
+            with autograd.record():
+                layer(mx.nd.array(_data()[0][:3]))
+        except mx.base.MXNetError as e:
+            errors.append(str(e))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(30)
+    assert not t.is_alive()
+    assert len(errors) == 1 and layer.prefix in errors[0] and "1 of num_devices=2" in errors[0]

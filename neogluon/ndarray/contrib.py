@@ -273,7 +273,6 @@ class _Round:
     def __init__(self, n):
         self.n = n
         self.parts = []
-        self.threads = set()
         self.total = None
         self.error = None
 
@@ -287,19 +286,10 @@ def _sbn_sum(t, key, ndev, dist_world):
     """Differentiable sum of ``t`` over the ``ndev`` replicas of this process that run the
     layer ``key`` in their own threads, then over the workers of the dist job."""
     if ndev > 1:
-        me = threading.get_ident()
         with _SBN_LOCK:
             r = _SBN_ROUNDS.get(key)
             if r is None:
                 r = _SBN_ROUNDS[key] = _Round(ndev)
-            if me in r.threads:
-                del _SBN_ROUNDS[key]
-                r.error = (f"SyncBatchNorm {key!r}: one thread ran the forward of two of the "
-                           f"num_devices={ndev} replicas before the others arrived; run each "
-                           "context's forward in its own thread (or set num_devices=1)")
-                _SBN_LOCK.notify_all()
-                raise MXNetError(r.error)
-            r.threads.add(me)
             r.parts.append(t)
             if len(r.parts) == ndev:
                 del _SBN_ROUNDS[key]
@@ -322,7 +312,9 @@ def _sbn_sum(t, key, ndev, dist_world):
                     if _SBN_ROUNDS.get(key) is r:
                         del _SBN_ROUNDS[key]
                     r.error = (f"SyncBatchNorm {key!r}: only {len(r.parts)} of num_devices="
-                               f"{ndev} replicas ran their forward within {limit:g} s")
+                               f"{ndev} replicas ran their forward within {limit:g} s "
+                               "(NEOGLUON_KVSTORE_TIMEOUT); run each context's forward in its "
+                               "own thread, or set num_devices to the number of replicas")
                     _SBN_LOCK.notify_all()
                     raise MXNetError(r.error)
         return r.total.to(t.device)
