@@ -237,3 +237,21 @@ def test_zeros_ones_like_ignore_attributes():
     assert nd.zeros_like(i, dtype="int64").dtype == np.int64
     s = mx.sym.zeros_like(mx.sym.var("x"), dtype="int64")
     np.testing.assert_array_equal(s.eval(x=x)[0].asnumpy(), [[0, 0]])
+
+
+def test_pooling_reads_first_pad_values():
+    # MXNet 1.9.1 (checked there) pools with pad[:2] when a 2-D Pooling is given 4 pad values
+    # (GluonCV's DropBlock, in ResNeSt): shapes and values below are MXNet's.
+    x = nd.array(np.arange(2 * 1 * 6 * 5).reshape(2, 1, 6, 5) % 7)
+    y = nd.Pooling(x, pool_type="max", kernel=(3, 3), stride=(1, 1), pad=(1, 1, 1, 1))
+    assert y.shape == (2, 1, 6, 5)
+    np.testing.assert_array_equal(y.asnumpy().ravel()[:12],
+                                  [6, 6, 6, 4, 4, 6, 6, 6, 6, 6, 6, 6])
+    y = nd.Pooling(x, pool_type="max", kernel=(3, 3), stride=(1, 1), pad=(1, 2, 1, 2))
+    assert y.shape == (2, 1, 6, 7)
+    np.testing.assert_array_equal(y.asnumpy().ravel()[:12],
+                                  [5, 6, 6, 6, 4, 4, 4, 5, 6, 6, 6, 6])
+    y = nd.Pooling(x, pool_type="max", kernel=(3, 3), stride=(1, 1), pad=(2, 1, 0, 0))
+    assert y.shape == (2, 1, 8, 5)
+    np.testing.assert_array_equal(y.asnumpy().ravel()[:12],
+                                  [1, 2, 3, 4, 4, 6, 6, 6, 4, 4, 6, 6])

@@ -380,6 +380,10 @@ def Pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off=False
                              f"axis of data shape {data.shape}")
         kernel = tuple(int(k) for k in kernel)
         stride = _tuple(stride, nd, 1)
+        if isinstance(pad, (tuple, list)) and len(pad) > nd:
+            # MXNet 1.9.1 reads the first nd values of a longer pad (GluonCV's DropBlock passes
+            # (top, bottom, left, right) and gets (top, bottom)).
+            pad = tuple(pad)[:nd]
         pad = _tuple(pad, nd, 0)
         spatial = x.shape[2:]
         if any(p >= k for p, k in zip(pad, kernel)):
