@@ -255,3 +255,21 @@ def test_pooling_reads_first_pad_values():
     assert y.shape == (2, 1, 8, 5)
     np.testing.assert_array_equal(y.asnumpy().ravel()[:12],
                                   [1, 2, 3, 4, 4, 6, 6, 6, 4, 4, 6, 6])
+
+
+def test_zoo_sweep_tool_runs_models(tmp_path):
+    # tools/gluoncv_zoo_sweep.py: models run in a worker, every stage recorded; ResNeSt-14
+    # (DropBlock's 4-value Pooling pad) passes all four stages as the others.
+    if not _HAVE:
+        pytest.skip("gluoncv and gluonnlp are not installed")
+    out = tmp_path / "sweep.json"
+    r = subprocess.run([sys.executable, os.path.join(REPO, "tools", "gluoncv_zoo_sweep.py"),
+                        "sweep", "cifar_resnet20_v1", "resnest14", "nlp:standard_lstm_lm_200",
+                        "--timeout", "300", "--out", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    import json
+    res = {d["model"]: d for d in json.loads(out.read_text())}
+    assert set(res) == {"cifar_resnet20_v1", "resnest14", "nlp:standard_lstm_lm_200"}
+    for name, d in res.items():
+        assert [d[k] for k in ("build", "forward", "backward", "step")] == ["ok"] * 4, d

@@ -18,7 +18,7 @@ Two parts:
 
     python tools/gluoncv_zoo_sweep.py sweep --jobs 2 --timeout 300 --out sweep.json
     python tools/gluoncv_zoo_sweep.py params --out params.json [names ...]
-    python tools/gluoncv_zoo_sweep.py table sweep.json params.json   # markdown for the docs
+    python tools/gluoncv_zoo_sweep.py table sweep.json [rerun.json] --params params.json
 
 Run it with neogluon's venv python; it starts the workers itself (``python -m neogluon.run``
 for neogluon, ``/tmp/mxref/bin/python`` for MXNet).
@@ -75,7 +75,8 @@ def family(name):
         return "ssd"
     if n.startswith("yolo3"):
         return "yolo3"
-    if n.startswith(("faster_rcnn", "mask_rcnn", "cascade", "custom_faster", "custom_mask")):
+    if n.startswith(("faster_rcnn", "mask_rcnn", "cascade", "custom_faster", "custom_mask",
+                     "doublehead_rcnn")):
         return "rcnn"
     if n.startswith("center_net"):
         return "centernet"
@@ -244,6 +245,8 @@ def _make_x(shape, fam, seed=0):
 
 def _err(e):
     msg = str(e).strip().splitlines()
+    if msg and msg[0].startswith("Traceback"):   # MXNet's C++ errors: the message is last
+        msg = [ln for ln in msg if "Error" in ln][-1:] or msg
     return "%s: %s" % (type(e).__name__, (msg[0] if msg else "")[:200])
 
 
@@ -538,29 +541,61 @@ def params(args):
             os.replace(args.out + ".tmp", args.out)
 
 
+def _cell(v):
+    if v == "ok":
+        return "ok"
+    return "-" if v is None else "`%s`" % v.replace("|", "/").replace("`", "'")[:110]
+
+
 def table(args):
-    with open(args.sweep) as f:
-        sweep_res = {r["model"]: r for r in json.load(f)}
-    par = {}
+    """Markdown: a per-family summary, every model that did not pass every stage, the models
+    that did (by family), and the MXNet .params comparisons."""
+    res = {}
+    for path in args.sweep:   # later files (reruns) win
+        with open(path) as f:
+            res.update({r["model"]: r for r in json.load(f)})
+    stages = ("build", "forward", "backward", "step")
+    fams = {}
+    for name, r in res.items():
+        fams.setdefault(r.get("family") or family(name), []).append(name)
+    print("| family | models | all four stages ok |")
+    print("| --- | --- | --- |")
+    for fam in sorted(fams):
+        ok = sum(all(res[n].get(k) == "ok" for k in stages) for n in fams[fam])
+        print("| %s | %d | %d |" % (fam, len(fams[fam]), ok))
+    total_ok = sum(all(r.get(k) == "ok" for k in stages) for r in res.values())
+    print("| **all** | %d | %d |" % (len(res), total_ok))
+    print()
+    print("Models that did not pass every stage:")
+    print()
+    print("| model | build | forward | backward | step |")
+    print("| --- | --- | --- | --- | --- |")
+    for name in sorted(res):
+        r = res[name]
+        if not all(r.get(k) == "ok" for k in stages):
+            print("| `%s` | %s |" % (name, " | ".join(_cell(r.get(k)) for k in stages)))
+    print()
+    print("Models that built, ran forward and backward and took a Trainer step, by family:")
+    print()
+    for fam in sorted(fams):
+        oks = sorted(n for n in fams[fam] if all(res[n].get(k) == "ok" for k in stages))
+        if oks:
+            print("- **%s** (%d): %s" % (fam, len(oks), ", ".join("`%s`" % n for n in oks)))
     if args.params and os.path.exists(args.params):
         with open(args.params) as f:
-            par = {r["model"]: r for r in json.load(f)}
-    print("| model | build | forward | backward | step | MXNet .params |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name in sorted(set(sweep_res) | set(par)):
-        r = sweep_res.get(name, {})
-        cells = []
-        for k in ("build", "forward", "backward", "step"):
-            v = r.get(k)
-            cells.append("ok" if v == "ok" else ("-" if v is None else "`%s`" % v.replace("|", "/")[:120]))
-        p = par.get(name)
-        if p is None:
-            pc = ""
-        elif p.get("match"):
-            pc = "match (max rel %.1e)" % p.get("max_rel", 0)
-        else:
-            pc = "`%s`" % (p.get("why") or "differs (max rel %.1e)" % p.get("max_rel", 0)).replace("|", "/")[:120]
-        print("| `%s` | %s | %s |" % (name, " | ".join(cells), pc))
+            par = json.load(f)
+        print()
+        print("| model | MXNet-written .params loaded, outputs (rtol 1e-4) | per output: shape, "
+              "max relative difference |")
+        print("| --- | --- | --- |")
+        for p in par:
+            if p.get("match"):
+                verdict = "match"
+            elif p.get("why"):
+                verdict = "`%s`" % p["why"].replace("|", "/")[:110]
+            else:
+                verdict = "differs"
+            print("| `%s` | %s | %s |" % (p["model"], verdict, "; ".join(p.get("per_output", []))))
 
 
 def main(argv):
@@ -588,8 +623,8 @@ def main(argv):
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--out")
     t = sub.add_parser("table")
-    t.add_argument("sweep")
-    t.add_argument("params", nargs="?")
+    t.add_argument("sweep", nargs="+", help="sweep results; later files (reruns) win")
+    t.add_argument("--params", help="results of the params command")
     a = ap.parse_args(argv)
     {"sweep": sweep, "params": params, "table": table}[a.cmd](a)
 
