@@ -198,9 +198,9 @@ def forward_infer(net, name, fam, x):
         types = nd.zeros_like(tok)
         valid = nd.array([tok.shape[1]] * tok.shape[0])
         n = name.split(":", 1)[-1]
-        if "roberta" in n:
-            return _flat(net(tok, valid))
         masked = nd.array([[0, 1]] * tok.shape[0])
+        if "roberta" in n:
+            return _flat(net(tok, valid, masked))
         return _flat(net(tok, types, valid, masked))
     if fam == "transformer":
         valid = nd.array([x.shape[1]] * x.shape[0])
@@ -232,6 +232,14 @@ def forward_train(net, name, fam, x):
             return _flat(net(x, gt, lab))
     with autograd.record():
         return forward_infer(net, name, fam, x)
+
+
+def _fallback_init():
+    """Xavier for weights, ones/zeros by name for the rest: where Xavier alone refuses 1-D
+    parameters that carry no init of their own (GluonCV's symbol-built FPN/SSD layers)."""
+    import mxnet as mx
+    return mx.init.Mixed([".*gamma|.*running_var", ".*beta|.*bias|.*running_mean", ".*"],
+                         [mx.init.One(), mx.init.Zero(), mx.init.Xavier(magnitude=2)])
 
 
 def _make_x(shape, fam, seed=0):
@@ -275,8 +283,8 @@ def run_one(name):
                     # layers GluonCV builds from symbols: MXNet 1.9.1 raises the same)
                     if "cannot be applied to vector" not in str(e):
                         raise
-                    net.initialize(mx.init.Uniform(), force_reinit=True)
-                    res["init"] = "Uniform"
+                    net.initialize(_fallback_init(), force_reinit=True)
+                    res["init"] = "Mixed"
                     forward_infer(net, name, fam, xi)
                 x = xi
                 res["input"] = list(shape)
@@ -464,7 +472,7 @@ def mx_ref(name, outdir):
     except ValueError as e:   # Xavier refuses 1-D parameters it cannot place (see run_one)
         if "cannot be applied to vector" not in str(e):
             raise
-        net.initialize(mx.init.Uniform(0.1), force_reinit=True)
+        net.initialize(_fallback_init(), force_reinit=True)
         outs = forward_infer(net, name, fam, x)
     base = os.path.join(outdir, name.replace(":", "_"))
     net.save_parameters(base + ".params")
