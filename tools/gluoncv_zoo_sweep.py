@@ -234,12 +234,17 @@ def forward_train(net, name, fam, x):
         return forward_infer(net, name, fam, x)
 
 
-def _fallback_init():
-    """Xavier for weights, ones/zeros by name for the rest: where Xavier alone refuses 1-D
-    parameters that carry no init of their own (GluonCV's symbol-built FPN/SSD layers)."""
+def _fallback_init(net):
+    """Where Xavier alone refuses 1-D parameters that carry no init of their own (GluonCV's
+    symbol-built FPN/SSD layers): ones/zeros for those by name, Xavier for the rest."""
+    import re
     import mxnet as mx
-    return mx.init.Mixed([".*gamma|.*running_var", ".*beta|.*bias|.*running_mean", ".*"],
-                         [mx.init.One(), mx.init.Zero(), mx.init.Xavier(magnitude=2)])
+    for name, p in net.collect_params().items():
+        if re.search("(gamma|running_var|moving_var)$", name):
+            p.init = mx.init.One()
+        elif re.search("(beta|bias|running_mean|moving_mean)$", name):
+            p.init = mx.init.Zero()
+    net.initialize(mx.init.Xavier(magnitude=2), force_reinit=True)
 
 
 def _make_x(shape, fam, seed=0):
@@ -283,7 +288,7 @@ def run_one(name):
                     # layers GluonCV builds from symbols: MXNet 1.9.1 raises the same)
                     if "cannot be applied to vector" not in str(e):
                         raise
-                    net.initialize(_fallback_init(), force_reinit=True)
+                    _fallback_init(net)
                     res["init"] = "Mixed"
                     forward_infer(net, name, fam, xi)
                 x = xi
@@ -472,7 +477,7 @@ def mx_ref(name, outdir):
     except ValueError as e:   # Xavier refuses 1-D parameters it cannot place (see run_one)
         if "cannot be applied to vector" not in str(e):
             raise
-        net.initialize(_fallback_init(), force_reinit=True)
+        _fallback_init(net)
         outs = forward_infer(net, name, fam, x)
     base = os.path.join(outdir, name.replace(":", "_"))
     net.save_parameters(base + ".params")
