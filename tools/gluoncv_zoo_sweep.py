@@ -109,7 +109,6 @@ def _nlp_vocab():
 
 def build(name):
     """The model, built with pretrained=False; returns (net, family)."""
-    import mxnet as mx
     fam = family(name)
     n = name.split(":", 1)[-1]
     if name.startswith("nlp:"):
@@ -489,7 +488,6 @@ def ng_check(name, outdir):
     """Under neogluon: build, load MXNet's .params, compare outputs with MXNet's."""
     import numpy as np
     _np_compat()
-    import mxnet as mx
     net, fam = build(name)
     base = os.path.join(outdir, name.replace(":", "_"))
     net.load_parameters(base + ".params")
