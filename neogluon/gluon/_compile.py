@@ -134,30 +134,13 @@ class _HookCollector(torch.overrides.TorchFunctionMode):
 
 def _replay(graph, env_inputs, env_params, ctx):
     """graph._prog run on NDArrays (the same loop as _Graph.run, parameters given)."""
-    from .block import _decode, _flat_values
+    from .block import _run_program
     env = [None] * graph.nslots
     for s, a in zip(graph.inputs, env_inputs):
         env[s] = a
     for (s, _), a in zip(graph.params, env_params):
         env[s] = a
-    for kind, fn, a, kw, outs, structure in graph._prog:
-        if kind == 0:
-            res = fn(*[env[i] for i in a], **kw)
-        elif kind == 1:
-            args = list(a[0])
-            for j, i in a[1]:
-                args[j] = env[i]
-            res = fn(*args, **kw)
-        else:
-            res = fn(*[_decode(v, env) for v in a],
-                     **{k: _decode(v, env) for k, v in kw.items()})
-        if structure == 0:
-            env[outs] = res
-        elif outs:
-            flat = []
-            _flat_values(res, flat)
-            for s, v in zip(outs, flat):
-                env[s] = v
+    _run_program(graph._prog, env)
     return [env[s] for s in graph.out_slots]
 
 

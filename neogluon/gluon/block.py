@@ -979,27 +979,7 @@ class _Graph:
             env[s] = a
         for s, p in self.params:
             env[s] = _param_data(p, ctx)
-        for kind, fn, a, kw, outs, structure in self._prog:
-            if kind == 0:
-                if kw:
-                    res = fn(*[env[i] for i in a], **kw)
-                else:
-                    res = fn(*[env[i] for i in a])
-            elif kind == 1:
-                args = list(a[0])
-                for j, i in a[1]:
-                    args[j] = env[i]
-                res = fn(*args, **kw)
-            else:
-                res = fn(*[_decode(v, env) for v in a],
-                         **{k: _decode(v, env) for k, v in kw.items()})
-            if structure == 0:
-                env[outs] = res
-            elif outs:
-                flat = []
-                _flat_values(res, flat)
-                for s, v in zip(outs, flat):
-                    env[s] = v
+        _run_program(self._prog, env)
         vals = [env[s] for s in self.out_slots]
         return _rebuild(self.out_fmt, vals, 0)[0]
 
@@ -1036,6 +1016,31 @@ def _snapshot(blocks):
     """What a captured graph depends on: each block's children and parameters."""
     return [(tuple(map(id, b._children.values())), tuple(map(id, b._reg_params.values())),
              b._active) for b in blocks]
+
+
+def _run_program(prog, env):
+    """Run a captured graph's op list, reading and writing the slot list ``env``."""
+    for kind, fn, a, kw, outs, structure in prog:
+        if kind == 0:
+            if kw:
+                res = fn(*[env[i] for i in a], **kw)
+            else:
+                res = fn(*[env[i] for i in a])
+        elif kind == 1:
+            args = list(a[0])
+            for j, i in a[1]:
+                args[j] = env[i]
+            res = fn(*args, **kw)
+        else:
+            res = fn(*[_decode(v, env) for v in a],
+                     **{k: _decode(v, env) for k, v in kw.items()})
+        if structure == 0:
+            env[outs] = res
+        elif outs:
+            flat = []
+            _flat_values(res, flat)
+            for s, v in zip(outs, flat):
+                env[s] = v
 
 
 def _flat_values(res, flat):

@@ -31,14 +31,8 @@ __all__ = ["Augmenter", "SequentialAug", "ResizeAug", "ForceResizeAug", "RandomC
 _LUMA = (0.299, 0.587, 0.114)
 
 
-class Augmenter:
-    """Base class of the image augmenters.
-
-    Parameters
-    ----------
-    **kwargs
-        The augmenter's settings, kept for :meth:`dumps` (arrays are stored as lists).
-    """
+class _Settings:
+    """Keeps an augmenter's settings (arrays as lists) for :meth:`dumps`."""
 
     def __init__(self, **kwargs):
         self._kwargs = kwargs
@@ -51,6 +45,16 @@ class Augmenter:
     def dumps(self):
         """The augmenter as a JSON string ``[name, settings]``."""
         return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+
+class Augmenter(_Settings):
+    """Base class of the image augmenters.
+
+    Parameters
+    ----------
+    **kwargs
+        The augmenter's settings, kept for :meth:`dumps` (arrays are stored as lists).
+    """
 
     def __call__(self, src):
         raise NotImplementedError("Must override implementation.")

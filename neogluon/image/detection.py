@@ -11,7 +11,6 @@ drawn in MXNet's order, so seeding those two gives MXNet's images and labels.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import random
@@ -24,8 +23,9 @@ from .. import ndarray as nd
 from ..ndarray.ndarray import NDArray
 from .. import io as _io
 from .image import fixed_crop, copyMakeBorder
-from .augment import (Augmenter, ResizeAug, ForceResizeAug, CastAug, ColorJitterAug,
-                      HueJitterAug, LightingAug, RandomGrayAug, ColorNormalizeAug, ImageIter,
+from .augment import (_Settings, Augmenter, ResizeAug, ForceResizeAug, CastAug,
+                      ColorJitterAug, HueJitterAug, LightingAug, RandomGrayAug,
+                      ColorNormalizeAug, ImageIter,
                       _PCA_EIGVAL, _PCA_EIGVEC, _IMAGENET_MEAN, _IMAGENET_STD)
 
 __all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalFlipAug",
@@ -33,7 +33,7 @@ __all__ = ["DetAugmenter", "DetBorrowAug", "DetRandomSelectAug", "DetHorizontalF
            "CreateDetAugmenter", "ImageDetIter"]
 
 
-class DetAugmenter:
+class DetAugmenter(_Settings):
     """Base class of the detection augmenters: ``aug(src, label) -> (src, label)``.
 
     Parameters
@@ -41,18 +41,6 @@ class DetAugmenter:
     **kwargs
         The augmenter's settings, kept for :meth:`dumps`.
     """
-
-    def __init__(self, **kwargs):
-        self._kwargs = kwargs
-        for k, v in list(self._kwargs.items()):
-            if isinstance(v, NDArray):
-                v = v.asnumpy()
-            if isinstance(v, np.ndarray):
-                self._kwargs[k] = v.tolist()
-
-    def dumps(self):
-        """The augmenter as a JSON string ``[name, settings]``."""
-        return json.dumps([type(self).__name__.lower(), self._kwargs])
 
     def __call__(self, src, label):
         raise NotImplementedError("Must override implementation.")
