@@ -26,12 +26,13 @@ draws from that engine in these configurations (no crop, resize, mirror or other
 The tests check every recorded offset: the jittered bytes must come out of them.
 """
 import os
-import struct
 import sys
 import tempfile
 import zlib
 
 import numpy as np
+
+from gen_image_record_aug_fixtures import png_bytes  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "tests", "fixtures", "image_record_hls")
@@ -50,18 +51,6 @@ COLOUR_CONFIGS = {
 LAW_CONFIGS = {"h36": (36, 0, 0), "s50": (0, 50, 0), "l50": (0, 0, 50), "hsl": (10, 30, 30)}
 LAW_EPOCHS = 4
 LAW_BATCH = 12
-
-
-def png_bytes(arr):
-    """A minimal RGB PNG (no filter) of an (H, W, 3) uint8 array."""
-    h, w, _ = arr.shape
-    raw = b"".join(b"\x00" + arr[i].tobytes() for i in range(h))
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
 def colour_image():

@@ -783,7 +783,10 @@ def MultiBoxDetection(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, bac
 
 # ----------------------------------------------------------------------------- ROI ops
 
-def _pooled(pooled_size, op):
+def _roi_inputs(data, rois, pooled_size, spatial_scale, op):
+    """The checked (data, rois, (pooled height, pooled width)) of an ROI pooling op."""
+    X = _tensor(data, op, "data")
+    Rt = _tensor(rois, op, "rois")
     if pooled_size is None:
         raise MXNetError(f"{op}: required parameter pooled_size is missing")
     p = pooled_size if isinstance(pooled_size, (list, tuple)) else (pooled_size,)
@@ -792,16 +795,15 @@ def _pooled(pooled_size, op):
         p = p * 2
     if len(p) != 2 or min(p) <= 0:
         raise MXNetError(f"{op}: pooled_size={pooled_size!r} must be (height, width) > 0")
-    return p
-
-
-def _check_rois(data, rois, op):
-    if data.dim() != 4:
-        raise MXNetError(f"{op}: data of shape {tuple(data.shape)} must be 4-D (batch, "
+    if spatial_scale is None:
+        raise MXNetError(f"{op}: required parameter spatial_scale is missing")
+    if X.dim() != 4:
+        raise MXNetError(f"{op}: data of shape {tuple(X.shape)} must be 4-D (batch, "
                          "channel, height, width)")
-    if rois.dim() != 2 or rois.shape[1] != 5:
-        raise MXNetError(f"{op}: rois of shape {tuple(rois.shape)} must be (num_rois, 5) with "
+    if Rt.dim() != 2 or Rt.shape[1] != 5:
+        raise MXNetError(f"{op}: rois of shape {tuple(Rt.shape)} must be (num_rois, 5) with "
                          "rows [batch_index, x1, y1, x2, y2]")
+    return X, Rt, p
 
 
 def _c_round(x):
@@ -815,12 +817,7 @@ def ROIPooling(data, rois, pooled_size=None, spatial_scale=None, out=None, name=
     ``pooled_size`` bins: (R, C, PH, PW). Empty bins give 0. The gradient goes to the first
     maximum of each bin."""
     op = "ROIPooling"
-    X = _tensor(data, op, "data")
-    Rt = _tensor(rois, op, "rois")
-    PH, PW = _pooled(pooled_size, op)
-    if spatial_scale is None:
-        raise MXNetError(f"{op}: required parameter spatial_scale is missing")
-    _check_rois(X, Rt, op)
+    X, Rt, (PH, PW) = _roi_inputs(data, rois, pooled_size, spatial_scale, op)
     Bn, C, H, W = X.shape
     R = Rt.shape[0]
     dev = X.device
@@ -907,12 +904,7 @@ def ROIAlign(data, rois, pooled_size=None, spatial_scale=None, sample_ratio=-1,
     ``position_sensitive`` (R-FCN) reads channel group ``ph*PW + pw`` for bin (ph, pw) and
     gives C / (PH*PW) channels. Gradients flow to ``data``; ``rois`` get zeros."""
     op = "ROIAlign"
-    X = _tensor(data, op, "data")
-    Rt = _tensor(rois, op, "rois")
-    PH, PW = _pooled(pooled_size, op)
-    if spatial_scale is None:
-        raise MXNetError(f"{op}: required parameter spatial_scale is missing")
-    _check_rois(X, Rt, op)
+    X, Rt, (PH, PW) = _roi_inputs(data, rois, pooled_size, spatial_scale, op)
     Bn, C, H, W = X.shape
     if position_sensitive and C % (PH * PW):
         raise MXNetError(f"{op}: with position_sensitive, the {C} channels of data must be a "
