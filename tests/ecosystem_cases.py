@@ -53,49 +53,33 @@ def _record(mx, net, inputs, res, prefix):
     res[f"{prefix}/grad_first"] = first.grad().asnumpy()
 
 
-def cifar_resnet20(mx, res):
+def _vision(name, seed, shape, mx, res, prefix, **kwargs):
+    """A GluonCV model on fixed weights, hybridized, recorded under ``prefix``."""
     from gluoncv import model_zoo
-    net = model_zoo.get_model("cifar_resnet20_v1", pretrained=False)
+    net = model_zoo.get_model(name, pretrained=False, **kwargs)
     net.initialize()
-    x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (2, 3, 32, 32)))
+    x = mx.nd.array(np.random.RandomState(seed).uniform(-1, 1, shape))
     net(x)
     _fill(mx, net)
     net.hybridize()
-    _record(mx, net, [x], res, "cifar_resnet20")
+    _record(mx, net, [x], res, prefix)
+
+
+def cifar_resnet20(mx, res):
+    _vision("cifar_resnet20_v1", 0, (2, 3, 32, 32), mx, res, "cifar_resnet20")
 
 
 def mobilenetv2(mx, res):
-    from gluoncv import model_zoo
-    net = model_zoo.get_model("mobilenetv2_0.25", pretrained=False)
-    net.initialize()
-    x = mx.nd.array(np.random.RandomState(1).uniform(-1, 1, (2, 3, 64, 64)))
-    net(x)
-    _fill(mx, net)
-    net.hybridize()
-    _record(mx, net, [x], res, "mobilenetv2")
+    _vision("mobilenetv2_0.25", 1, (2, 3, 64, 64), mx, res, "mobilenetv2")
 
 
 def resnet18_v1b(mx, res):
-    from gluoncv import model_zoo
-    net = model_zoo.get_model("resnet18_v1b", pretrained=False)
-    net.initialize()
-    x = mx.nd.array(np.random.RandomState(2).uniform(-1, 1, (1, 3, 64, 64)))
-    net(x)
-    _fill(mx, net)
-    net.hybridize()
-    _record(mx, net, [x], res, "resnet18_v1b")
+    _vision("resnet18_v1b", 2, (1, 3, 64, 64), mx, res, "resnet18_v1b")
 
 
 def simple_pose(mx, res):
-    from gluoncv import model_zoo
-    net = model_zoo.get_model("simple_pose_resnet18_v1b", pretrained=False,
-                              pretrained_base=False)
-    net.initialize()
-    x = mx.nd.array(np.random.RandomState(3).uniform(-1, 1, (1, 3, 64, 48)))
-    net(x)
-    _fill(mx, net)
-    net.hybridize()
-    _record(mx, net, [x], res, "simple_pose")
+    _vision("simple_pose_resnet18_v1b", 3, (1, 3, 64, 48), mx, res, "simple_pose",
+            pretrained_base=False)
 
 
 def bert_small(mx, res):
