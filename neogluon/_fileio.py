@@ -4,7 +4,8 @@ A file is written under a temporary name in its own folder, given the permission
 ``open`` would give it (0666 less the umask: ``tempfile.mkstemp`` alone would leave 0600),
 and renamed over the target. A write that fails or is killed midway leaves the target as it
 was. Temporary files that earlier killed writes of the same target left behind are removed
-first, unless the process that made them is still running.
+first, unless the process that made them is still running (or is this one: another
+thread's write in progress).
 """
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def _remove_stale(folder: str, prefix: str) -> None:
     start = os.path.join(folder, prefix)
     for stale in glob.glob(glob.escape(start) + "*"):
         pid = stale[len(start):].split(".")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
-            continue
+        if pid.isdigit() and (int(pid) == os.getpid() or _alive(int(pid))):
+            continue   # a write in progress (this process's other threads included)
         try:
             os.remove(stale)
         except OSError:

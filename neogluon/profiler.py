@@ -22,6 +22,7 @@ import os
 import threading
 import time
 
+from . import _fileio
 from .base import MXNetError, MXNetValueError
 
 __all__ = ["set_config", "profiler_set_config", "set_state", "profiler_set_state", "dump",
@@ -367,19 +368,13 @@ def _write_trace(filename, events):
     if not os.path.isdir(directory):
         raise MXNetError(f"profiler.dump: cannot write {filename!r}: directory {directory!r} "
                          "does not exist")
-    tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
-    try:
+    def write(tmp):
         with open(tmp, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms",
                        "otherData": {"producer": "neogluon.profiler (torch.profiler)"}}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+    try:
+        _fileio.atomic_write(path, write, fsync=True)
     except OSError as err:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
         raise MXNetError(f"profiler.dump: cannot write {filename!r}: {err}") from None
 
 

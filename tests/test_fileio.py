@@ -44,7 +44,10 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     stale.write_text("left by a killed write")
     live = tmp_path / f".tmp-t.txt.{os.getppid()}.def"   # a running process's: kept
     live.write_text("in progress")
+    own = tmp_path / f".tmp-t.txt.{os.getpid()}.ghi"   # another thread of this process: kept
+    own.write_text("in progress")
     _fileio.write_text(tmp_path / "t.txt", "new", fsync=True)
     assert not stale.exists()
     assert live.exists()
+    assert own.exists()
     assert (tmp_path / "t.txt").read_text() == "new"
