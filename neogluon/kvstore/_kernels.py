@@ -15,15 +15,11 @@ ctypes. Without a compiler, on tensors that are not float32 CPU tensors, or with
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
-import threading
 
 import torch
+
+from .. import _cbuild
 
 _SOURCE = r"""
 #include <stddef.h>
@@ -164,9 +160,6 @@ void ng_sum2_bcast(float* a, float* b, float* o, int64_t n, int nthreads) {
 }
 """
 
-_lock = threading.Lock()
-_lib = None
-_tried = False
 _enabled = os.environ.get("NEOGLUON_KVSTORE_KERNELS", "1") != "0"
 
 
@@ -178,40 +171,9 @@ def set_enabled(flag):
     return old
 
 
-def _library():
-    global _lib, _tried
-    if _lib is not None or _tried:
-        return _lib
-    with _lock:
-        if _tried:
-            return _lib
-        _tried = True
-        try:
-            _lib = _build()
-        except Exception:  # noqa: BLE001 - no compiler, no cache dir: use torch's copy
-            _lib = None
-    return _lib
-
-
 def _build():
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        return None
-    tag = hashlib.sha256((_SOURCE + platform.machine()).encode()).hexdigest()[:16]
-    folder = os.environ.get("NEOGLUON_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "neogluon")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"kvstore_copy_{tag}.so")
-    if not os.path.exists(path):
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            src = os.path.join(tmp, "k.c")
-            out = os.path.join(tmp, "k.so")
-            with open(src, "w") as f:
-                f.write(_SOURCE)
-            subprocess.run([cc, "-O2", "-fPIC", "-shared", "-pthread", src, "-o", out],
-                           check=True, capture_output=True, timeout=120)
-            os.replace(out, path)
-    lib = ctypes.CDLL(path)
+    lib = _cbuild.build("kvstore_copy", _SOURCE, [["-O2", "-fPIC", "-shared", "-pthread"]],
+                        "KVStore copy kernel")
     fn = lib.ng_copy_multi
     fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
                    ctypes.POINTER(ctypes.c_int64), ctypes.c_int64, ctypes.c_int,
@@ -222,6 +184,10 @@ def _build():
                    ctypes.c_int]
     f2.restype = None
     return lib
+
+
+# no compiler or cache folder: quietly use torch's copy
+_library = _cbuild.LazyLibrary(_build).get
 
 
 def _fits(t):

@@ -5,27 +5,22 @@ more than the update itself, and torch's fused kernels only have torch's maths. 
 update every tensor of a list in one pass, in MXNet's order of operations and in the tensor's
 precision, split over ``torch.get_num_threads()`` POSIX threads.
 
-The source below is compiled once per machine with the system C compiler (``$CC`` or ``cc``)
-into ``$NEOGLUON_CACHE_DIR`` (default ``~/.cache/neogluon``), written atomically, and loaded with
-ctypes. Without a compiler, or with ``NEOGLUON_OPTIMIZER_KERNELS=0``, the optimizers use their
-torch paths (same numbers, slower).
+The source below is built by ``neogluon._cbuild`` (once per machine with the system C
+compiler, cached under ``$NEOGLUON_CACHE_DIR``) and loaded with ctypes. Without a compiler,
+or with ``NEOGLUON_OPTIMIZER_KERNELS=0``, the optimizers use their torch paths (same numbers,
+slower).
 """
 from __future__ import annotations
 
 import array
 import ctypes
-import hashlib
 import itertools
 import operator
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
-import threading
-import warnings
 
 import torch
+
+from .. import _cbuild
 
 K_SGD, K_SGD_MOM, K_NAG, K_SIGNUM, K_SIGNSGD, K_ADAM, K_ADAMW = range(7)
 (K_ADAGRAD, K_ADADELTA, K_RMSPROP, K_RMSPROPALEX, K_FTRL, K_FTML, K_ADAMAX, K_NADAM,
@@ -35,9 +30,6 @@ N_PARAMS = 12  # scalar parameters a kernel call takes (unused ones are 0)
 # -fno-trapping-math lets comparisons vectorise; neither flag changes any result.
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
           "-fno-trapping-math"]
-_lock = threading.Lock()
-_lib = None
-_tried = False
 _enabled = os.environ.get("NEOGLUON_OPTIMIZER_KERNELS", "1") != "0"
 
 
@@ -49,60 +41,7 @@ def set_enabled(flag):
     return old
 
 
-def _cache_dir():
-    d = os.environ.get("NEOGLUON_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "neogluon")
-    return d
-
-
-def _cpu_signature():
-    """What the compiled code may depend on: the machine and its instruction-set flags."""
-    sig = platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith(("flags", "Features")):
-                    sig += line
-                    break
-    except OSError:
-        pass
-    return sig
-
-
-def _compile(cc, flags, out, c_path):
-    p = subprocess.run([cc, *flags, "-o", out, c_path, "-lm"], capture_output=True,
-                       text=True, timeout=300)
-    return p.returncode == 0, p.stderr
-
-
-def _build():
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        raise OSError("no C compiler found (set $CC)")
-    key = hashlib.sha256((SOURCE + " ".join(_FLAGS) + _cpu_signature() + cc)
-                         .encode()).hexdigest()[:16]
-    d = _cache_dir()
-    os.makedirs(d, exist_ok=True)
-    so = os.path.join(d, f"optimizer_kernels_{key}.so")
-    if not os.path.exists(so):
-        with tempfile.TemporaryDirectory() as tmp:
-            c_path = os.path.join(tmp, "kernels.c")
-            with open(c_path, "w") as f:
-                f.write(SOURCE)
-            out = os.path.join(tmp, "kernels.so")
-            # The loops are memory-bound only with wide vectors (sqrt and division are slow
-            # 4 at a time); -march=native is safe as the cache key holds the CPU's flags.
-            ok, err = _compile(cc, _FLAGS + ["-march=native"], out, c_path)
-            if not ok:
-                ok, err = _compile(cc, _FLAGS, out, c_path)
-            if not ok:
-                raise OSError(f"compiling the optimizer kernels failed: {err[-2000:]}")
-            fd, tmp_so = tempfile.mkstemp(dir=d, suffix=".so.tmp")
-            os.close(fd)
-            shutil.copyfile(out, tmp_so)
-            os.chmod(tmp_so, 0o644)
-            os.replace(tmp_so, so)  # atomic: concurrent processes see a whole file or none
-    lib = ctypes.CDLL(so)
+def _setup(lib):
     f = lib.ng_multi_update
     vp = ctypes.c_void_p
     f.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, vp, vp, vp, vp, vp, vp, vp, vp,
@@ -111,21 +50,19 @@ def _build():
     return lib
 
 
+def _build():
+    # The loops are memory-bound only with wide vectors (sqrt and division are slow 4 at a
+    # time); -march=native is safe as the cache key holds the CPU's flags.
+    return _setup(_cbuild.build("optimizer_kernels", SOURCE,
+                                [_FLAGS + ["-march=native"], _FLAGS], "optimizer kernels"))
+
+
+_LIB = _cbuild.LazyLibrary(_build, "optimizer kernels unavailable, using torch ops")
+
+
 def library():
     """The loaded kernel library, or None when it cannot be built here."""
-    global _lib, _tried
-    if _lib is not None or _tried:
-        return _lib
-    with _lock:
-        if not _tried:
-            try:
-                _lib = _build()
-            except (OSError, subprocess.SubprocessError) as e:
-                warnings.warn(f"neogluon: optimizer kernels unavailable, using torch ops "
-                              f"({e})", RuntimeWarning, stacklevel=3)
-                _lib = None
-            _tried = True
-    return _lib
+    return _LIB.get()
 
 
 _OK_DTYPES = (torch.float32, torch.float64)
@@ -135,7 +72,7 @@ def usable(*lists):
     """Whether the kernels can update these tensor lists (CPU, float32/64, contiguous)."""
     if not _enabled or not lists_fit(*lists):
         return False
-    return _lib is not None or library() is not None
+    return _LIB._lib is not None or _LIB.get() is not None
 
 
 def lists_fit(*lists):
@@ -203,9 +140,9 @@ def run(kind, ws, gs, s0=None, s1=None, s2=None, lr=0.0, wd=0.0, a=None, b=None,
     part = array.array("d", bytes(16 * n)) if want_sums else None
     keep = [_ptrs(ws), _ptrs(gs), _ptrs(s0), _ptrs(s1), _ptrs(s2), offs, _dbl(lr, n),
             _dbl(wd, n), _dbl(a, n), _dbl(b, n), _dbl(c, n), _dbl(p, N_PARAMS)]
-    rc = (_lib or library()).ng_multi_update(kind, int(ws[0].dtype is torch.float64), n,
-                                             *map(_addr, keep), _addr(part),
-                                             torch.get_num_threads())
+    lib = _LIB._lib or _LIB.get()
+    rc = lib.ng_multi_update(kind, int(ws[0].dtype is torch.float64), n, *map(_addr, keep),
+                             _addr(part), torch.get_num_threads())
     if rc != 0:
         raise MemoryError("optimizer kernel could not allocate its scratch space")
     if want_sums:

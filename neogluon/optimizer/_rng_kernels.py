@@ -27,62 +27,24 @@ The library is compiled like :mod:`._ckernels` (same compiler, cache directory a
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
-import threading
-import warnings
 
 import torch
 
+from .. import _cbuild
 from . import _ckernels as ck
-
-_FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
-          "-fno-trapping-math"]
-_lock = threading.Lock()
-_libs: dict = {}
-_tried: set = set()
-
 
 # test builds besides the native one: no -march (software AES rounds) and plain AES-NI
 _VARIANT_FLAGS = {False: [], "aesni": ["-maes", "-msse4.1"]}
 
 
 def _build(native=True):
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        raise OSError("no C compiler found (set $CC)")
+    if native is True:
+        # AES-NI / VAES rounds when the machine has them; the cache key holds the CPU's flags
+        flag_sets = [ck._FLAGS + ["-march=native"], ck._FLAGS]
+    else:
+        flag_sets = [ck._FLAGS + _VARIANT_FLAGS[native]]
     tag = {True: "native", False: "portable"}.get(native, native)
-    key = hashlib.sha256((SOURCE + " ".join(_FLAGS) + tag + ck._cpu_signature() + cc)
-                         .encode()).hexdigest()[:16]
-    d = ck._cache_dir()
-    os.makedirs(d, exist_ok=True)
-    so = os.path.join(d, f"sgld_kernels_{key}.so")
-    if not os.path.exists(so):
-        with tempfile.TemporaryDirectory() as tmp:
-            c_path = os.path.join(tmp, "sgld.c")
-            with open(c_path, "w") as f:
-                f.write(SOURCE)
-            out = os.path.join(tmp, "sgld.so")
-            ok, err = False, ""
-            if native is True:
-                # AES-NI / VAES rounds when the machine has them; the cache key holds the
-                # CPU's flags
-                ok, err = ck._compile(cc, _FLAGS + ["-march=native"], out, c_path)
-                if not ok:
-                    ok, err = ck._compile(cc, _FLAGS, out, c_path)
-            else:
-                ok, err = ck._compile(cc, _FLAGS + _VARIANT_FLAGS[native], out, c_path)
-            if not ok:
-                raise OSError(f"compiling the SGLD kernel failed: {err[-2000:]}")
-            fd, tmp_so = tempfile.mkstemp(dir=d, suffix=".so.tmp")
-            os.close(fd)
-            shutil.copyfile(out, tmp_so)
-            os.chmod(tmp_so, 0o644)
-            os.replace(tmp_so, so)  # atomic: concurrent processes see a whole file or none
-    lib = ctypes.CDLL(so)
+    lib = _cbuild.build("sgld_kernels", SOURCE, flag_sets, "SGLD kernel", tag=tag)
     vp, i64, dbl = ctypes.c_void_p, ctypes.c_int64, ctypes.c_double
     lib.ng_sgld_update.argtypes = [ctypes.c_int, i64, vp, vp, vp, dbl, dbl, dbl, dbl, dbl,
                                    ctypes.c_uint64, ctypes.c_int]
@@ -98,22 +60,16 @@ def _build(native=True):
     return lib
 
 
+_LIBS = {v: _cbuild.LazyLibrary(lambda v=v: _build(v),
+                                "SGLD kernel unavailable, using torch's generator")
+         for v in (True, False, "aesni")}
+
+
 def library(native=True):
     """The loaded SGLD library, or None when it cannot be built here. For tests:
     ``native=False`` is the build without ``-march=native`` (AES rounds in software),
     ``native="aesni"`` the one with plain AES-NI (one block a register, x86 only)."""
-    lib = _libs.get(native)
-    if lib is not None or native in _tried:
-        return lib
-    with _lock:
-        if native not in _tried:
-            try:
-                _libs[native] = _build(native)
-            except (OSError, subprocess.SubprocessError) as e:
-                warnings.warn(f"neogluon: SGLD kernel unavailable, using torch's generator "
-                              f"({e})", RuntimeWarning, stacklevel=3)
-            _tried.add(native)
-    return _libs.get(native)
+    return _LIBS[native].get()
 
 
 def usable(ws, gs):
