@@ -382,3 +382,12 @@ def test_relu_gradient_is_nan_where_the_input_is_nan():
     y.backward()
     np.testing.assert_equal(y.asnumpy(), [np.nan, 0, 2, 0])
     np.testing.assert_equal(x.grad.asnumpy(), [np.nan, 0, 1, 0])
+
+
+def test_concat_and_stack_accept_name_as_every_mxnet_op():
+    """tree_lstm passes name= to F.concat in an imperative Block (every MXNet nd operator takes
+    and ignores name=)."""
+    a, b = nd.ones((1, 2)), nd.zeros((1, 2))
+    np.testing.assert_array_equal(nd.concat(a, b, dim=1, name="hc").asnumpy(), [[1, 1, 0, 0]])
+    np.testing.assert_array_equal(nd.Concat(a, b, dim=0, name="hc").shape, (2, 2))
+    assert nd.stack(a, b, axis=0, name="s").shape == (2, 1, 2)

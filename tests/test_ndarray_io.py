@@ -1,6 +1,7 @@
 """nd.save / nd.load in MXNet's binary format, against files written by MXNet 1.9.1."""
 import json
 import os
+import io
 import pickle
 
 import numpy as np
@@ -143,6 +144,39 @@ def test_pickle_ndarray(dtype):
     np.testing.assert_array_equal(b.asnumpy(), a.asnumpy())
     c = nd.ones((2,), ctx=mx.cpu(2))
     assert pickle.loads(pickle.dumps(c)).context == mx.cpu(2)
+
+
+# pickle.dumps({'w': nd.array([[1.5, -2, 3], [4, 5, 6.25]]), 'i': nd.array([7, 8], dtype='int64'),
+#               'c': nd.ones((2,), ctx=mx.cpu(1))}, protocol=2) under MXNet 1.9.1: each array is
+# ``NDArray(None)`` then ``__setstate__({'handle': ...})`` (tree_lstm's dataset.pickle cache).
+_MXNET_PICKLE = (
+    "80027d7100285801000000777101636d786e65742e6e6461727261792e6e6461727261790a4e4441727261790a"
+    "71024e8571035271047d7105580600000068616e646c657106635f5f6275696c74696e5f5f0a627974656172"
+    "7261790a7107635f636f646563730a656e636f64650a71085849000000c389c3bac293c3b900000000020000"
+    "00020000000000000003000000000000000100000000000000000000000000c3803f000000c3800000404000"
+    "00c280400000c2a0400000c38840710958060000006c6174696e31710a86710b52710c85710d52710e736258"
+    "0100000069710f680268035271107d71116806680768085834000000c389c3bac293c3b90000000001000000"
+    "0200000000000000010000000000000006000000070000000000000008000000000000007112680a86711352"
+    "711485711552711673625801000000637117680268035271187d7119680668076808582e000000c389c3bac2"
+    "93c3b9000000000100000002000000000000000100000001000000000000000000c2803f0000c2803f711a68"
+    "0a86711b52711c85711d52711e7362752e")
+
+
+def test_unpickle_arrays_pickled_by_mxnet():
+    class AsNeogluon(pickle.Unpickler):
+        def find_class(self, module, name):
+            if module.startswith("mxnet."):
+                module = "neogluon." + module[len("mxnet."):]
+            return super().find_class(module, name)
+
+    got = AsNeogluon(io.BytesIO(bytes.fromhex(_MXNET_PICKLE))).load()
+    assert isinstance(got["w"], nd.NDArray)
+    np.testing.assert_array_equal(got["w"].asnumpy(), [[1.5, -2, 3], [4, 5, 6.25]])
+    assert got["w"].dtype == np.float32 and got["i"].dtype == np.int64
+    np.testing.assert_array_equal(got["i"].asnumpy(), [7, 8])
+    # MXNet 1.9.1 unpickles an array saved on cpu(1) on cpu(0) too
+    assert got["c"].context == mx.cpu(0)
+    np.testing.assert_array_equal((got["w"] * 2).asnumpy()[0], [3, -4, 6])
 
 
 def test_sparse_arrays_load_and_save_byte_identical(tmp_path):

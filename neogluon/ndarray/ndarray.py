@@ -88,6 +88,10 @@ class NDArray:
     def __init__(self, data=None, ctx=None, dtype=None):
         if isinstance(data, torch.Tensor):
             t = data
+        elif data is None:
+            # MXNet pickles an array as ``NDArray(None)`` followed by ``__setstate__``: an
+            # empty placeholder that the state fills in.
+            t = torch.empty((0,), dtype=to_torch_dtype(dtype))
         else:
             # A copy: the array never writes into the caller's numpy data, and a read-only
             # source (np.broadcast_to, a memmap opened 'r') raises no torch warning.
@@ -1356,8 +1360,9 @@ def _tensors(arrays, what):
     return ts
 
 
-def concat(*data, dim=1, num_args=None, out=None):
-    """Join arrays along an existing axis (``dim``, default 1 as in MXNet)."""
+def concat(*data, dim=1, num_args=None, out=None, name=None):
+    """Join arrays along an existing axis (``dim``, default 1 as in MXNet). ``name`` is
+    accepted and ignored, as by every MXNet ``nd`` operator."""
     if len(data) == 1 and isinstance(data[0], (list, tuple)):
         data = tuple(data[0])
     ts = _tensors(data, "concat")
@@ -1369,8 +1374,8 @@ def concat(*data, dim=1, num_args=None, out=None):
     return _assign_out(_new(r, data[0]._ctx), out)
 
 
-def stack(*data, axis=0, num_args=None, out=None):
-    """Join arrays along a new axis."""
+def stack(*data, axis=0, num_args=None, out=None, name=None):
+    """Join arrays along a new axis (``name`` accepted and ignored, as in MXNet)."""
     if len(data) == 1 and isinstance(data[0], (list, tuple)):
         data = tuple(data[0])
     ts = _tensors(data, "stack")
