@@ -179,7 +179,7 @@ def main():
     ap.add_argument("--json")
     args = ap.parse_args()
     res = run(args.rounds, args.only)
-    print(f"torch {torch.__version__}, neogluon {mx.__neogluon_version__}, threads "
+    print(f"torch {torch.__version__}, neogluon {mx.__version__}, threads "
           f"{torch.get_num_threads()}, rounds {args.rounds}")
     print(f"{'case':14s} {'neogluon us':>12s} {'torch us':>10s} {'ratio':>7s} "
           f"{'median':>7s} {'target':>7s}")

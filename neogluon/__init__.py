@@ -14,11 +14,17 @@ from . import ndarray as nd
 from .util import (is_np_shape, set_np_shape, np_shape, use_np_shape, is_np_array, np_array,
                    use_np_array, use_np)
 
-# ``__version__`` is the MXNet API level neogluon implements: MXNet programs and libraries
-# (GluonCV, GluonNLP) compare ``mx.__version__`` against MXNet releases. neogluon's own release
-# is ``__neogluon_version__`` (the package metadata's version).
-__version__ = "1.9.1"
-__neogluon_version__ = "0.1.0"
+# ``__version__`` is neogluon's own release, the package metadata's version (a test holds it
+# equal to pyproject.toml's). ``__mxnet_version__`` is the MXNet API level neogluon implements;
+# under the ``mxnet`` alias (``python -m neogluon.run``, ``import neogluon.mxnet_alias``)
+# ``mxnet.__version__`` is that level, which MXNet programs and libraries (GluonCV, GluonNLP)
+# compare against MXNet releases. ``__neogluon_version__`` is kept as another name for
+# ``__version__``.
+__version__ = "0.1.0"
+__neogluon_version__ = __version__
+__mxnet_version__ = base.MXNET_API_VERSION
+
+import sys as _sys
 
 
 def __getattr__(name):
@@ -36,7 +42,8 @@ def __getattr__(name):
             "operator": ".operator", "registry": ".registry"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
-        globals()[name] = mod
+        # Through setattr (not globals()), so the ``mxnet`` alias module sees it too.
+        setattr(_sys.modules[__name__], name, mod)
         return mod
     raise AttributeError(f"module 'neogluon' has no attribute {name!r}")
 

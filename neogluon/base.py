@@ -11,6 +11,13 @@ __all__ = ["MXNetError", "MXNetValueError", "NotSupportedForSparseNDArray", "Not
            "numeric_types", "integer_types", "string_types", "to_torch_dtype", "to_numpy_dtype",
            "dtype_name", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
 
+# The MXNet release whose API neogluon implements: ``mxnet.__version__`` under the alias,
+# ``neogluon.__mxnet_version__``, and (as MXNet's ``major*10000 + minor*100 + patch``) the
+# ``mxnet_version`` that symbol JSON files carry. neogluon's own release is
+# ``neogluon.__version__``.
+MXNET_API_VERSION = "1.9.1"
+MXNET_API_VERSION_INT = 10901
+
 
 class MXNetError(RuntimeError):
     """The error neogluon raises where MXNet 1.x raises ``mxnet.base.MXNetError``."""

@@ -1,13 +1,19 @@
 """Make ``import mxnet`` (and every ``mxnet.*`` module) resolve to neogluon.
 
     import neogluon.mxnet_alias      # in a notebook, before the first ``import mxnet``
-    import mxnet as mx               # now neogluon; ``mx is neogluon``
+    import mxnet as mx               # now neogluon's API: ``mx.nd is neogluon.nd``
 
-Each ``mxnet.X.Y`` is the *same module object* as ``neogluon.X.Y``: classes, registries and
-module-level state are shared, so ``isinstance`` checks and monkeypatches behave as expected.
+The top-level ``mxnet`` is a thin module of its own that shares the ``neogluon`` package's
+namespace: attribute reads, writes and deletes (and ``dir()``) through either name see the same
+names and objects. Only its identity differs: its ``__name__`` is ``"mxnet"`` and its
+``__version__`` is the MXNet API level neogluon implements (``"1.9.1"``, which MXNet programs
+and GluonCV/GluonNLP compare against MXNet releases), while ``neogluon.__version__`` is
+neogluon's own release. Each ``mxnet.X.Y`` below it is the *same module object* as
+``neogluon.X.Y``: classes, registries and module-level state are shared, so ``isinstance``
+checks and monkeypatches behave as expected.
 
-A real MXNet installation is never shadowed unless asked: by default the alias finder sits at
-the end of ``sys.meta_path`` and only answers when no other finder knows ``mxnet``. Call
+A real MXNet installation is never shadowed unless asked: by default the alias finder steps
+aside for the top-level ``mxnet`` when another finder knows a real one. Call
 :func:`install` with ``shadow=True`` (or set ``NEOGLUON_SHADOW_MXNET=1`` before importing this
 module) to put neogluon in front of an installed MXNet.
 """
@@ -37,6 +43,15 @@ _ALIAS = "mxnet"
 _TARGET = "neogluon"
 
 
+def _keep_finder_first():
+    # Finders installed after the alias (pytest's assertion rewriter is one) would otherwise
+    # see ``mxnet.test_utils`` first, find neogluon/test_utils.py through the shared
+    # ``__path__`` and execute a second copy of it. Staying first keeps one module object.
+    if sys.meta_path and sys.meta_path[0] is not _finder and _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)
+        sys.meta_path.insert(0, _finder)
+
+
 class _SameModuleLoader(importlib.abc.Loader):
     """Hands out the already-imported neogluon module for an ``mxnet.*`` name."""
 
@@ -54,12 +69,148 @@ class _SameModuleLoader(importlib.abc.Loader):
         # own spec back so reload(), pickling by reference and ``python -m`` keep working.
         if self._target_spec is not None:
             module.__spec__ = self._target_spec
-        # Finders installed after the alias (pytest's assertion rewriter is one) would otherwise
-        # see ``mxnet.test_utils`` first, find neogluon/test_utils.py through the shared
-        # ``__path__`` and execute a second copy of it. Staying first keeps one module object.
-        if sys.meta_path and sys.meta_path[0] is not _finder and _finder in sys.meta_path:
-            sys.meta_path.remove(_finder)
-            sys.meta_path.insert(0, _finder)
+        _keep_finder_first()
+
+
+# Attributes that belong to the ``mxnet`` module itself rather than to neogluon: its identity
+# (what the import system sets on a module), its version and its attribute hook. Every other
+# name is neogluon's.
+_OWN = frozenset({"__name__", "__qualname__", "__doc__", "__spec__", "__loader__",
+                  "__package__", "__path__", "__file__", "__cached__", "__builtins__",
+                  "__version__", "__getattr__", "__class__", "__dict__"})
+
+_target_module = None     # the neogluon package, once the ``mxnet`` module exists
+_mxnet = None             # the one ``mxnet`` module of this process
+_MISSING = object()
+
+# How the ``mxnet`` module sees neogluon's names. The plain way, a class-level ``__getattr__``
+# that looks each name up on neogluon, was measured at ~2.6 us for ``mx.nd`` against ~0.13 us
+# for ``neogluon.nd`` (CPython 3.11 builds and discards an AttributeError on each read before
+# the hook runs; an ``mx.nd.ones((2, 2))`` is ~17 us, so it was a 15% tax on small ops), and a
+# class-level ``__getattribute__`` at ~0.5 us. So the ``mxnet`` module keeps a copy of
+# neogluon's namespace in its own ``__dict__`` (reads cost what they cost on neogluon), kept
+# equal to it: every write or delete through either name goes to neogluon and to the copy
+# (neogluon's module class becomes ``_NeogluonPackage`` for that), and a name that is not in the
+# copy yet (a lazily imported submodule) is looked up on neogluon by the module's
+# ``__getattr__`` hook and added. Only a write straight into ``vars(neogluon)`` (not through
+# ``setattr``) or a ``reload(neogluon)`` bypasses the copy; ``importlib.reload(mxnet)`` copies
+# again.
+
+
+def _mirror(name, value):
+    if _mxnet is not None and name not in _OWN:
+        _mxnet.__dict__[name] = value
+
+
+class _NeogluonPackage(types.ModuleType):
+    """neogluon's module class while the ``mxnet`` module exists: writes and deletes of its
+    attributes are made on the ``mxnet`` module's copy of its namespace too."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        _mirror(name, value)
+
+    def __delattr__(self, name):
+        super().__delattr__(name)
+        if _mxnet is not None and name not in _OWN:
+            _mxnet.__dict__.pop(name, None)
+
+
+class _MXNetModule(types.ModuleType):
+    """The top-level ``mxnet``: neogluon's namespace under MXNet's name and version.
+
+    Every name outside ``_OWN`` is neogluon's: ``mxnet.nd is neogluon.nd``; ``mxnet.gluon = m``
+    (the import system does this for ``import mxnet.gluon``) sets ``neogluon.gluon``; a
+    monkeypatch or ``del`` through either name is seen through both; ``dir(mxnet)`` lists
+    neogluon's names and ``from mxnet import *`` imports neogluon's public names. Its own are
+    ``__name__`` (``"mxnet"``), ``__spec__``/``__path__`` (neogluon's directory, so
+    ``import mxnet.X`` works) and ``__version__``, the MXNet API level.
+    """
+
+    _neogluon_alias = True
+
+    def __setattr__(self, name, value):
+        if name in _OWN:
+            super().__setattr__(name, value)
+        else:
+            setattr(_target_module, name, value)
+            self.__dict__[name] = value
+
+    def __delattr__(self, name):
+        if name in _OWN:
+            super().__delattr__(name)
+        else:
+            delattr(_target_module, name)
+            self.__dict__.pop(name, None)
+
+    def __dir__(self):
+        return sorted(set(dir(_target_module)) | set(self.__dict__))
+
+
+def _mxnet_getattr(name):
+    """The ``mxnet`` module's ``__getattr__`` hook: a name its copy does not hold yet."""
+    try:
+        value = getattr(_target_module, name)
+    except AttributeError as err:
+        if str(err) != f"module {_TARGET!r} has no attribute {name!r}":
+            raise       # raised while neogluon imported a lazy submodule: keep it as is
+        raise AttributeError(f"module {_ALIAS!r} has no attribute {name!r}",
+                             name=name, obj=_mxnet) from None
+    if vars(_target_module).get(name, _MISSING) is value:
+        _mirror(name, value)
+    return value
+
+
+def _copy_namespace():
+    own = _mxnet.__dict__
+    for name in [n for n in own if n not in _OWN]:
+        del own[name]
+    for name, value in list(vars(_target_module).items()):
+        _mirror(name, value)
+
+
+class _MXNetModuleLoader(importlib.abc.Loader):
+    """Hands out the process's one ``mxnet`` module (see :func:`_mxnet_module`)."""
+
+    def create_module(self, spec):
+        return _mxnet_module()
+
+    def exec_module(self, module):
+        # Everything was set when the module was made; the import system has only replaced
+        # ``__spec__`` by an equal one. Keep the first, as for the submodules. (Under
+        # ``importlib.reload(mxnet)`` the namespace is copied from neogluon again.)
+        module.__spec__ = _mxnet_spec
+        if module is _mxnet:
+            _copy_namespace()
+        _keep_finder_first()
+
+
+_mxnet_loader = _MXNetModuleLoader()
+_mxnet_spec = None
+
+
+def _mxnet_module():
+    """The ``mxnet`` module object of this process, made on first use."""
+    global _mxnet, _target_module, _mxnet_spec
+    if _mxnet is None:
+        target = importlib.import_module(_TARGET)
+        spec = importlib.machinery.ModuleSpec(_ALIAS, _mxnet_loader, origin=target.__file__,
+                                              is_package=True)
+        spec.submodule_search_locations = target.__path__
+        spec.has_location = True
+        module = _MXNetModule(_ALIAS, target.__doc__)
+        for name, value in (("__spec__", spec), ("__loader__", _mxnet_loader),
+                            ("__package__", _ALIAS), ("__path__", target.__path__),
+                            ("__file__", target.__file__),
+                            ("__cached__", getattr(target, "__cached__", None)),
+                            ("__version__", target.__mxnet_version__),
+                            ("__getattr__", _mxnet_getattr)):
+            setattr(module, name, value)
+        if type(target) is types.ModuleType:
+            target.__class__ = _NeogluonPackage
+        _target_module, _mxnet_spec, _mxnet = target, spec, module
+        _copy_namespace()
+    return _mxnet
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
@@ -71,7 +222,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         if fullname == _ALIAS:
             if not self.shadow and _other_finder_knows(_ALIAS):
                 return None
-        elif not _is_neogluon(sys.modules.get(_ALIAS)):
+            try:
+                _mxnet_module()
+            except ImportError:
+                return None
+            return _mxnet_spec
+        if not _is_neogluon(sys.modules.get(_ALIAS)):
             return None
         target_name = _TARGET + fullname[len(_ALIAS):]
         try:
@@ -107,14 +263,18 @@ class _NamespaceModule(types.ModuleType):
 class _AttributeLoader(importlib.abc.Loader):
     def __init__(self, obj):
         self._obj = obj
+        self._own_spec = None
 
     def create_module(self, spec):
         if isinstance(self._obj, types.ModuleType):
+            self._own_spec = getattr(self._obj, "__spec__", None)
             return self._obj
         return _NamespaceModule(spec.name, self._obj)
 
     def exec_module(self, module):
-        pass
+        # ``import mxnet.nd`` stamped the alias spec on neogluon.ndarray; give its own back.
+        if module is self._obj and self._own_spec is not None:
+            module.__spec__ = self._own_spec
 
 
 def _attribute_spec(fullname, target_name):
@@ -181,8 +341,8 @@ class _LibraryCheckFinder(importlib.abc.MetaPathFinder):
 _library_finder = _LibraryCheckFinder()
 
 
-# neogluon.run's shim package for child interpreters (neogluon/_alias_path/mxnet) is neogluon,
-# not a real MXNet.
+# neogluon.run's shim package for child interpreters (neogluon/_alias_path/mxnet) is this
+# alias, not a real MXNet.
 _SHIM_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_alias_path")
 
 
@@ -221,14 +381,15 @@ def install(shadow: bool = False) -> bool:
     Returns
     -------
     bool
-        True when ``import mxnet`` now gives neogluon.
+        True when ``import mxnet`` now gives neogluon (the ``mxnet`` module that forwards
+        to it).
     """
     uninstall()
     loaded = sys.modules.get(_ALIAS)
-    # The finder always goes first: once ``mxnet`` is neogluon, the path finder would otherwise
-    # find ``mxnet.X`` in neogluon's own directory and execute a second copy of the module
-    # (a second MXNetError class, registry, ...). Without ``shadow`` the finder itself steps
-    # aside for the top-level name when another finder knows a real MXNet.
+    # The finder always goes first: once ``mxnet`` is imported, the path finder would otherwise
+    # find ``mxnet.X`` through its ``__path__`` (neogluon's own directory) and execute a second
+    # copy of the module (a second MXNetError class, registry, ...). Without ``shadow`` the
+    # finder itself steps aside for the top-level name when another finder knows a real MXNet.
     _finder.shadow = shadow
     sys.meta_path.insert(0, _finder)
     sys.meta_path.insert(1, _library_finder)
@@ -252,9 +413,13 @@ def uninstall() -> None:
 
 
 def _is_neogluon(module) -> bool:
-    if getattr(module, "__name__", "").split(".")[0] == _TARGET:
+    """Whether ``module`` (what ``sys.modules['mxnet']`` holds) is this alias and not a real
+    MXNet: the ``mxnet`` module this alias makes, neogluon itself (put there by hand), or
+    neogluon.run's shim while it is being imported (it then replaces itself by the former)."""
+    if getattr(type(module), "_neogluon_alias", False):
         return True
-    # neogluon.run's shim, while it is being imported (it then replaces itself by neogluon).
+    if (getattr(module, "__name__", None) or "").split(".")[0] == _TARGET:
+        return True
     return (getattr(module, "__file__", None) or "").startswith(_SHIM_DIR + os.sep)
 
 

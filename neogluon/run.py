@@ -4,9 +4,10 @@
     python -m neogluon.run -m pytest -q test_gluon_trainer.py
     python -m neogluon.run --shadow script.py      # even where a real MXNet is installed
 
-Every ``mxnet.*`` module the program imports is the same module object as its ``neogluon.*``
-twin (see :mod:`neogluon.mxnet_alias`). The program sees the ``sys.argv`` it would see when run
-with ``python script.py`` / ``python -m module``.
+``mxnet`` is a module that shares the neogluon package's namespace and reports MXNet's
+``__version__`` ("1.9.1"), and every ``mxnet.*`` module below it is the same module object as
+its ``neogluon.*`` twin (see :mod:`neogluon.mxnet_alias`). The program sees the ``sys.argv``
+it would see when run with ``python script.py`` / ``python -m module``.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def main(argv=None) -> None:
         raise SystemExit(2)
 
     # Child interpreters (multiprocessing's spawn/forkserver) re-import the main module and so
-    # ``import mxnet`` again; the shim package on PYTHONPATH gives them neogluon as well.
+    # ``import mxnet`` again; the shim package on PYTHONPATH gives them the alias as well.
     shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_alias_path")
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if shim not in paths:

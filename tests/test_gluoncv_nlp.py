@@ -55,8 +55,8 @@ def test_gluoncv_torch_check_only_step(tmp_path):
     (site / "gluoncv" / "check.py").write_text(FAKE_CHECK)
     r = _run_alias("""
         import mxnet, neogluon, importlib.metadata
-        print("version", mxnet.__version__, neogluon.__neogluon_version__ ==
-              importlib.metadata.version("neogluon"))
+        print("version", mxnet.__version__, neogluon.__version__ ==
+              importlib.metadata.version("neogluon") != "1.9.1")
         from gluoncv import check
         check._require_mxnet_version("1.4.0")          # unchanged, passes at 1.9.1
         try:
@@ -181,11 +181,18 @@ def test_gluoncv_gluonnlp_import_under_alias(tmp_path):
     r = _run_alias("""
         import warnings
         warnings.simplefilter("error", UserWarning)   # no 'both mxnet and torch' warning
-        import mxnet, gluoncv, gluonnlp
+        import mxnet, gluoncv, gluonnlp, neogluon
         print(gluoncv._found_mxnet, gluoncv._found_pytorch, mxnet.__version__)
+        # what GluonCV's and GluonNLP's modules hold as `mx` is the alias module
+        from gluoncv import check
+        check._require_mxnet_version("1.4.0", "2.0.0")
+        import gluoncv.model_zoo.segbase, gluonnlp.model
+        print("their mx", gluoncv.model_zoo.segbase.mx is mxnet,
+              gluonnlp.model.attention_cell.mx is mxnet, neogluon.__version__ != "1.9.1")
     """, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "True False 1.9.1" in r.stdout
+    assert "their mx True True True" in r.stdout
 
 
 @pytest.mark.parametrize("case", MODEL_CASES)

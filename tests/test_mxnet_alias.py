@@ -1,14 +1,19 @@
-"""`python -m neogluon.run` and neogluon.mxnet_alias: `import mxnet` gives neogluon, programs see
-the argv/path/__name__ they would see under plain `python`, and a real MXNet is never shadowed
+"""`python -m neogluon.run` and neogluon.mxnet_alias: `import mxnet` gives neogluon's API (a thin
+`mxnet` module over the neogluon package, with MXNet's `__version__`), programs see the
+argv/path/__name__ they would see under plain `python`, and a real MXNet is never shadowed
 unless asked (simulated by a fake `mxnet` package on PYTHONPATH)."""
 import os
 import subprocess
 import sys
 import textwrap
 
+import tomllib
+
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(REPO, "pyproject.toml"), "rb") as _f:
+    NEOGLUON_VERSION = tomllib.load(_f)["project"]["version"]
 
 
 def _run(args, cwd, extra_path=None, env=None):
@@ -36,8 +41,10 @@ PROBE = textwrap.dedent("""
     import mxnet
     import mxnet.gluon
     import neogluon
-    print("is_neogluon", mxnet is neogluon)
+    print("on_neogluon", getattr(mxnet, "nd", None) is neogluon.nd and
+          getattr(mxnet, "MXNetError", None) is neogluon.MXNetError)
     print("gluon_same", mxnet.gluon is neogluon.gluon)
+    print("versions", getattr(mxnet, "__version__", None), neogluon.__version__)
     print("fake", getattr(mxnet, "FAKE_REAL_MXNET", False))
     print("argv", sys.argv[1:])
     print("name", __name__)
@@ -54,7 +61,8 @@ def test_script_runs_on_neogluon_with_its_argv(tmp_path):
     out = _run(["-m", "neogluon.run", str(script), "--lr", "0.1", "x y"], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     f = _fields(out.stdout)
-    assert f["is_neogluon"] == "True" and f["gluon_same"] == "True" and f["fake"] == "False"
+    assert f["on_neogluon"] == "True" and f["gluon_same"] == "True" and f["fake"] == "False"
+    assert f["versions"] == "1.9.1 " + NEOGLUON_VERSION
     assert f["argv"] == "['--lr', '0.1', 'x y']"
     assert f["argv0"] == str(script) and f["name"] == "__main__"
     assert f["path0"] == str(tmp_path)  # the script's directory, as for `python prog.py`
@@ -85,7 +93,7 @@ def test_module_form_and_exit_status(tmp_path):
     out = _run(["-m", "neogluon.run", "-m", "mytool", "a", "--b"], cwd=tmp_path)
     assert out.returncode == 3, out.stderr
     f = _fields(out.stdout)
-    assert f["is_neogluon"] == "True" and f["argv"] == "['a', '--b']" and f["name"] == "__main__"
+    assert f["on_neogluon"] == "True" and f["argv"] == "['a', '--b']" and f["name"] == "__main__"
     out = _run(["-m", "neogluon.run", "-m", "single"], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert _fields(out.stdout)["gluon_same"] == "True"
@@ -98,10 +106,16 @@ def test_mxnet_modules_are_neogluon_modules(tmp_path):
         from mxnet import gluon, nd, autograd
         from mxnet.gluon import nn
         from mxnet.base import MXNetError
+        import mxnet.ndarray as ndarray
         import neogluon
         assert mx.gluon is neogluon.gluon and nn is neogluon.gluon.nn
         assert nd is neogluon.nd and MXNetError is neogluon.MXNetError
+        assert mx.MXNetError is neogluon.MXNetError and mx.base is neogluon.base
+        assert ndarray is neogluon.ndarray and mx.nd is neogluon.ndarray
         assert mx.test_utils is neogluon.test_utils and mx.runtime is neogluon.runtime
+        # `mxnet` itself is a module of its own: MXNet's name and version, neogluon's namespace
+        assert mx is not neogluon and mx.__name__ == "mxnet" and mx.__version__ == "1.9.1"
+        assert neogluon.__name__ == "neogluon" and neogluon.__version__ != "1.9.1"
         net = nn.Dense(2)
         net.initialize()
         assert isinstance(net(nd.ones((1, 3))), neogluon.nd.NDArray)
@@ -135,7 +149,7 @@ def test_real_mxnet_is_not_shadowed_without_shadow(tmp_path, fake_mxnet):
     out = _run(["-c", code], cwd=tmp_path, extra_path=str(fake_mxnet))
     assert out.returncode == 0, out.stderr
     f = _fields(out.stdout)
-    assert f["is_neogluon"] == "False" and f["fake"] == "True"
+    assert f["on_neogluon"] == "False" and f["fake"] == "True"
     assert "NEOGLUON_SHADOW_MXNET" in out.stderr
 
 
@@ -146,13 +160,14 @@ def test_shadow_makes_neogluon_win(tmp_path, fake_mxnet):
                extra_path=str(fake_mxnet))
     assert out.returncode == 0, out.stderr
     f = _fields(out.stdout)
-    assert f["is_neogluon"] == "True" and f["gluon_same"] == "True" and f["fake"] == "False"
+    assert f["on_neogluon"] == "True" and f["gluon_same"] == "True" and f["fake"] == "False"
+    assert f["versions"] == "1.9.1 " + NEOGLUON_VERSION
     assert f["argv"] == "['--x']"
     # the environment variable does the same for a plain import of the alias
     out = _run(["-c", "import neogluon.mxnet_alias\n" + PROBE], cwd=tmp_path,
                extra_path=str(fake_mxnet), env={"NEOGLUON_SHADOW_MXNET": "1"})
     assert out.returncode == 0, out.stderr
-    assert _fields(out.stdout)["is_neogluon"] == "True"
+    assert _fields(out.stdout)["on_neogluon"] == "True"
 
 
 def test_install_shadow_replaces_an_already_imported_real_mxnet(tmp_path, fake_mxnet):
@@ -165,11 +180,15 @@ def test_install_shadow_replaces_an_already_imported_real_mxnet(tmp_path, fake_m
         assert mxnet_alias.install(shadow=True) is True
         import mxnet as again
         import mxnet.gluon as g
-        import neogluon
-        assert again is neogluon and g is neogluon.gluon
+        import neogluon, sys
+        assert again is sys.modules["mxnet"] and again is not mxnet
+        assert not hasattr(again, "FAKE_REAL_MXNET") and again.__version__ == "1.9.1"
+        assert again.nd is neogluon.nd and g is neogluon.gluon
         mxnet_alias.uninstall()
         assert not mxnet_alias.installed()
-        assert mxnet_alias.install() is True   # mxnet is neogluon now: nothing to step aside for
+        assert mxnet_alias.install() is True   # mxnet is the alias now: nothing to step aside for
+        import mxnet.gluon.nn as nn
+        assert sys.modules["mxnet"] is again and nn is neogluon.gluon.nn
         print("ok")
     """)
     out = _run(["-W", "ignore", "-c", code], cwd=tmp_path, extra_path=str(fake_mxnet))
@@ -182,9 +201,12 @@ def test_alias_without_real_mxnet_in_process(tmp_path):
         from neogluon import mxnet_alias
         assert mxnet_alias.installed() and not mxnet_alias.real_mxnet_present()
         import mxnet, neogluon, mxnet.ndarray.sparse as sp
-        assert mxnet is neogluon and sp is neogluon.ndarray.sparse
+        assert sp is neogluon.ndarray.sparse and mxnet.ndarray.sparse is sp
+        assert mxnet.__version__ == "1.9.1" and neogluon.__version__ == %r
+        assert neogluon.__neogluon_version__ == neogluon.__version__
+        assert neogluon.__mxnet_version__ == "1.9.1" == mxnet.__mxnet_version__
         print("ok")
-    """)
+    """) % NEOGLUON_VERSION
     out = _run(["-c", code], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
@@ -215,9 +237,11 @@ def test_one_module_object_under_pytest(tmp_path):
 def test_spawned_children_import_neogluon_as_mxnet(tmp_path):
     # spawn and forkserver children start a fresh interpreter and re-import the main module
     # (DataLoader workers on macOS, and on Linux from Python 3.14); `import mxnet` there must
-    # give neogluon too.
+    # give the same `mxnet` module as in the parent, and objects pickled across the alias must
+    # arrive as neogluon's classes.
     (tmp_path / "prog.py").write_text(textwrap.dedent("""
         import multiprocessing as mp
+        import pickle
         import mxnet as mx
         from mxnet import gluon, nd
 
@@ -228,12 +252,29 @@ def test_spawned_children_import_neogluon_as_mxnet(tmp_path):
                 return nd.array([i * i])
 
         def probe(_):
+            import sys
             import mxnet, neogluon
-            return mxnet is neogluon
+            return (mxnet.__version__, neogluon.__version__, mxnet.nd is neogluon.nd,
+                    mxnet.MXNetError is neogluon.base.MXNetError, mxnet.__name__,
+                    sys.modules["mxnet"] is mxnet, mxnet is not neogluon)
+
+        def roundtrip(objs):
+            x, param, opt = objs
+            import neogluon
+            assert isinstance(x, neogluon.nd.NDArray) and isinstance(opt, neogluon.optimizer.SGD)
+            assert isinstance(param, neogluon.gluon.Parameter)
+            return x * 2, param, opt
 
         if __name__ == "__main__":
+            print("parent", mx.__version__)
             with mp.get_context("spawn").Pool(1) as pool:
                 print("child", pool.map(probe, [0]))
+                p = gluon.Parameter("w", shape=(2,))
+                p.initialize(init=mx.init.One())
+                opt = mx.optimizer.SGD(learning_rate=0.25, momentum=0.5)
+                x, p2, opt2 = pool.apply(roundtrip, ((nd.array([1.5, 2.0]), p, opt),))
+                print("pickled", x.asnumpy().tolist(), p2.data().asnumpy().tolist(),
+                      opt2.learning_rate, opt2.momentum, type(x).__module__)
             mp.set_start_method("spawn", force=True)
             loader = gluon.data.DataLoader(Squares(), batch_size=4, num_workers=1)
             print("batch", [b.asnumpy().ravel().tolist() for b in loader])
@@ -241,5 +282,7 @@ def test_spawned_children_import_neogluon_as_mxnet(tmp_path):
     out = _run(["-m", "neogluon.run", "prog.py"], cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     f = _fields(out.stdout)
-    assert f["child"] == "[True]"
+    assert f["parent"] == "1.9.1"
+    assert f["child"] == "[('1.9.1', %r, True, True, 'mxnet', True, True)]" % NEOGLUON_VERSION
+    assert f["pickled"] == "[3.0, 4.0] [1.0, 1.0] 0.25 0.5 neogluon.ndarray.ndarray"
     assert f["batch"] == "[[0.0, 1.0, 4.0, 9.0]]"

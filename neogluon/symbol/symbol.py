@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .. import _fileio
-from ..base import MXNetError
+from ..base import MXNET_API_VERSION_INT, MXNetError
 from ..context import Context, cpu, current_context
 from .. import ndarray as _nd
 from ..ndarray.ndarray import NDArray, _new
@@ -624,7 +624,8 @@ class Symbol:
         heads = [[index[id(n)], int(j), 0] for n, j in self._outputs]
         graph = _Struct([("nodes", [_Struct(d.items()) for d in nodes]),
                          ("arg_nodes", arg_nodes), ("node_row_ptr", row_ptr),
-                         ("heads", heads), ("attrs", {"mxnet_version": ["int", 10901]})])
+                         ("heads", heads),
+                         ("attrs", {"mxnet_version": ["int", MXNET_API_VERSION_INT]})])
         return _MXJSONWriter().dump(graph)
 
     def save(self, fname, remove_amp_cast=True):
@@ -1214,7 +1215,7 @@ hypot = _binary_function("_hypot", "_hypot_scalar", "_hypot_scalar",
 # Keys MXNet keeps as hidden attributes (``lr_mult`` -> ``__lr_mult__``).
 _HIDDEN_ATTRS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
                  "profiler_scope")
-_CURRENT_VERSION = 10901
+_CURRENT_VERSION = MXNET_API_VERSION_INT
 
 
 def _file_version(desc):

@@ -9,10 +9,10 @@ asked to run the program on neogluon.
 """
 import sys
 
-import neogluon
 from neogluon import mxnet_alias
 
-# The finder makes every ``mxnet.X`` the module ``neogluon.X``; the import that is executing
-# this file then returns ``sys.modules['mxnet']``, which is neogluon itself.
+# The finder makes every ``mxnet.X`` the module ``neogluon.X``. The import that is executing
+# this file then returns ``sys.modules['mxnet']``: the alias's ``mxnet`` module (neogluon's
+# namespace, MXNet's ``__version__``), the same one the parent process has.
 mxnet_alias.install(shadow=True)
-sys.modules[__name__] = neogluon
+sys.modules[__name__] = mxnet_alias._mxnet_module()
