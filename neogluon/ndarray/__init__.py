@@ -21,6 +21,12 @@ from . import detection_ops as _detection_ops
 for _name in _detection_ops.__all__:  # nd.contrib.box_nms, MultiBoxPrior, ROIAlign & co
     setattr(contrib, _name, getattr(_detection_ops, _name))
 ROIPooling = _detection_ops.ROIPooling
+from . import quantization as _quantization
+for _name in ("quantize_v2", "dequantize", "quantized_pooling", "quantized_concat",
+              "quantized_flatten"):  # nd.contrib.quantize_v2 & co (int8 inference)
+    setattr(contrib, _name, getattr(_quantization, _name))
+_internal._sg_mkldnn_conv = _quantization._sg_mkldnn_conv  # fused nodes of quantized graphs
+_internal._sg_mkldnn_fully_connected = _quantization._sg_mkldnn_fully_connected
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",

@@ -32,6 +32,7 @@ from .. import ndarray as _nd
 from ..ndarray.ndarray import NDArray, _new
 from ..name import NameManager
 from . import _import_ops  # noqa: F401  (registers the nd operators imported graphs need)
+from ..ndarray import quantization as _quant
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
            "arange", "pow", "power", "maximum", "minimum", "hypot", "eval_symbol"]
@@ -71,10 +72,10 @@ def _dtype_name(dtype):
 class _Node:
     """One node: a variable (op 'null') or an operator call."""
     __slots__ = ("op", "name", "attrs", "raw", "extra", "inputs", "input_names", "nout",
-                 "path", "variadic")
+                 "path", "variadic", "subgraphs")
 
     def __init__(self, op, name, attrs=None, inputs=(), input_names=None, extra=None,
-                 path=None, variadic=False, raw=None):
+                 path=None, variadic=False, raw=None, subgraphs=None):
         self.op = op
         self.name = name
         self.attrs = attrs if attrs is not None else {}   # variables: str values
@@ -84,6 +85,7 @@ class _Node:
         self.input_names = input_names
         self.path = path
         self.variadic = variadic
+        self.subgraphs = subgraphs                         # fused nodes: the graphs they hold
         self.nout = _num_outputs(op, self.attrs) if op != "null" else 1
 
     @property
@@ -114,6 +116,8 @@ def _num_outputs(op, attrs):
         return 1 + int(attrs.get("num_states", 1))
     if op in _DETECTION_NOUT:  # detection operators (ndarray/detection_ops.py)
         return _DETECTION_NOUT[op](attrs)
+    if op in _QUANT_NOUT:  # quantized operators (ndarray/quantization.py): codes, min, max
+        return _QUANT_NOUT[op](attrs)
     if op == "Custom":  # as many as the registered CustomOpProp lists
         from ..operator import _symbol_output_names
         return len(_symbol_output_names(attrs))
@@ -124,6 +128,25 @@ _DETECTION_NOUT = {"_contrib_bipartite_matching": lambda a: 2,
                    "_contrib_MultiBoxTarget": lambda a: 3,
                    "_contrib_Proposal": lambda a: 2 if _truthy(a.get("output_score")) else 1,
                    "_contrib_MultiProposal": lambda a: 2 if _truthy(a.get("output_score")) else 1}
+
+
+_QUANT_NOUT = {"_contrib_quantize_v2": lambda a: 3, "_contrib_quantized_pooling": lambda a: 3,
+               "_contrib_quantized_concat": lambda a: 3, "_contrib_quantized_flatten": lambda a: 3,
+               "_sg_mkldnn_conv": lambda a: 3 if _truthy(a.get("quantized", False)) else 1}
+# Operators of quantized graphs: float32 parameters, their own output types, errors named
+# by node.
+_QUANT_OPS = set(_QUANT_NOUT) | {"_contrib_dequantize", "_sg_mkldnn_fully_connected"}
+_SG_OPS = ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")
+
+
+def _mutated(node):
+    """Positions of the inputs ``node`` updates (they are auxiliary states)."""
+    if node.op == "_sg_mkldnn_conv":
+        if not _truthy(node.attrs.get("with_bn", False)):
+            return ()
+        base = 2 + (0 if _truthy(node.attrs.get("no_bias", False)) else 1)
+        return (base + 2, base + 3)
+    return _MUTATE.get(node.op, ())
 
 
 def _truthy(v):
@@ -149,6 +172,11 @@ def _visible(node):
     if op == "RNN" and n > 1:
         return [f"{node.name}_output", f"{node.name}_state_output",
                 f"{node.name}_statecell_output"][:n]
+    if op in ("_contrib_quantized_pooling", "_contrib_quantized_concat",
+              "_contrib_quantized_flatten"):
+        return [f"{node.name}_output", f"{node.name}_min_output", f"{node.name}_max_output"]
+    if op == "_sg_mkldnn_conv" and n == 3:
+        return [f"{node.name}_output", f"{node.name}_output_min", f"{node.name}_output_max"]
     if n == 1:
         return [f"{node.name}_output"]
     return [f"{node.name}_output{i}" for i in range(n)]
@@ -184,7 +212,7 @@ def _topo(entries):
 def _aux_nodes(order):
     aux = set()
     for node in order:
-        for pos in _MUTATE.get(node.op, ()):
+        for pos in _mutated(node):
             if pos < len(node.inputs) and node.inputs[pos][0].is_var:
                 aux.add(id(node.inputs[pos][0]))
     return aux
@@ -617,6 +645,8 @@ class Symbol:
             mut = _MUTATE.get(n.op, ())
             d["inputs"] = [[index[id(c)], int(j), 1 if (k in mut and c.is_var) else 0]
                            for k, (c, j) in enumerate(n.inputs)]
+            if n.subgraphs:
+                d["subgraphs"] = [_struct_graph(g) for g in n.subgraphs]
             nodes.append(d)
             if n.is_var:
                 arg_nodes.append(i)
@@ -729,6 +759,23 @@ class _MXJSONWriter:
             self.parts.append("true" if v else "false")
         else:
             self.parts.append(str(int(v)))
+
+
+def _struct_graph(desc):
+    """A subgraph (a fused node's) in the key order MXNet writes graphs and nodes."""
+    def node(d):
+        items = [("op", d.get("op", "null")), ("name", d.get("name", ""))]
+        if d.get("attrs"):
+            items.append(("attrs", dict(d["attrs"])))
+        items.append(("inputs", [list(e) for e in d.get("inputs", [])]))
+        if d.get("subgraphs"):
+            items.append(("subgraphs", [_struct_graph(g) for g in d["subgraphs"]]))
+        return _Struct(items)
+    items = [("nodes", [node(n) for n in desc.get("nodes", [])])]
+    for key in ("arg_nodes", "node_row_ptr", "heads"):
+        if key in desc:
+            items.append((key, desc[key]))
+    return _Struct(items)
 
 
 def _json_str(s):
@@ -1351,8 +1398,16 @@ def load_json(json_str):
         extra = {k: v for k, v in sattrs.items() if k.startswith("__") and k.endswith("__")}
         params = {k: _parse_attr(v) for k, v in sattrs.items() if k not in extra}
         raw = {k: v for k, v in sattrs.items() if k not in extra}
+        subgraphs = d.get("subgraphs") or None
+        if op in _SG_OPS:   # a fused node: evaluated with the attributes of what it fuses
+            params = _quant.subgraph_attrs(op, params, subgraphs, name, _parse_attr)
+        elif op == "_contrib_quantize_v2" and params.get("out_type", "int8") not in (
+                "auto", "int8", "uint8"):
+            raise MXNetError(f"load_json: operator {op!r} (node {name!r}): out_type "
+                             f"{params.get('out_type')!r} is not one of 'auto', 'int8', "
+                             "'uint8'")
         node = _Node(op, name, params, in_nodes, extra=extra, raw=raw,
-                     variadic=bool(_OPS.get(op, {}).get("variadic")))
+                     variadic=bool(_OPS.get(op, {}).get("variadic")), subgraphs=subgraphs)
         _check_attrs(node)
         if isinstance(row_ptr, list) and i + 1 < len(row_ptr):
             total = row_ptr[i + 1] - row_ptr[i]
@@ -1487,6 +1542,8 @@ def _nd_path(op):
         for c in list(cands):
             if c.startswith(prefix):
                 cands.append(f"{ns}.{c[len(prefix):]}")
+    if op.startswith("_sg_"):   # fused (subgraph) operators live in nd._internal
+        cands.append(f"_internal.{op}")
     for c in cands:
         t = _resolve_path(_nd, c)
         if t is not None and callable(t) and not isinstance(t, type):
@@ -1532,7 +1589,9 @@ def _call_node(node, vals, F, ctx):
         if names and not node.variadic:
             return fn(**dict(zip(names, vals)), **kwargs)
         return fn(*vals, **kwargs)
-    except MXNetError:
+    except MXNetError as err:
+        if node.op in _QUANT_OPS and f"node {node.name!r}" not in str(err):
+            raise MXNetError(f"operator {node.op!r} (node {node.name!r}): {err}") from None
         raise
     except (TypeError, ValueError, RuntimeError, IndexError) as err:
         raise MXNetError(f"operator {node.op!r} (node {node.name!r}) failed: {err}") from err
@@ -1729,7 +1788,10 @@ def _rule_upsampling(a, s):
     return {"weight": (int(a.get("num_filter") or s.get("data")[1]), 1, k, k)}
 
 
-_RULES = {"RNN": _rule_rnn, "UpSampling": _rule_upsampling, "FullyConnected": _rule_fc, "Convolution": _rule_conv,
+_RULES = {"_sg_mkldnn_conv": lambda a, s: _quant.sg_param_shapes("_sg_mkldnn_conv", a, s),
+          "_sg_mkldnn_fully_connected":
+              lambda a, s: _quant.sg_param_shapes("_sg_mkldnn_fully_connected", a, s),
+          "RNN": _rule_rnn, "UpSampling": _rule_upsampling, "FullyConnected": _rule_fc, "Convolution": _rule_conv,
           "Deconvolution": lambda a, s: _rule_conv(a, s, True), "BatchNorm": _rule_bn,
           "_contrib_SyncBatchNorm": _rule_bn, "LayerNorm": _rule_ln, "InstanceNorm": _rule_in,
           "GroupNorm": _rule_gn, "Embedding": _rule_emb, "LeakyReLU": _rule_prelu}
@@ -1870,6 +1932,10 @@ class _Inference:
         if node.op == "UpSampling" and node.attrs.get("sample_type") == "bilinear" and \
                 len(keys) == 2:
             names = ["data", "weight"]    # variadic in the table; bilinear takes a weight
+        elif node.op == "_sg_mkldnn_conv":
+            names = _quant.sg_conv_input_names(node.attrs)
+        elif node.op == "_sg_mkldnn_fully_connected":
+            names = ["data", "weight", "bias"]
         if rule is not None and (node.op != "LeakyReLU" or node.attrs.get("act_type") == "prelu"):
             by_name = dict(zip(names, ins))
             if by_name.get("data") is not None:
@@ -1912,6 +1978,8 @@ class _Inference:
                 node.op in _CREATION and _full_shape(self.shape.get(out0)))):
             types = [self.dtype.get(k) for k in keys]
             first = next((t for t in types if t is not None), None)
+            if node.op in _QUANT_OPS:
+                first = "float32"   # parameters and ranges of quantized operators
             for j, k in enumerate(keys):
                 if types[j] is None:
                     types[j] = first or "float32"
@@ -1944,6 +2012,8 @@ class _Inference:
 
     def _types(self, node):
         in_types = [self.dtype.get((id(s), i)) for s, i in node.inputs]
+        if node.op in _QUANT_OPS:
+            return self._quant_types(node, in_types)
         first = next((t for t in in_types if t is not None), None)
         for j, (src, i) in enumerate(node.inputs):
             if in_types[j] is None and src.is_var:
@@ -1954,6 +2024,27 @@ class _Inference:
             out_t = "float32"
         for i in range(node.nout):
             self.dtype[(id(node), i)] = out_t
+
+    def _quant_types(self, node, in_types):
+        for j, (src, i) in enumerate(node.inputs):   # parameters and ranges are float32
+            if in_types[j] is None and src.is_var:
+                self.dtype[(id(src), 0)] = in_types[j] = "float32"
+        op, a = node.op, node.attrs
+        if op == "_contrib_quantize_v2":
+            cmin, cmax = a.get("min_calib_range"), a.get("max_calib_range")
+            signed = _quant._out_signed(a.get("out_type", "int8"), cmin, cmax)
+            outs = ["int8" if signed else "uint8", "float32", "float32"]
+        elif op == "_contrib_dequantize":
+            outs = ["float32"]
+        elif op == "_contrib_quantized_concat":
+            n = int(a.get("num_args", len(in_types) // 3))
+            outs = ["int8" if "int8" in in_types[:n] else "uint8", "float32", "float32"]
+        elif op in ("_contrib_quantized_pooling", "_contrib_quantized_flatten"):
+            outs = [in_types[0] if in_types else None, "float32", "float32"]
+        else:
+            outs = _quant.sg_output_types(op, a, in_types)
+        for i in range(node.nout):
+            self.dtype[(id(node), i)] = outs[i] if i < len(outs) else "float32"
 
     def _run(self, node, shapes, types):
         for device in ("meta", "cpu"):
