@@ -14,6 +14,7 @@ from .. import autograd as _ag_mod
 from ..base import MXNetError, to_torch_dtype
 from ..random import generator as _generator
 from .ndarray import NDArray, _new, _run, _assign_out, _call_nograd
+from . import _pool_kernel
 
 __all__ = ["FullyConnected", "Activation", "Convolution", "Deconvolution", "Pooling",
            "LeakyReLU", "BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm", "Dropout",
@@ -255,6 +256,17 @@ _MAXPOOL = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}
 _AVGPOOL = {2: F.avg_pool2d, 3: F.avg_pool3d}
 
 
+def _max_pool(x, nd, kernel, stride, pad, outs, ceil):
+    """torch's max pooling (``ceil_mode=ceil`` gives ``outs``), through the compiled CPU kernel
+    where it applies (same bits, several times faster: ``_pool_kernel``)."""
+    if nd == 2 and _pool_kernel.usable(x):
+        return _pool_kernel.max_pool2d(x, kernel, stride, pad, outs, ceil)
+    if nd == 1 and _pool_kernel.usable(x.unsqueeze(2)):
+        return _pool_kernel.max_pool2d(x.unsqueeze(2), (1, kernel[0]), (1, stride[0]),
+                                       (0, pad[0]), (1, outs[0]), ceil).squeeze(2)
+    return _MAXPOOL[nd](x, kernel, stride, pad, 1, ceil)
+
+
 def _pool_out(n, k, s, p, convention):
     if convention == "valid":
         return (n + 2 * p - k) // s + 1
@@ -409,7 +421,7 @@ def Pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off=False
             # torch drops a last window that starts in the right padding; MXNet keeps it.
             fast = all((o - 1) * s < n + p for o, s, n, p in zip(outs, stride, spatial, pad))
         if fast and pool_type == "max":
-            r = _run(_MAXPOOL[nd], x, kernel, stride, pad, 1, ceil)
+            r = _run(_max_pool, x, nd, kernel, stride, pad, outs, ceil)
         elif fast and pool_type == "avg" and nd > 1:
             r = _run(_AVGPOOL[nd], x, kernel, stride, pad, ceil, count_include_pad)
         elif fast and pool_type == "avg":

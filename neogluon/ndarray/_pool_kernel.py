@@ -1,0 +1,229 @@
+"""Max pooling on the CPU, forward and backward, as one compiled C loop each.
+
+torch's CPU max pooling for NCHW tensors (``max_pool2d_with_indices``) scans each output's
+window with a data-dependent branch per element; on random-looking activations that branch
+is mispredicted about half the time, so LeNet's first pooling layer cost about as much as its
+convolution and a ResNet stem's 3x3/2 pooling of a 112x112 map ~0.3 s a step. The forward
+below walks each output row once per window offset, keeping the running maximum and its
+position for the whole row with branch-free selects, which the compiler vectorises.
+
+Same results as torch's kernel, bit for bit: the window is scanned in the same row-major
+order, a strictly greater value (or a NaN) takes over, so the first maximum wins (the last NaN
+if any); the position is the flat index ``h * W + w`` in the input plane, torch's convention,
+so torch's ``max_pool2d_with_indices_backward`` can use it too (double backward). The backward
+adds each output's gradient at its position, in output order, as torch's does (same bits where
+windows overlap).
+
+Used for float32/float64 CPU tensors outside any tracing (make_fx, FX, TorchScript, dispatch
+modes), when the library builds (see ``neogluon._cbuild``) and unless
+``NEOGLUON_POOL_KERNELS=0``; otherwise torch's pooling runs (same numbers).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import torch
+
+from .. import _cbuild
+
+SOURCE = r"""
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <pthread.h>
+
+typedef struct {
+  int dt;                       /* 0 float32, 1 float64 */
+  const void *x; void *out; int32_t *idx; const void *g; void *gi;
+  int64_t p0, p1;               /* planes [p0, p1) */
+  int H, W, Ho, Wo, kh, kw, sh, sw, ph, pw;
+} job_t;
+
+#define FWD(T)                                                                             \
+  static void fwd_##T(const job_t *j) {                                                   \
+    const int H = j->H, W = j->W, Ho = j->Ho, Wo = j->Wo;                                 \
+    for (int64_t p = j->p0; p < j->p1; ++p) {                                             \
+      const T *xp = (const T *)j->x + p * (int64_t)H * W;                                 \
+      T *op = (T *)j->out + p * (int64_t)Ho * Wo;                                         \
+      int32_t *ip = j->idx + p * (int64_t)Ho * Wo;                                        \
+      for (int oh = 0; oh < Ho; ++oh) {                                                   \
+        T *restrict m = op + (int64_t)oh * Wo;                                            \
+        int32_t *restrict mi = ip + (int64_t)oh * Wo;                                     \
+        int hs = oh * j->sh - j->ph, hf = hs < 0 ? 0 : hs;                                \
+        for (int ow = 0; ow < Wo; ++ow) {                                                 \
+          int ws = ow * j->sw - j->pw;                                                    \
+          m[ow] = -INFINITY;                                                              \
+          mi[ow] = hf * W + (ws < 0 ? 0 : ws);                                            \
+        }                                                                                 \
+        for (int i = 0; i < j->kh; ++i) {                                                 \
+          int h = hs + i;                                                                 \
+          if (h < 0 || h >= H) continue;                                                  \
+          const T *row = xp + (int64_t)h * W;                                             \
+          for (int k = 0; k < j->kw; ++k) {                                               \
+            /* outputs whose window column k lies inside the row: 0 <= ow*sw-pw+k < W */  \
+            int off = k - j->pw, lo = 0, hi;                                              \
+            if (off < 0) lo = (-off + j->sw - 1) / j->sw;                                 \
+            hi = (W - 1 - off) / j->sw + 1;                                               \
+            if (hi > Wo) hi = Wo;                                                         \
+            const int32_t base = h * W + off;                                             \
+            const int s = j->sw;                                                          \
+            for (int ow = lo; ow < hi; ++ow) {                                            \
+              T v = row[ow * s + off];                                                    \
+              int t = (v > m[ow]) | (v != v);                                             \
+              m[ow] = t ? v : m[ow];                                                      \
+              mi[ow] = t ? base + ow * s : mi[ow];                                        \
+            }                                                                             \
+          }                                                                               \
+        }                                                                                 \
+      }                                                                                   \
+    }                                                                                     \
+  }                                                                                       \
+  static void bwd_##T(const job_t *j) {                                                   \
+    const int64_t HW = (int64_t)j->H * j->W, HoWo = (int64_t)j->Ho * j->Wo;               \
+    for (int64_t p = j->p0; p < j->p1; ++p) {                                             \
+      const T *gp = (const T *)j->g + p * HoWo;                                           \
+      const int32_t *ip = j->idx + p * HoWo;                                              \
+      T *o = (T *)j->gi + p * HW;                                                         \
+      memset(o, 0, sizeof(T) * HW);                                                       \
+      for (int64_t i = 0; i < HoWo; ++i) o[ip[i]] += gp[i];                               \
+    }                                                                                     \
+  }
+
+FWD(float)
+FWD(double)
+
+static void *run_fwd(void *a) {
+  const job_t *j = (const job_t *)a;
+  if (j->dt) fwd_double(j); else fwd_float(j);
+  return 0;
+}
+static void *run_bwd(void *a) {
+  const job_t *j = (const job_t *)a;
+  if (j->dt) bwd_double(j); else bwd_float(j);
+  return 0;
+}
+
+/* Split the planes over nthreads threads (this one included). */
+static void split(job_t *base, int64_t P, int nthreads, void *(*fn)(void *)) {
+  job_t jobs[64];
+  pthread_t th[64];
+  if (nthreads > 64) nthreads = 64;
+  if (nthreads > P) nthreads = (int)P;
+  if (nthreads < 1) nthreads = 1;
+  int64_t per = (P + nthreads - 1) / nthreads;
+  int started = 0;
+  for (int t = 0; t < nthreads; ++t) {
+    jobs[t] = *base;
+    jobs[t].p0 = per * t < P ? per * t : P;
+    jobs[t].p1 = per * (t + 1) < P ? per * (t + 1) : P;
+  }
+  for (int t = 1; t < nthreads; ++t) {
+    if (pthread_create(&th[t], 0, fn, &jobs[t]) != 0) break;
+    started = t;
+  }
+  /* slices whose thread did not start run here */
+  fn(&jobs[0]);
+  for (int t = started + 1; t < nthreads; ++t) fn(&jobs[t]);
+  for (int t = 1; t <= started; ++t) pthread_join(th[t], 0);
+}
+
+void ng_maxpool2d_fwd(int dt, const void *x, void *out, int32_t *idx, int64_t P, int H, int W,
+                      int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw,
+                      int nthreads) {
+  job_t j = {dt, x, out, idx, 0, 0, 0, P, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw};
+  split(&j, P, nthreads, run_fwd);
+}
+
+void ng_maxpool2d_bwd(int dt, const void *g, const int32_t *idx, void *gi, int64_t P, int H,
+                      int W, int Ho, int Wo, int nthreads) {
+  job_t j = {dt, 0, 0, (int32_t *)idx, g, gi, 0, P, H, W, Ho, Wo, 0, 0, 0, 0, 0, 0};
+  split(&j, P, nthreads, run_bwd);
+}
+"""
+
+_FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-fno-math-errno", "-fno-trapping-math"]
+_enabled = os.environ.get("NEOGLUON_POOL_KERNELS", "1") != "0"
+# below this many output values a second thread costs more than it saves
+_PER_THREAD = 1 << 15
+
+
+def set_enabled(flag):
+    """Turn the compiled kernel on or off (tests, benchmarks); returns the old value."""
+    global _enabled
+    old = _enabled
+    _enabled = bool(flag)
+    return old
+
+
+def _build():
+    lib = _cbuild.build("maxpool_kernels", SOURCE, [_FLAGS + ["-march=native"], _FLAGS],
+                        "max-pooling kernel")
+    vp, i64, i = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+    lib.ng_maxpool2d_fwd.argtypes = [i, vp, vp, vp, i64] + [i] * 11
+    lib.ng_maxpool2d_fwd.restype = None
+    lib.ng_maxpool2d_bwd.argtypes = [i, vp, vp, vp, i64, i, i, i, i, i]
+    lib.ng_maxpool2d_bwd.restype = None
+    return lib
+
+
+_LIB = _cbuild.LazyLibrary(_build, "max-pooling kernel unavailable, using torch's pooling")
+_DTYPES = (torch.float32, torch.float64)
+
+
+def usable(x) -> bool:
+    """Whether ``x`` (N, C, H, W) can go through the kernel: a plain CPU float32/float64
+    tensor, nothing tracing or intercepting torch calls, and the library available."""
+    return (_enabled and type(x) is torch.Tensor and not torch.jit.is_tracing()
+            and x.device.type == "cpu" and x.dtype in _DTYPES
+            and x.shape[2] * x.shape[3] < 2 ** 31 and torch._C._len_torch_dispatch_stack() == 0
+            and not torch._C._are_functorch_transforms_active()
+            and _LIB.get() is not None)
+
+
+def _threads(n_out):
+    return max(1, min(torch.get_num_threads(), n_out // _PER_THREAD))
+
+
+class _MaxPool2d(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, kernel, stride, pad, outs, ceil):
+        x = x.contiguous()
+        n, c, h, w = x.shape
+        ho, wo = outs
+        out = torch.empty((n, c, ho, wo), dtype=x.dtype)
+        idx = torch.empty((n, c, ho, wo), dtype=torch.int32)
+        if out.numel():
+            _LIB.get().ng_maxpool2d_fwd(
+                int(x.dtype is torch.float64), x.data_ptr(), out.data_ptr(), idx.data_ptr(),
+                n * c, h, w, ho, wo, kernel[0], kernel[1], stride[0], stride[1], pad[0],
+                pad[1], _threads(out.numel()))
+        ctx.save_for_backward(x, idx)
+        ctx.geometry = (kernel, stride, pad, ceil)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, idx = ctx.saved_tensors
+        kernel, stride, pad, ceil = ctx.geometry
+        if torch.is_grad_enabled() or grad.dtype != x.dtype:
+            # a graph of the backward itself (create_graph=True): torch's differentiable op,
+            # which reads the same positions
+            g = torch.ops.aten.max_pool2d_with_indices_backward(
+                grad, x, list(kernel), list(stride), list(pad), [1, 1], ceil, idx.long())
+            return g, None, None, None, None, None
+        grad = grad.contiguous()
+        n, c, h, w = x.shape
+        gi = torch.empty_like(x)
+        _LIB.get().ng_maxpool2d_bwd(int(x.dtype is torch.float64), grad.data_ptr(),
+                                    idx.data_ptr(), gi.data_ptr(), n * c, h, w, idx.shape[2],
+                                    idx.shape[3], _threads(x.numel()))
+        return gi, None, None, None, None, None
+
+
+def max_pool2d(x, kernel, stride, pad, outs, ceil=False):
+    """Max pooling of a 4-D tensor (see ``usable``) to the output size ``outs`` = (Ho, Wo),
+    which torch's ``max_pool2d`` with ``ceil_mode=ceil`` gives too; every window must hold at
+    least one input position (the caller's output sizes ensure it). Differentiable."""
+    return _MaxPool2d.apply(x, tuple(kernel), tuple(stride), tuple(pad), tuple(outs),
+                            bool(ceil))
