@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import neogluon as mx
-from neogluon import autograd, nd
+from neogluon import autograd, gluon, nd
+from neogluon.base import MXNetError
 
 
 def test_shared_gradient_is_not_aliased_between_variables():
@@ -311,3 +312,57 @@ def test_get_symbol_lists_the_variables_in_mxnet_order():
         autograd.get_symbol(nd.ones(2))
     with pytest.raises(TypeError):
         autograd.get_symbol(np.ones(2))
+
+
+def test_writes_outside_record_reach_a_recorded_graph_as_in_mxnet():
+    """An array a recorded graph saved, written outside record() (x[:] =, +=, *=, copyto, out=,
+    Parameter.set_data under pause()), is read with its new value by backward(), as MXNet 1.9.1
+    does (the numbers below are MXNet's); it used to fail in torch's version check.
+    example/gluon/sn_gan's spectral norm sets its power-iteration vector this way."""
+    def square_then(write):
+        x = nd.array([1., 2.])
+        x.attach_grad()
+        with autograd.record():
+            y = x * x
+        write(x)
+        y.backward()
+        return x.grad.asnumpy().tolist()
+
+    assert square_then(lambda x: x.__setitem__(slice(None), 5)) == [10.0, 10.0]
+    assert square_then(lambda x: x.__iadd__(1)) == [4.0, 6.0]
+    assert square_then(lambda x: x.__imul__(3)) == [6.0, 12.0]
+
+    x = nd.array([1., 2.])
+    x.attach_grad()
+    w = nd.array([3., 4.])
+    with autograd.record():
+        y = x * w
+    nd.elemwise_add(w, w, out=w)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [6.0, 8.0]
+
+    x = nd.array([1., 2.])
+    x.attach_grad()
+    with autograd.record():
+        y = nd.exp(x)           # exp's backward reads its output
+    nd.array([0., 0.]).copyto(y)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [0.0, 0.0]
+
+    u = gluon.Parameter('u', shape=(1, 2))
+    u.initialize(mx.init.One())
+    v = gluon.Parameter('v', shape=(2, 2))
+    v.initialize(mx.init.One())
+    with autograd.record():
+        z = nd.dot(u.data(), v.data())
+        with autograd.pause():
+            u.set_data(nd.array([[3., 4.]]))
+        loss = z.sum()
+    loss.backward()
+    assert v.grad().asnumpy().tolist() == [[3.0, 3.0], [4.0, 4.0]]
+    assert u.grad().asnumpy().tolist() == [[2.0, 2.0]]
+
+    # inside record() an in-place write to a variable stays an error, as in MXNet
+    with autograd.record():
+        with pytest.raises(MXNetError):
+            x += 1

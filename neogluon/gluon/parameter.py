@@ -535,7 +535,10 @@ class Parameter:
                 if t.shape != src.shape:
                     raise MXNetError(f"set_data: Parameter '{self.name}' has shape "
                                      f"{tuple(t.shape)}, data has shape {tuple(src.shape)}")
-                t.copy_(src)
+                # Outside record() the copy leaves torch's version counter alone: a graph
+                # recorded before reads the new value at backward(), as in MXNet (sn_gan's
+                # spectral norm sets its power-iteration vector under autograd.pause()).
+                (t if autograd.is_recording() else t.data).copy_(src)
 
     def zero_grad(self):
         """Set the gradient buffers to 0 (nothing happens when there are none)."""

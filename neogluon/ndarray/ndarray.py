@@ -232,7 +232,8 @@ class NDArray:
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} and "
                                  f"target {other.shape}")
-            _call_nograd(other._t.copy_, self._t.detach())
+            dst = other._t if _state.recording else other._t.data
+            _call_nograd(dst.copy_, self._t.detach())
             return other
         if isinstance(other, Context):
             t = self._t.detach().to(other.torch_device, copy=True)
@@ -400,11 +401,20 @@ class NDArray:
         t = self._t
         if _state.recording and type(o) is _Tensor and o.requires_grad and not t.requires_grad:
             raise MXNetError(_INPLACE_MSG + " (an operand needs a gradient)")
-        if t.requires_grad:
-            if _state.recording:
-                raise MXNetError("In-place operations (+=, -=, x[:]=, ...) on a variable with "
-                                 "an attached gradient are not supported while recording")
-            _call_nograd(fn, t, o)
+        if not _state.recording:
+            # Outside record() (or under pause()) the write bypasses the version counter that
+            # torch's autograd checks: as in MXNet, a recorded graph that saved this array reads
+            # the new values when backward() runs, instead of failing.
+            try:
+                if t.requires_grad or (type(o) is _Tensor and o.requires_grad):
+                    _call_nograd(fn, t.data, o)
+                else:
+                    fn(t.data, o)
+            except RuntimeError as err:
+                raise _shape_error(fn, self, other, err) from None
+        elif t.requires_grad:
+            raise MXNetError("In-place operations (+=, -=, x[:]=, ...) on a variable with "
+                             "an attached gradient are not supported while recording")
         else:
             try:
                 fn(t, o)
@@ -707,7 +717,14 @@ class NDArray:
                 raise MXNetError(_INPLACE_MSG + f" (x[{_key_repr(key)}] = a value that needs "
                                  "a gradient)")
         try:
-            if t.requires_grad or (type(v) is _Tensor and v.requires_grad and not _state.recording):
+            if not _state.recording:
+                # As in _inplace: no version bump, so a recorded graph that saved this array
+                # sees the new values at backward() (MXNet's behaviour) instead of failing.
+                if t.requires_grad or (type(v) is _Tensor and v.requires_grad):
+                    _call_nograd(t.data.__setitem__, k, v)
+                else:
+                    t.data[k] = v
+            elif t.requires_grad:
                 _call_nograd(t.__setitem__, k, v)
             else:
                 t[k] = v
