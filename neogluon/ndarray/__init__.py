@@ -10,6 +10,9 @@ from . import contrib
 from . import _internal
 from . import sparse
 from . import image
+from . import linalg
+for _name in linalg.__all__:  # MXNet's flat names: nd.linalg_gemm2, nd.linalg_potrf, ...
+    globals()["linalg_" + _name] = getattr(linalg, _name)
 from .legacy_ops import *  # noqa: F401,F403
 from .io import save, load, load_frombuffer, save_tobuffer
 from ..operator import Custom  # nd.Custom: operators written in Python (mx.operator)
@@ -31,7 +34,7 @@ _internal._sg_mkldnn_fully_connected = _quantization._sg_mkldnn_fully_connected
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",
            "to_torch", "from_numpy", "from_dlpack", "waitall", "random", "save", "load",
-           "contrib", "sparse", "image"]
+           "contrib", "sparse", "image", "linalg"]
 
 
 def __getattr__(name):
