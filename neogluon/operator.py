@@ -363,16 +363,53 @@ def Custom(*data, op_type=None, out=None, name=None, **kwargs):
     return res
 
 
+def _symbol_prop(attrs):
+    """The CustomOpProp of a ``Custom`` symbol node with these attributes (None while its
+    op_type is not registered)."""
+    op_type = attrs.get("op_type")
+    if op_type is None or op_type not in _REGISTRY:
+        return None
+    kwargs = {k: v for k, v in attrs.items()
+              if k != "op_type" and not (k.startswith("__") and k.endswith("__"))}
+    return _prop_for(op_type, kwargs)
+
+
+def _symbol_aux_count(attrs):
+    """How many of a ``Custom`` node's inputs are auxiliary states (the last ones, as MXNet
+    orders them: ``list_arguments()`` then ``list_auxiliary_states()``)."""
+    prop = _symbol_prop(attrs)
+    if prop is None:
+        return 0
+    with _user_code(attrs.get("op_type"), "list_auxiliary_states"):
+        return len(prop.list_auxiliary_states())
+
+
+def _symbol_infer_shape(attrs, arg_shapes):
+    """``(argument, output, auxiliary)`` shapes from the CustomOpProp's ``infer_shape``, given
+    the argument shapes known so far (an unknown one as ``[]``, as MXNet passes it); None when
+    the op is not registered or its infer_shape cannot answer for these inputs."""
+    prop = _symbol_prop(attrs)
+    if prop is None:
+        return None
+    try:
+        ret = prop.infer_shape([list(s) for s in arg_shapes])
+        n_aux = len(prop.list_auxiliary_states())
+        ishape, oshape, ashape = _split3(ret, "infer_shape", attrs.get("op_type"), n_aux)
+        return ([tuple(int(d) for d in s) for s in ishape],
+                [tuple(int(d) for d in s) for s in oshape],
+                [tuple(int(d) for d in s) for s in ashape])
+    except Exception:  # noqa: BLE001 - the user's code could not say: shape stays unknown
+        return None
+
+
 def _symbol_output_names(attrs):
     """The output names (``list_outputs()``) of a ``Custom`` symbol node with these attributes;
     ``['output']`` while its op_type is not registered (e.g. a graph loaded before the
     registration), which is MXNet's default for one output."""
-    op_type = attrs.get("op_type")
-    if op_type is None or op_type not in _REGISTRY:
+    prop = _symbol_prop(attrs)
+    if prop is None:
         return ["output"]
-    kwargs = {k: v for k, v in attrs.items()
-              if k != "op_type" and not (k.startswith("__") and k.endswith("__"))}
-    prop = _prop_for(op_type, kwargs)
+    op_type = attrs.get("op_type")
     with _user_code(op_type, "list_outputs"):
         names = [str(n) for n in prop.list_outputs()]
     if not names:

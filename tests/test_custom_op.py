@@ -162,3 +162,82 @@ def test_symbol_custom_multi_output_matches_mxnet():
             np.testing.assert_allclose(np.array(got[k]), np.array(want[k]), rtol=1e-6)
         else:
             assert got[k] == want[k], k
+
+
+class _AffineWithStats(mx.operator.CustomOp):
+    """out = data @ weight + bias; the auxiliary state keeps the last batch's output mean."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        y = nd.dot(in_data[0], in_data[1]) + in_data[2]
+        if is_train:
+            aux[0][:] = y.mean(axis=0)
+        self.assign(out_data[0], req[0], y)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        g = out_grad[0]
+        self.assign(in_grad[0], req[0], nd.dot(g, in_data[1], transpose_b=True))
+        self.assign(in_grad[1], req[1], nd.dot(in_data[0], g, transpose_a=True))
+        self.assign(in_grad[2], req[2], g.sum(axis=0))
+
+
+@mx.operator.register("affine_with_stats_t")
+class _AffineWithStatsProp(mx.operator.CustomOpProp):
+    def __init__(self, num_hidden):
+        super().__init__(need_top_grad=True)
+        self.num_hidden = int(num_hidden)
+
+    def list_arguments(self):
+        return ["data", "weight", "bias"]
+
+    def list_auxiliary_states(self):
+        return ["running"]
+
+    def infer_shape(self, in_shape):
+        n, d = in_shape[0]
+        return ([in_shape[0], (d, self.num_hidden), (self.num_hidden,)], [(n, self.num_hidden)],
+                [(self.num_hidden,)])
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _AffineWithStats()
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_gluon_block_passes_deferred_parameters_and_aux_states_to_custom(hybridize):
+    """example/restricted-boltzmann-machine's BinaryRBMBlock: parameters declared with shape 0
+    get their shapes from the CustomOpProp's infer_shape (symbolic shape inference, as in
+    MXNet), the trailing inputs are auxiliary states the operator updates."""
+    class Block(mx.gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.weight = self.params.get("weight", shape=(0, 0), allow_deferred_init=True)
+                self.bias = self.params.get("bias", shape=(0,), allow_deferred_init=True)
+                self.aux_running = self.params.get("aux_running", shape=(0,),
+                                                   allow_deferred_init=True)
+
+        def hybrid_forward(self, F, x, weight, bias, aux_running):
+            return F.Custom(x, weight, bias, aux_running, num_hidden=3,
+                            op_type="affine_with_stats_t")
+
+    blk = Block(prefix="ws_")
+    blk.initialize(mx.init.One())
+    if hybridize:
+        blk.hybridize()
+    x = nd.array(np.arange(8, dtype=np.float32).reshape(2, 4))
+    with autograd.record():
+        y = blk(x)
+    y.backward()
+    assert blk.weight.shape == (4, 3) and blk.bias.shape == (3,)
+    assert blk.aux_running.shape == (3,)
+    want = x.asnumpy() @ np.ones((4, 3)) + 1
+    np.testing.assert_allclose(y.asnumpy(), want)
+    np.testing.assert_allclose(blk.aux_running.data().asnumpy(), want.mean(axis=0))
+    np.testing.assert_allclose(blk.weight.grad().asnumpy(), x.asnumpy().T @ np.ones((2, 3)))
+    trainable = blk.collect_params("^(?!.*_aux_.*).*$")
+    assert sorted(trainable.keys()) == ["ws_bias", "ws_weight"]
+
+    s = mx.sym.Custom(mx.sym.var("d"), mx.sym.var("w"), mx.sym.var("b"), mx.sym.var("r"),
+                      num_hidden=3, op_type="affine_with_stats_t")
+    # MXNet 1.9.1: the last input is an auxiliary state and infer_shape fills them all
+    assert s.list_arguments() == ["d", "w", "b"] and s.list_auxiliary_states() == ["r"]
+    assert s.infer_shape(d=(2, 4)) == ([(2, 4), (4, 3), (3,)], [(2, 3)], [(3,)])

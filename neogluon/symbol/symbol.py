@@ -146,6 +146,10 @@ def _mutated(node):
             return ()
         base = 2 + (0 if _truthy(node.attrs.get("no_bias", False)) else 1)
         return (base + 2, base + 3)
+    if node.op == "Custom":  # the CustomOpProp's list_auxiliary_states(), after its arguments
+        from ..operator import _symbol_aux_count
+        n = len(node.inputs)
+        return tuple(range(max(0, n - _symbol_aux_count(node.attrs)), n))
     return _MUTATE.get(node.op, ())
 
 
@@ -1959,6 +1963,8 @@ class _Inference:
                     changed |= self._unify(b, self.shape[a], node.name)
         elif node.op == "FullyConnected" and keys:
             changed |= self._fc(node, keys[0], out0)
+        elif node.op == "Custom" and keys:
+            changed |= self._custom(node, keys)
         elif node.op in ("_gluon_rnn", "RNN") and keys:
             # the recurrent layers' states (layers * directions, N, H) take their batch size
             # from the data (T, N, C): begin states are zeros((L * D, 0, H)) in a symbol
@@ -1992,6 +1998,28 @@ class _Inference:
                     changed |= self._unify((id(node), i), tuple(o.shape), node.name)
                     self.dtype[(id(node), i)] = _dtype_name(o._t.dtype)
                 changed = True
+        return changed
+
+    def _custom(self, node, keys):
+        """A Custom node's inputs, auxiliary states and outputs from its CustomOpProp's
+        infer_shape, once the first input is known (how MXNet infers the shapes of the
+        parameters a Gluon block passes to F.Custom)."""
+        from ..operator import _symbol_infer_shape
+        n_args = len(keys) - len(_mutated(node))
+        args = [self.shape.get(k) for k in keys[:n_args]]
+        if not args or _full_shape(args[0]) is None:
+            return False
+        res = _symbol_infer_shape(node.attrs, [list(_full_shape(s) or ()) for s in args])
+        if res is None:
+            return False
+        ishape, oshape, ashape = res
+        changed = False
+        for j, (k, shp) in enumerate(zip(keys, list(ishape) + list(ashape))):
+            if len(shp):
+                changed |= self._unify(k, shp, node.inputs[j][0].name)
+        for i, shp in enumerate(oshape[:node.nout]):
+            if len(shp):
+                changed |= self._unify((id(node), i), shp, node.name)
         return changed
 
     def _fc(self, node, dkey, okey):
