@@ -27,6 +27,11 @@ class _State(threading.local):
 
 
 _state = _State()
+# Writes into arrays outside record() go around torch's version counter, so that a graph
+# recorded earlier reads the new values at backward() (MXNet's behaviour) instead of failing.
+# Code that spots changes by version counters (the dist store's backward overlap) also checks
+# this count of such writes, which every one of them increments.
+_UNVERSIONED_WRITES = [0]
 _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
 class _VarRegistry:

@@ -538,7 +538,11 @@ class Parameter:
                 # Outside record() the copy leaves torch's version counter alone: a graph
                 # recorded before reads the new value at backward(), as in MXNet (sn_gan's
                 # spectral norm sets its power-iteration vector under autograd.pause()).
-                (t if autograd.is_recording() else t.data).copy_(src)
+                if autograd.is_recording():
+                    t.copy_(src)
+                else:
+                    autograd._UNVERSIONED_WRITES[0] += 1
+                    t.data.copy_(src)
 
     def zero_grad(self):
         """Set the gradient buffers to 0 (nothing happens when there are none)."""

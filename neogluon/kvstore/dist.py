@@ -44,6 +44,7 @@ import zlib
 
 import torch
 
+from .. import autograd as _autograd
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray, _new
 from ..ndarray import sparse as _sp
@@ -859,6 +860,7 @@ class GradOverlap:
         self.used = 0           # steps completed from the overlapped reductions
         self.state = "idle"     # idle | running | done | bad
         self.versions = None
+        self.writes = None
         me = weakref.ref(self)
         self.hooks = [w._t.register_hook(_hook(me, i)) for i, w in enumerate(weights)]
         kv._same_call("overlap", [(tuple(b.keys), len(b.keys)) for b in self.buckets],
@@ -961,6 +963,7 @@ class GradOverlap:
         if self.state == "running":
             self.state = "done"
         self.versions = [g._t._version for g in self.grads]
+        self.writes = _autograd._UNVERSIONED_WRITES[0]
 
     # -------------------------------------------------------------- at step
     def _drain(self):
@@ -976,8 +979,11 @@ class GradOverlap:
 
     def take(self):
         """At ``step``: whether every worker's reductions are usable (a collective)."""
-        good = (self.state == "done" and self.versions is not None and
-                all(g._t._version == v for g, v in zip(self.grads, self.versions)))
+        # a gradient changed since backward: by a torch op (its version counter) or by an
+        # NDArray write outside record(), which leaves versions alone (any such write counts)
+        good = (self.state == "done" and self.versions is not None
+                and self.writes == _autograd._UNVERSIONED_WRITES[0]
+                and all(g._t._version == v for g, v in zip(self.grads, self.versions)))
         flag = torch.tensor([1 if good else 0], dtype=torch.int32)
         self.kv._collective("overlap", None, _dist().all_reduce, flag,
                             _dist().ReduceOp.MIN)

@@ -33,6 +33,7 @@ _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 py_slice = slice
 
 _state = _ag_mod._state
+_UNVERSIONED_WRITES = _ag_mod._UNVERSIONED_WRITES
 _object_new = object.__new__
 _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
@@ -232,7 +233,11 @@ class NDArray:
             if other.shape != self.shape:
                 raise MXNetError(f"copyto: shape mismatch, source {self.shape} and "
                                  f"target {other.shape}")
-            dst = other._t if _state.recording else other._t.data
+            if _state.recording:
+                dst = other._t
+            else:
+                dst = other._t.data
+                _UNVERSIONED_WRITES[0] += 1
             _call_nograd(dst.copy_, self._t.detach())
             return other
         if isinstance(other, Context):
@@ -405,6 +410,7 @@ class NDArray:
             # Outside record() (or under pause()) the write bypasses the version counter that
             # torch's autograd checks: as in MXNet, a recorded graph that saved this array reads
             # the new values when backward() runs, instead of failing.
+            _UNVERSIONED_WRITES[0] += 1
             try:
                 if t.requires_grad or (type(o) is _Tensor and o.requires_grad):
                     _call_nograd(fn, t.data, o)
@@ -720,6 +726,7 @@ class NDArray:
             if not _state.recording:
                 # As in _inplace: no version bump, so a recorded graph that saved this array
                 # sees the new values at backward() (MXNet's behaviour) instead of failing.
+                _UNVERSIONED_WRITES[0] += 1
                 if t.requires_grad or (type(v) is _Tensor and v.requires_grad):
                     _call_nograd(t.data.__setitem__, k, v)
                 else:
