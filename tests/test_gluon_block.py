@@ -722,3 +722,34 @@ def test_failed_capture_does_not_look_like_an_unregistered_container():
         net.collect_params()
     assert out.shape == (2, 3)
     assert not [w for w in caught if "unregistered container" in str(w.message)]
+
+
+def test_print_in_hybrid_forward_shows_symbols_and_keeps_the_capture(capsys):
+    """docs/tutorials/gluon/hybrid.md prints x in hybrid_forward: once hybridized, the first
+    call prints symbols (``<Symbol data0>``, the parameter's name, as MXNet 1.9.1) and the
+    capture goes on; later calls replay without running hybrid_forward, so print nothing."""
+    class Net(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(3, 4))
+
+        def hybrid_forward(self, F, x, y, w):
+            print(x, y, w)
+            z = F.dot(x, w, transpose_b=True)
+            print("z=%s" % z)
+            return z + y
+
+    net = Net(prefix="pp_")
+    net.initialize(mx.init.One())
+    net(mx.nd.ones((2, 4)), mx.nd.ones((2, 3)))
+    assert "<NDArray 2x4" in capsys.readouterr().out
+    net.hybridize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # no "could not capture" fallback
+        for _ in range(3):
+            out = net(mx.nd.ones((2, 4)), mx.nd.ones((2, 3)))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "<Symbol data0> <Symbol data1> <Symbol pp_w>"
+    assert printed[1].startswith("z=<Symbol ") and len(printed) == 2
+    np.testing.assert_allclose(out.asnumpy(), np.full((2, 3), 5.0))

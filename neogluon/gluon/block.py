@@ -616,6 +616,16 @@ class _TracedNDArray(NDArray):
     """An NDArray that knows which graph slot holds it (only exists during a capture)."""
     __slots__ = ("_slot",)
 
+    def __repr__(self):
+        # ``print(x)`` in hybrid_forward: while the forward pass is captured MXNet's x is a
+        # Symbol and prints as one, without reading values (which would end the capture).
+        tr = _TRACE.tracer
+        if tr is None or tr.depth:
+            return NDArray.__repr__(self)
+        return f"<Symbol {tr.slot_name(self._slot)}>"
+
+    __str__ = __repr__
+
 
 def _traced(arr, slot):
     a = object.__new__(_TracedNDArray)
@@ -803,6 +813,19 @@ class _Tracer:
     def fail(self, reason):
         if self.failed is None:
             self.failed = reason
+
+    def slot_name(self, slot):
+        """A name for what a slot holds, as MXNet names the symbol: ``data`` (``data0``,
+        ``data1``, ... with several inputs), the parameter's name, or the operator's."""
+        if slot in self.inputs:
+            return "data" if len(self.inputs) == 1 else f"data{self.inputs.index(slot)}"
+        for s, p in self.params:
+            if s == slot:
+                return p.name
+        for node in reversed(self.nodes):
+            if slot in node["out"]:
+                return node["op"][-1].split(".")[-1]
+        return "symbol"
 
     def new_slot(self):
         s = self.nslots
