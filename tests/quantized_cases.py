@@ -32,23 +32,13 @@ MODELS = {
 
 
 def get_int8(name):
-    """``get_model(name, pretrained=False)`` with ``pretrained_base=False`` for the float
-    model the quantized one builds (to read its classes), where that model takes it."""
-    from gluoncv.model_zoo import model_zoo as mz
-    orig = mz.get_model
-
-    def quiet(n, **kw):
-        if not n.endswith("_int8"):
-            try:
-                return orig(n, pretrained_base=False, **kw)
-            except TypeError:
-                pass
-        return orig(n, **kw)
-    mz.get_model = quiet
-    try:
-        return orig(name, pretrained=False)
-    finally:
-        mz.get_model = orig
+    """The model as the sweep builds it (tools/gluoncv_zoo_sweep.py: ``pretrained=False``,
+    and ``pretrained_base=False`` for the float model it reads the classes from)."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "tools"))
+    from gluoncv_zoo_sweep import int8_model
+    return int8_model(name)
 
 
 def fill(mx, net):

@@ -103,15 +103,15 @@ def test_graph_against_mxnet(case):
         return
     for x in xs:
         x.attach_grad()
+    train = case.get("train_mode", True)
     if "grad_error" in case:
-        # MXNet 1.9.1: 'MKLDNN Pooling: incorrect workspace input'; here a clear MXNetError
-        with pytest.raises(MXNetError, match="quantized_pooling"):
-            with mx.autograd.record():
-                o = blk(*xs)
-                loss = o.astype("float32").sum()
-            loss.backward()
+        # MXNet 1.9.1: a max quantized pooling fails in training mode ('MKLDNN Pooling:
+        # incorrect workspace input', seen at the first read); here an MXNetError at the call
+        with pytest.raises(MXNetError, match="quantized_pooling.*training mode"):
+            with mx.autograd.record(train_mode=train):
+                blk(*xs)
         return
-    with mx.autograd.record():
+    with mx.autograd.record(train_mode=train):
         o = blk(*xs)
         o = o[0] if isinstance(o, (list, tuple)) else o
         loss = o.astype("float32").sum()

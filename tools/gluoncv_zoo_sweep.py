@@ -132,6 +132,8 @@ def build(name):
             net, _ = nlp.model.get_model(n, vocab=vocab, dataset_name=None, pretrained=False)
         return net, fam
     from gluoncv import model_zoo
+    if n.endswith("_int8"):
+        return int8_model(n), fam
     kw = dict(pretrained=False)
     tries = [dict(kw, pretrained_base=False)]
     if fam == "seg":
@@ -147,6 +149,28 @@ def build(name):
             # (MXNet 1.9.1 refuses pretrained_base for darknet53 with the same Warning)
             err = e
     raise err
+
+
+def int8_model(name):
+    """GluonCV's quantized ``*_int8`` model, built with ``pretrained=False``. It builds the
+    float model of the same name only to read its class names; that one gets
+    ``pretrained_base=False`` where it takes it (else its pretrained base would be
+    downloaded, in MXNet 1.9.1 as here)."""
+    from gluoncv.model_zoo import model_zoo as mz
+    orig = mz.get_model
+
+    def inner(n, **kw):
+        if not n.endswith("_int8"):
+            try:
+                return orig(n, pretrained_base=False, **kw)
+            except TypeError:
+                pass
+        return orig(n, **kw)
+    mz.get_model = inner
+    try:
+        return orig(name, pretrained=False)
+    finally:
+        mz.get_model = orig
 
 
 def inputs_for(name, fam, net):
@@ -171,6 +195,11 @@ def inputs_for(name, fam, net):
         return [(1, 3, 128, 128), (1, 3, 480, 480)]
     if fam == "pose":
         return [(1, 3, 128, 96), (1, 3, 256, 192)]
+    if fam == "video" and n.endswith("_int8"):
+        # the int8 graphs fold their segments back with a fixed Reshape(-1, segments, C)
+        seg = 7 if n.startswith("resnet") and "kinetics400" in n else 3
+        size = 299 if n.startswith("inceptionv3") else 224
+        return [(seg, 3, size, size)]
     if fam == "video":
         return [(1, 3, 224, 224), (1, 3, 8, 112, 112), (1, 3, 16, 112, 112),
                 (1, 3, 32, 224, 224), (8, 3, 224, 224)]
@@ -367,13 +396,21 @@ def _env(threads):
     return env
 
 
-def _run_chunk(names, timeout, threads, results, log):
-    """Run names through workers, restarting after a timeout or a crash."""
+def _run_chunk(names, timeout, threads, results, log, mxref=None):
+    """Run names through workers, restarting after a timeout or a crash. With ``mxref``
+    (MXNet 1.9.1's python) every model gets a worker process of its own: MXNet reports some
+    failures asynchronously, at a later read, which would land on the next model."""
     pending = list(names)
     while pending:
-        proc = subprocess.Popen(_ng_cmd("_worker", *pending), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, cwd=REPO,
-                                env=_env(threads))
+        launched = pending[0]
+        if mxref:
+            cmd = [mxref, os.path.abspath(__file__), "_worker", launched]
+            env = _env(threads)
+            env["PYTHONPATH"] = ""
+        else:
+            cmd, env = _ng_cmd("_worker", *pending), _env(threads)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, cwd=REPO, env=env)
         q = queue.Queue()
 
         def reader():
@@ -417,6 +454,11 @@ def _run_chunk(names, timeout, threads, results, log):
                 break
             if line == "" and proc.poll() is not None and q.empty():
                 break
+        if mxref and launched in pending:   # exited before reporting
+            pending.remove(launched)
+            results[launched] = {"model": launched, "build": "worker exited (rc %s): %s"
+                                 % (proc.poll(), " ".join(tail[-2:])[:200])}
+            log(results[launched])
         if not pending:
             break
 
@@ -450,7 +492,8 @@ def sweep(args):
                 os.replace(tmp, args.out)
     chunks = [names[i::args.jobs] for i in range(args.jobs)]
     threads = [threading.Thread(target=_run_chunk, args=(c, args.timeout, args.threads,
-                                                         results, log)) for c in chunks]
+                                                         results, log, args.mxref))
+               for c in chunks]
     for t in threads:
         t.start()
     for t in threads:
@@ -633,6 +676,8 @@ def main(argv):
     s.add_argument("--timeout", type=int, default=300)
     s.add_argument("--out")
     s.add_argument("--resume", action="store_true")
+    s.add_argument("--mxref", help="run the models under this MXNet 1.9.1 python instead "
+                   "(one process per model), e.g. /tmp/mxref/bin/python")
     p = sub.add_parser("params")
     p.add_argument("names", nargs="*")
     p.add_argument("--mxref", default="/tmp/mxref/bin/python")

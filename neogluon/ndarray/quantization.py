@@ -36,9 +36,9 @@ are exact), and the float steps follow MXNet's float32 order of operations:
 
 Gradients: MXNet gives these operators zero gradients (``MakeZeroGradNodes``), so a model
 can be recorded and differentiated; the float layers around them get their gradients, the
-quantized ones get zeros. Backward through a max ``quantized_pooling`` fails in MXNet 1.9.1
-(oneDNN's pooling backward finds no workspace); here it is an MXNetError naming the
-operator.
+quantized ones get zeros. A max ``quantized_pooling`` cannot run in training mode in MXNet
+1.9.1 (oneDNN's training-mode pooling wants a workspace output; MXNet reports the failure
+at the first read of anything computed from it); here it is an MXNetError at the call.
 """
 from __future__ import annotations
 
@@ -146,27 +146,24 @@ def _meta_range(ctx):
 
 class _ZeroGrad(torch.autograd.Function):
     """Connects a result to its differentiable inputs with zero gradients (MXNet's
-    ``MakeZeroGradNodes``); ``fail`` makes the backward an MXNetError instead."""
+    ``MakeZeroGradNodes``)."""
 
     @staticmethod
     def forward(ctx, box, *inputs):
         ctx.meta = [(i.shape, i.dtype, i.device) for i in inputs]
-        ctx.fail = box.fail
         return box.value
 
     @staticmethod
     def backward(ctx, *grads):
-        if ctx.fail:
-            raise MXNetError(ctx.fail)
         return (None,) + tuple(torch.zeros(s, dtype=d, device=dev) for s, d, dev in ctx.meta)
 
 
 class _Box:
-    __slots__ = ("value", "fail")
+    """Carries the result past autograd.Function's tensor arguments (it is not an input)."""
+    __slots__ = ("value",)
 
-    def __init__(self, value, fail):
+    def __init__(self, value):
         self.value = value
-        self.fail = fail
 
 
 def _grad_sources(arrays):
@@ -183,7 +180,7 @@ def _grad_sources(arrays):
     return srcs
 
 
-def _link(result, inputs, ctx, fail=None):
+def _link(result, inputs, ctx):
     """NDArray of ``result`` (a plain tensor), in the autograd graph with zero gradients
     towards ``inputs`` while recording."""
     if not (_ag_mod._state.recording and torch.is_grad_enabled()) or \
@@ -193,20 +190,20 @@ def _link(result, inputs, ctx, fail=None):
     if not srcs:
         return _new(result, ctx)
     if result.is_floating_point():
-        return _new(_ZeroGrad.apply(_Box(result.detach(), fail), *srcs), ctx)
+        return _new(_ZeroGrad.apply(_Box(result.detach()), *srcs), ctx)
     from ._intgrad import IntVarTensor
-    twin = _ZeroGrad.apply(_Box(result.detach().to(torch.float64), fail), *srcs)
+    twin = _ZeroGrad.apply(_Box(result.detach().to(torch.float64)), *srcs)
     r = result.as_subclass(IntVarTensor)
     r._carrier = twin
     return _new(r, ctx)
 
 
-def _outputs(op, q, mn, mx, inputs, ctx, fail=None):
+def _outputs(op, q, mn, mx, inputs, ctx):
     """The three results of a quantized operator: codes, min and max."""
     dev = q.device
     if dev.type == "meta":
         return [_new(q, ctx), _meta_range(ctx), _meta_range(ctx)]
-    return [_link(q, inputs, ctx, fail), _link(torch.tensor([float(mn)], device=dev), inputs,
+    return [_link(q, inputs, ctx), _link(torch.tensor([float(mn)], device=dev), inputs,
                                                ctx),
             _link(torch.tensor([float(mx)], device=dev), inputs, ctx)]
 
@@ -366,14 +363,15 @@ def quantized_pooling(data, min_data, max_data, kernel=(), pool_type="max", glob
         n = (-(-span // s[i]) if pooling_convention == "full" else span // s[i]) + 1
         outs.append(n)
     ctx = data._ctx
-    fail = None
-    if pool_type == "max":
-        fail = (f"{op} (max pooling) has no backward in MXNet 1.9.1: its oneDNN pooling "
-                "backward fails ('MKLDNN Pooling: incorrect workspace input'); quantized "
-                "(int8) graphs are for inference")
     if q.device.type == "meta":
         r = torch.empty((q.shape[0], q.shape[1]) + tuple(outs), dtype=q.dtype, device="meta")
         return _assign_outs(_outputs(op, r, 0, 0, [], ctx), out)
+    if pool_type == "max" and _ag_mod.is_training():
+        raise MXNetError(
+            f"{op}: max pooling cannot run in training mode (MXNet 1.9.1's oneDNN pooling "
+            "then wants a workspace output the quantized operator does not have: 'MKLDNN "
+            "Pooling: incorrect workspace input'); run quantized (int8) graphs in inference "
+            "mode, e.g. autograd.record(train_mode=False)")
     with torch.no_grad():
         extra = [max((outs[i] - 1) * s[i] + k[i] - ((H, W)[i] + 2 * p[i]), 0) for i in range(2)]
         xf = q.to(torch.float32)
@@ -394,7 +392,7 @@ def quantized_pooling(data, min_data, max_data, kernel=(), pool_type="max", glob
                 r = sums / cnt
             r = torch.round(r)
         r = r[:, :, :outs[0], :outs[1]].to(q.dtype)
-    return _assign_outs(_outputs(op, r, mn, mx, [data, min_data, max_data], ctx, fail), out)
+    return _assign_outs(_outputs(op, r, mn, mx, [data, min_data, max_data], ctx), out)
 
 
 def _truthy(v):
