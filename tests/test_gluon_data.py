@@ -331,3 +331,16 @@ def test_worker_randomness_follows_numpy_seed():
     assert draws() == first
     assert np.random.rand() == after
     assert draws() != first  # numpy's state has moved on
+
+
+def test_more_workers_than_cpus_start_without_torch_warning():
+    """MXNet scripts ask for num_workers=4 (or 5, 8) whatever the machine; MXNet starts them
+    silently, torch would warn that they exceed the CPUs it counts."""
+    import warnings
+    ds = gdata.ArrayDataset(np.arange(12, dtype=np.float32).reshape(6, 2))
+    n = (os.cpu_count() or 1) + 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loader = gdata.DataLoader(ds, batch_size=2, num_workers=n)
+        got = [b.asnumpy() for b in loader]
+    assert len(got) == 3 and got[2].tolist() == [[8, 9], [10, 11]]

@@ -10,6 +10,7 @@ import concurrent.futures
 import math
 import multiprocessing
 import threading
+import warnings
 
 import numpy as np
 import torch
@@ -368,7 +369,10 @@ class DataLoader:
             yield self._finish(batch)
 
     def _process_iter(self):
-        with self._lock:
+        with self._lock, warnings.catch_warnings():
+            # torch warns when num_workers exceeds the CPUs it counts; MXNet starts the
+            # workers it is asked for without a word (scripts say num_workers=4 everywhere).
+            warnings.filterwarnings("ignore", message="This DataLoader will create")
             if self._torch_loader is None:
                 self._torch_loader = torch.utils.data.DataLoader(
                     self._dataset, batch_sampler=_BatchSamplerView(self._batch_sampler),
@@ -377,7 +381,7 @@ class DataLoader:
                     prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
                     persistent_workers=True, timeout=self._timeout,
                     generator=torch.Generator().manual_seed(_worker_base_seed()))
-        it = iter(self._torch_loader)
+            it = iter(self._torch_loader)
         while True:
             try:
                 batch = next(it)
