@@ -666,6 +666,39 @@ def flip(data, axis, out=None, name=None):
 globals()["reverse"] = flip
 
 
+def _mxnet_sort_indices(src, ax, k, is_ascend):
+    """Indices along ``ax`` of the first ``k`` values of ``src`` in MXNet 1.9.1's CPU order.
+
+    MXNet sorts with std::sort / std::partial_sort, which leave equal values in an order of
+    their own (not by position, above 16 elements): rows where equal values reach the first
+    ``k`` (or the boundary after them) are replayed with libstdc++'s algorithms
+    (``_cpp_sort``); the other rows sort the same with any algorithm. Rows with NaN keep
+    torch's order (NaN breaks the comparisons std::sort relies on).
+    """
+    n = src.shape[ax]
+    order = torch.sort(src, dim=ax, descending=not is_ascend, stable=True)[1]
+    idx = order.narrow(ax, 0, k)
+    if n <= 1:
+        return idx
+    head = torch.gather(src, ax, order.narrow(ax, 0, k + 1 if k < n else n)).movedim(ax, -1)
+    head = head.reshape(-1, head.shape[-1])
+    ties = (head[:, 1:] == head[:, :-1]).any(1)
+    if not bool(ties.any()):
+        return idx
+    if src.is_floating_point():
+        ties &= ~torch.isnan(src.movedim(ax, -1).reshape(-1, n)).any(1)
+    rows = torch.nonzero(ties).reshape(-1).tolist()
+    if not rows:
+        return idx
+    from ._cpp_sort import mxnet_order
+    vals = src.movedim(ax, -1).reshape(-1, n)
+    out = idx.movedim(ax, -1).contiguous()
+    flat = out.view(-1, k)
+    for r in rows:
+        flat[r] = torch.tensor(mxnet_order(vals[r].tolist(), k, is_ascend), dtype=flat.dtype)
+    return out.movedim(-1, ax)
+
+
 @_export()
 def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32", out=None,
          name=None):
@@ -683,9 +716,7 @@ def topk(data, axis=-1, k=1, ret_typ="indices", is_ascend=False, dtype="float32"
     if ret_typ not in ("indices", "value", "both", "mask"):
         raise MXNetError(f"topk: ret_typ must be 'indices', 'value', 'both' or 'mask', got "
                          f"{ret_typ!r}")
-    # A stable sort gives MXNet's order among equal values (lowest index first).
-    order = torch.sort(src.detach(), dim=ax, descending=not is_ascend, stable=True)[1]
-    idx = order.narrow(ax, 0, k)
+    idx = _mxnet_sort_indices(src.detach(), ax, k, is_ascend)
     idx_out = _new(idx.to(to_torch_dtype(dtype)), data._ctx)
     if ret_typ == "indices":
         return _assign_out(idx_out, out)
@@ -711,8 +742,8 @@ def sort(data, axis=-1, is_ascend=True, out=None, name=None):
 def argsort(data, axis=-1, is_ascend=True, dtype="float32", out=None, name=None):
     t = _t(data).detach()
     src = t.reshape(-1) if axis is None else t
-    ax = 0 if axis is None else axis
-    r = torch.sort(src, dim=ax, descending=not is_ascend, stable=True)[1]
+    ax = 0 if axis is None else _norm_axis(axis, t.dim())[0]
+    r = _mxnet_sort_indices(src, ax, src.shape[ax], is_ascend)
     return _assign_out(_new(r.to(to_torch_dtype(dtype)), data._ctx), out)
 
 
