@@ -951,7 +951,11 @@ class _SoftmaxOutputFn(torch.autograd.Function):
                 spatial):
         p = torch.softmax(x, dim=axis)
         ctx.save_for_backward(p, label)
-        ctx.cfg = (grad_scale / spatial, ignore_label, use_ignore, normalization, axis)
+        # MXNet 1.9.1 divides a multi_output gradient by the spatial size, except with
+        # normalization='valid', where the count of valid labels replaces it
+        if normalization != "valid":
+            grad_scale = grad_scale / spatial
+        ctx.cfg = (grad_scale, ignore_label, use_ignore, normalization, axis)
         return p
 
     @staticmethod
@@ -965,7 +969,7 @@ class _SoftmaxOutputFn(torch.autograd.Function):
         valid = torch.ones_like(lab, dtype=p.dtype)
         if use_ignore:
             valid = (lab != int(ignore_label)).to(p.dtype)
-            g = g * valid.unsqueeze(-1)
+            g = torch.where(valid.unsqueeze(-1) > 0, g, torch.zeros_like(g))   # +0, as MXNet
         if normalization == "batch":
             g = g / p.shape[0]
         elif normalization == "valid":
@@ -993,7 +997,7 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
         if x.dim() > 2:
             x = x.reshape(x.shape[0], -1)
     lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
-    # With multi_output MXNet also divides the gradient by the spatial size.
+    # With multi_output MXNet also divides the gradient by the spatial size (not with 'valid').
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:
         r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
