@@ -23,6 +23,7 @@ import re
 import threading
 import warnings
 from collections import OrderedDict, defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -702,12 +703,46 @@ def _install_traced_methods():
 _install_traced_methods()
 
 
+class _FProxyNames(Mapping):
+    """``F.__dict__`` / ``F.contrib.__dict__`` while capturing: the names of the module the
+    proxy stands for (GluonCV tests ``'box_decode' in F.contrib.__dict__`` to pick the fused
+    operator, and on ``mx.sym`` the answer is yes), with each value read through the proxy."""
+
+    def __init__(self, proxy, names):
+        self._proxy = proxy
+        self._names = names
+
+    def __getitem__(self, name):
+        if name not in self._names:
+            raise KeyError(name)
+        return getattr(self._proxy, name)
+
+    def __contains__(self, name):
+        return name in self._names
+
+    def __iter__(self):
+        return iter(list(self._names))
+
+    def __len__(self):
+        return len(self._names)
+
+
 class _FProxy:
     """Stands in for ``nd`` as ``F`` while a forward pass is captured."""
 
     def __init__(self, tracer, path=()):
         self._tracer = tracer
         self._path = path
+
+    def _module(self):
+        target = _nd
+        for p in self._path:
+            target = getattr(target, p)
+        return target
+
+    @property
+    def __dict__(self):   # noqa: PLE0237 - the instance keeps its own attributes all the same
+        return _FProxyNames(self, vars(self._module()))
 
     def __getattr__(self, name):
         target = _nd
