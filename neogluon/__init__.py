@@ -5,6 +5,7 @@
 """
 from .base import MXNetError
 from . import base
+from . import _malloc  # noqa: F401  (NEOGLUON_KEEP_MEMORY=1 applies at import)
 from .context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus
 from . import context
 from . import autograd
