@@ -65,16 +65,25 @@ def _vision(name, seed, shape, mx, res, prefix, **kwargs):
     _record(mx, net, [x], res, prefix)
 
 
+# Input seeds. A gradient is discontinuous where a ReLU/clip input sits at its kink or a max
+# pool's two largest values tie; through training-mode BatchNorm at batch 1-2 one such flip
+# moves the whole first-layer gradient by percents. A value within float32 rounding of a kink
+# flips or not with the CPU's summation order (MXNet's as much as neogluon's: on an AVX2 host
+# MXNet's own resnet18_v1b gradient moved 0.6% from the one recorded on an AVX-512 host). So each
+# model's input is a seed whose closest kink, found with the model in float64, is >= ~1e-5
+# away: cifar_resnet20 seed 3 (ReLU 1.4e-5; seed 0 had 7.8e-7 and flipped), mobilenetv2 seed 0
+# (clip 1.1e-5), resnet18_v1b seed 7 (ReLU 1.6e-5, pool 7.9e-5), simple_pose seed 3 (ReLU
+# 9.3e-6, pool 2.9e-5).
 def cifar_resnet20(mx, res):
-    _vision("cifar_resnet20_v1", 0, (2, 3, 32, 32), mx, res, "cifar_resnet20")
+    _vision("cifar_resnet20_v1", 3, (2, 3, 32, 32), mx, res, "cifar_resnet20")
 
 
 def mobilenetv2(mx, res):
-    _vision("mobilenetv2_0.25", 1, (2, 3, 64, 64), mx, res, "mobilenetv2")
+    _vision("mobilenetv2_0.25", 0, (2, 3, 64, 64), mx, res, "mobilenetv2")
 
 
 def resnet18_v1b(mx, res):
-    _vision("resnet18_v1b", 2, (1, 3, 64, 64), mx, res, "resnet18_v1b")
+    _vision("resnet18_v1b", 7, (1, 3, 64, 64), mx, res, "resnet18_v1b")
 
 
 def simple_pose(mx, res):
