@@ -87,15 +87,23 @@ class LazyLibrary:
     """A library built by ``builder()`` at its first use, once per process (thread-safe).
 
     ``get()`` returns the loaded library, or None when it cannot be built here; then
-    ``warning`` (if given) is issued once as a RuntimeWarning with the reason.
+    ``warning`` (if given) is issued once as a RuntimeWarning with the reason. ``enabled`` is
+    the callers' on/off switch (tests, benchmarks): initially off when the environment
+    variable ``switch`` is "0".
     """
 
-    def __init__(self, builder, warning: str | None = None):
+    def __init__(self, builder, warning: str | None = None, switch: str | None = None):
         self._builder = builder
         self._warning = warning
         self._lib = None
         self._tried = False
         self._lock = threading.Lock()
+        self.enabled = not switch or os.environ.get(switch, "1") != "0"
+
+    def set_enabled(self, flag) -> bool:
+        """Turn the library's use on or off; returns the old setting."""
+        old, self.enabled = self.enabled, bool(flag)
+        return old
 
     def get(self):
         if self._lib is not None or self._tried:

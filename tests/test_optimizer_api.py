@@ -539,7 +539,7 @@ def test_interleaved_dtypes_are_grouped_unless_order_matters(name, calls_want, m
 def test_torch_fused_path_is_taken_without_kernels(name, kw, monkeypatch):
     """Without the compiled kernels (e.g. on CUDA) SGD and Adam(W) run torch's fused kernels,
     with states kept scaled and brought back to MXNet's values when read."""
-    monkeypatch.setattr(_ckernels, "_enabled", False)
+    monkeypatch.setattr(_ckernels._LIB, "enabled", False)
     used = []
     for fn in ("_fused_sgd_", "_fused_adam_", "_fused_adamw_"):
         real = getattr(__import__("torch"), fn)

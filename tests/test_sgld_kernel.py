@@ -28,7 +28,7 @@ with open(os.path.join(HERE, "sgld.json")) as f:
     SCENARIOS = json.load(f)
 DATA = dict(np.load(os.path.join(HERE, "sgld.npz")))
 
-needs_kernel = pytest.mark.skipif(not _ckernels._enabled or rk.library() is None,
+needs_kernel = pytest.mark.skipif(not _ckernels._LIB.enabled or rk.library() is None,
                                   reason="no C compiler, or NEOGLUON_OPTIMIZER_KERNELS=0")
 
 

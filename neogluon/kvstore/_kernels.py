@@ -15,7 +15,6 @@ ctypes. Without a compiler, on tensors that are not float32 CPU tensors, or with
 from __future__ import annotations
 
 import ctypes
-import os
 
 import torch
 
@@ -160,17 +159,6 @@ void ng_sum2_bcast(float* a, float* b, float* o, int64_t n, int nthreads) {
 }
 """
 
-_enabled = os.environ.get("NEOGLUON_KVSTORE_KERNELS", "1") != "0"
-
-
-def set_enabled(flag):
-    """Turn the compiled kernel on or off (tests, benchmarks); returns the old value."""
-    global _enabled
-    old = _enabled
-    _enabled = bool(flag)
-    return old
-
-
 def _build():
     lib = _cbuild.build("kvstore_copy", _SOURCE, [["-O2", "-fPIC", "-shared", "-pthread"]],
                         "KVStore copy kernel")
@@ -187,7 +175,9 @@ def _build():
 
 
 # no compiler or cache folder: quietly use torch's copy
-_library = _cbuild.LazyLibrary(_build).get
+_LIB = _cbuild.LazyLibrary(_build, switch="NEOGLUON_KVSTORE_KERNELS")
+_library = _LIB.get
+set_enabled = _LIB.set_enabled  # turn the kernel on or off; returns the old setting
 
 
 def _fits(t):
@@ -197,7 +187,7 @@ def _fits(t):
 def copy_multi(pairs):
     """Copy each ``src`` into all of its ``dsts``: ``pairs`` is a list of ``(src, [dst, ...])``
     with the same number of destinations each. Returns the pairs it could not handle."""
-    if not _enabled or not pairs:
+    if not _LIB.enabled or not pairs:
         return pairs
     lib = _library()
     if lib is None:
@@ -224,7 +214,7 @@ def copy_multi(pairs):
 def sum2_bcast(out, a, b):
     """``out = a + b`` and then ``a[:] = b[:] = out``, in one pass (float32 CPU, contiguous,
     equal sizes, no overlap). Returns False, touching nothing, when it cannot."""
-    if not _enabled:
+    if not _LIB.enabled:
         return False
     ts = (out, a, b)
     if not all(_fits(t) for t in ts) or not (out.numel() == a.numel() == b.numel()):

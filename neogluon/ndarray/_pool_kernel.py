@@ -21,7 +21,6 @@ modes), when the library builds (see ``neogluon._cbuild``) and unless
 from __future__ import annotations
 
 import ctypes
-import os
 
 import torch
 
@@ -143,17 +142,8 @@ void ng_maxpool2d_bwd(int dt, const void *g, const int32_t *idx, void *gi, int64
 """
 
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-fno-math-errno", "-fno-trapping-math"]
-_enabled = os.environ.get("NEOGLUON_POOL_KERNELS", "1") != "0"
 # below this many output values a second thread costs more than it saves
 _PER_THREAD = 1 << 15
-
-
-def set_enabled(flag):
-    """Turn the compiled kernel on or off (tests, benchmarks); returns the old value."""
-    global _enabled
-    old = _enabled
-    _enabled = bool(flag)
-    return old
 
 
 def _build():
@@ -167,14 +157,16 @@ def _build():
     return lib
 
 
-_LIB = _cbuild.LazyLibrary(_build, "max-pooling kernel unavailable, using torch's pooling")
+_LIB = _cbuild.LazyLibrary(_build, "max-pooling kernel unavailable, using torch's pooling",
+                           switch="NEOGLUON_POOL_KERNELS")
+set_enabled = _LIB.set_enabled  # turn the kernel on or off; returns the old setting
 _DTYPES = (torch.float32, torch.float64)
 
 
 def usable(x) -> bool:
     """Whether ``x`` (N, C, H, W) can go through the kernel: a plain CPU float32/float64
     tensor, nothing tracing or intercepting torch calls, and the library available."""
-    return (_enabled and type(x) is torch.Tensor and not torch.jit.is_tracing()
+    return (_LIB.enabled and type(x) is torch.Tensor and not torch.jit.is_tracing()
             and x.device.type == "cpu" and x.dtype in _DTYPES
             and x.shape[2] * x.shape[3] < 2 ** 31 and torch._C._len_torch_dispatch_stack() == 0
             and not torch._C._are_functorch_transforms_active()

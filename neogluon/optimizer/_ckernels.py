@@ -16,7 +16,6 @@ import array
 import ctypes
 import itertools
 import operator
-import os
 
 import torch
 
@@ -30,17 +29,6 @@ N_PARAMS = 12  # scalar parameters a kernel call takes (unused ones are 0)
 # -fno-trapping-math lets comparisons vectorise; neither flag changes any result.
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fno-math-errno",
           "-fno-trapping-math"]
-_enabled = os.environ.get("NEOGLUON_OPTIMIZER_KERNELS", "1") != "0"
-
-
-def set_enabled(flag):
-    """Turn the compiled kernels on or off (tests, benchmarks); returns the old value."""
-    global _enabled
-    old = _enabled
-    _enabled = bool(flag)
-    return old
-
-
 def _setup(lib):
     f = lib.ng_multi_update
     vp = ctypes.c_void_p
@@ -57,7 +45,9 @@ def _build():
                                 [_FLAGS + ["-march=native"], _FLAGS], "optimizer kernels"))
 
 
-_LIB = _cbuild.LazyLibrary(_build, "optimizer kernels unavailable, using torch ops")
+_LIB = _cbuild.LazyLibrary(_build, "optimizer kernels unavailable, using torch ops",
+                           switch="NEOGLUON_OPTIMIZER_KERNELS")
+set_enabled = _LIB.set_enabled  # turn the kernels on or off; returns the old setting
 
 
 def library():
@@ -70,7 +60,7 @@ _OK_DTYPES = (torch.float32, torch.float64)
 
 def usable(*lists):
     """Whether the kernels can update these tensor lists (CPU, float32/64, contiguous)."""
-    if not _enabled or not lists_fit(*lists):
+    if not _LIB.enabled or not lists_fit(*lists):
         return False
     return _LIB._lib is not None or _LIB.get() is not None
 

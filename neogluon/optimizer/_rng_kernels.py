@@ -74,7 +74,7 @@ def library(native=True):
 
 def usable(ws, gs):
     """Whether the fused kernel can update these lists (CPU, float32/64, contiguous)."""
-    return ck._enabled and ck.lists_fit(ws, gs) and library() is not None
+    return ck._LIB.enabled and ck.lists_fit(ws, gs) and library() is not None
 
 
 def draw_seed(generator):
