@@ -8,8 +8,9 @@ the imperative results are the same computation.
 
 What is here: variables with their attributes, operators, arithmetic, ``Group``, indexing
 multi-output symbols, the ``list_*`` queries, ``get_internals``/``get_children``, attributes,
-shape and type inference (operators run on torch ``meta`` tensors; parameter shapes of the
-layer operators come from shape rules), MXNet's JSON graph format (``tojson``/``save``/
+shape and type inference (the common operators' output shapes come from direct shape rules,
+the others' from running them on torch ``meta`` tensors; parameter shapes of the layer
+operators come from shape rules), MXNet's JSON graph format (``tojson``/``save``/
 ``load``/``load_json``; MXNet 1.9.1's files load and neogluon's load in MXNet) and an eager
 evaluator (:meth:`Symbol.eval`). What is not: executors (``bind``, ``simple_bind``) and the
 Module API, symbolic gradients, subgraph backends.
@@ -32,6 +33,7 @@ from .. import ndarray as _nd
 from ..ndarray.ndarray import NDArray, _new
 from ..name import NameManager
 from . import _import_ops  # noqa: F401  (registers the nd operators imported graphs need)
+from . import _shape_rules
 from ..ndarray import quantization as _quant
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
@@ -535,25 +537,24 @@ class Symbol:
         return self._infer_shape(args, kwargs, partial=True)
 
     def _infer_shape(self, args, kwargs, partial):
+        plan = _plan(self)
         shapes = _named_args(self, args, kwargs, "infer_shape")
         for k, v in shapes.items():
             if v is not None and not isinstance(v, (tuple, list)):
                 raise TypeError(f"infer_shape: the shape of {k!r} must be a tuple, got {v!r}")
+        key = _shape_key(plan, "shape", partial, shapes)
+        if key is not None:
+            res = _cache_get(plan, key)
+            if res is not None:
+                return res
         info = _Inference(self, shapes, {}).run()
-        order = self._order()
-        aux = _aux_nodes(order)
 
         def shp(node, i=0):
             s = info.shape.get((id(node), i))
             if s is None:
                 return None
             return tuple(int(d) for d in s)
-
-        def hint(node):
-            h = info.hint.get(id(node))
-            return tuple(h) if h is not None else ()
-        arg_nodes = [n for n in order if n.is_var and id(n) not in aux]
-        aux_nodes = [n for n in order if n.is_var and id(n) in aux]
+        arg_nodes, aux_nodes = plan.arg_nodes, plan.aux_nodes
         args_s = [shp(n) for n in arg_nodes]
         outs_s = [shp(n, i) for n, i in self._outputs]
         aux_s = [shp(n) for n in aux_nodes]
@@ -561,8 +562,11 @@ class Symbol:
             def part(node, i=0):
                 s = info.partial.get((id(node), i))
                 return tuple(int(d) for d in s) if s is not None else ()
-            return ([part(n) for n in arg_nodes], [part(n, i) for n, i in self._outputs],
-                    [part(n) for n in aux_nodes])
+            res = ([part(n) for n in arg_nodes], [part(n, i) for n, i in self._outputs],
+                   [part(n) for n in aux_nodes])
+            if key is not None:
+                _cache_put(plan, key, res)
+            return res
         if any(s is None for s in args_s + outs_s + aux_s):
             unknown = [n.name for n, s in zip(arg_nodes + aux_nodes, args_s + aux_s)
                        if s is None]
@@ -571,6 +575,8 @@ class Symbol:
                           f"means unknown dimensions). Consider providing them as input: "
                           f"{unknown}", stacklevel=2)
             return None, None, None
+        if key is not None:
+            _cache_put(plan, key, (args_s, outs_s, aux_s))
         return args_s, outs_s, aux_s
 
     def infer_type(self, *args, **kwargs):
@@ -588,22 +594,28 @@ class Symbol:
         return self._infer_type(args, kwargs, partial=True)
 
     def _infer_type(self, args, kwargs, partial):
+        plan = _plan(self)
         types = _named_args(self, args, kwargs, "infer_type")
         types = {k: _dtype_name(v) for k, v in types.items() if v is not None}
+        key = _shape_key(plan, "type", partial, types)
+        if key is not None:
+            res = _cache_get(plan, key)
+            if res is not None:
+                return res
         info = _Inference(self, {}, types, types_only=True).run()
-        order = self._order()
-        aux = _aux_nodes(order)
 
         def t(node, i=0):
             d = info.dtype.get((id(node), i))
             if d == "bfloat16":
                 return np.float32  # numpy has no bfloat16: shown widened, as NDArray.dtype
             return np.dtype(d).type if d is not None else None
-        a = [t(n) for n in order if n.is_var and id(n) not in aux]
+        a = [t(n) for n in plan.arg_nodes]
         o = [t(n, i) for n, i in self._outputs]
-        x = [t(n) for n in order if n.is_var and id(n) in aux]
+        x = [t(n) for n in plan.aux_nodes]
         if not partial and any(v is None for v in a + o + x):
             return None, None, None
+        if key is not None:
+            _cache_put(plan, key, (a, o, x))
         return a, o, x
 
     # -- evaluation ----------------------------------------------------------------------
@@ -865,17 +877,17 @@ def _total_outputs(node):
 
 
 def _named_args(sym, args, kwargs, what):
+    plan = _plan(sym)
     res = {}
     if args:
-        names = sym.list_arguments()
+        names = [n.name for n in plan.arg_nodes]
         if len(args) > len(names):
             raise MXNetError(f"{what}: {len(args)} positional values for {len(names)} arguments")
         for n, v in zip(names, args):
             if v is not None:
                 res[n] = v
-    inputs = set(sym.list_inputs())
     for k, v in kwargs.items():
-        if k not in inputs:
+        if k not in plan.inputs:
             continue  # MXNet ignores names that are not arguments
         res[k] = v
     return res
@@ -955,7 +967,18 @@ def Group(symbols):
 
 def _var_shape(node):
     s = node.attrs.get("__shape__")
-    return tuple(_parse_attr(s)) if s is not None else None
+    if s is None:
+        return None
+    shape = _SHAPE_STRS.get(s)
+    if shape is None:
+        shape = tuple(_parse_attr(s))
+        if len(_SHAPE_STRS) > 4096:
+            _SHAPE_STRS.clear()
+        _SHAPE_STRS[s] = shape
+    return shape
+
+
+_SHAPE_STRS = {}   # declared shape string -> tuple (inference reads them at every call)
 
 
 def _var_dtype(node):
@@ -1651,9 +1674,6 @@ def _evaluate(symbol, args, F=None, ctx=None):
     return res
 
 
-_SIZES = weakref.WeakKeyDictionary()
-
-
 def _creation_shapes(symbol, order, args):
     """Full shapes of creation nodes declared with unknown (0) dimensions, by inference from
     the arguments' shapes (MXNet's executors infer them the same way)."""
@@ -1663,7 +1683,7 @@ def _creation_shapes(symbol, order, args):
         return None
     key = tuple(sorted((k, tuple(v.shape), str(v.dtype)) for k, v in args.items()
                        if isinstance(v, NDArray)))
-    cache = _SIZES.setdefault(symbol, {})
+    cache = _plan(symbol).sizes
     res = cache.get(key)
     if res is None:
         shapes = {k: v.shape for k, v in args.items() if isinstance(v, NDArray)}
@@ -1820,24 +1840,150 @@ _CREATION = {"_zeros", "_ones", "_full"}
 
 def _full_shape(shape):
     """``shape`` when every dimension is known (MXNet 1.x: 0 is unknown, () too)."""
-    if shape is None or len(shape) == 0 or any(int(d) <= 0 for d in shape):
+    if shape is None or len(shape) == 0:
+        return None
+    if type(shape) is tuple and all(type(d) is int for d in shape):  # (inference's shapes)
+        return shape if min(shape) > 0 else None
+    if any(int(d) <= 0 for d in shape):
         return None
     return tuple(int(d) for d in shape)
+
+
+# Inference plans: what shape/type inference needs of a symbol's graph, worked out once per
+# Symbol object (GluonCV's train transforms call infer_shape once per image). A graph's nodes
+# do not change once a symbol holding them exists; variables' attributes may (_set_attr), and
+# are read again at each inference and are part of the result cache's key.
+# (By id, with a weak reference: a WeakKeyDictionary compares keys with ==, which for
+# Symbols builds an operator node.)
+_PLANS = {}   # id(symbol) -> (weak reference to the symbol, _Plan)
+_UNPREPARED = object()
+
+
+class _PlanStep:
+    """One operator node's inputs as inference keys, their names for the layer rules, the
+    layer rule (_RULES) that applies, and its shape rule (_shape_rules.Spec, prepared on
+    first use)."""
+    __slots__ = ("keys", "names", "rule", "out0", "spec")
+
+    def __init__(self, node):
+        self.keys = [(id(s), i) for s, i in node.inputs]
+        names = node.input_names
+        if names is None:
+            meta = _OPS.get(node.op, {})
+            names = meta.get("inputs", []) if not meta.get("variadic") else []
+        if node.op == "UpSampling" and node.attrs.get("sample_type") == "bilinear" and \
+                len(self.keys) == 2:
+            names = ["data", "weight"]    # variadic in the table; bilinear takes a weight
+        elif node.op == "_sg_mkldnn_conv":
+            names = _quant.sg_conv_input_names(node.attrs)
+        elif node.op == "_sg_mkldnn_fully_connected":
+            names = ["data", "weight", "bias"]
+        self.names = names
+        rule = _RULES.get(node.op)
+        if node.op == "LeakyReLU" and node.attrs.get("act_type") != "prelu":
+            rule = None
+        self.rule = rule
+        self.out0 = (id(node), 0)
+        self.spec = _UNPREPARED
+
+
+class _Plan:
+    __slots__ = ("outputs", "order", "var_nodes", "ops", "arg_nodes", "aux_nodes", "inputs",
+                 "steps", "cacheable", "results", "sizes", "__weakref__")
+
+    def __init__(self, symbol):
+        self.outputs = tuple(symbol._outputs)
+        self.order = _topo(symbol._outputs)
+        aux = _aux_nodes(self.order)
+        self.var_nodes = [n for n in self.order if n.is_var]
+        self.ops = [n for n in self.order if not n.is_var]
+        self.arg_nodes = [n for n in self.var_nodes if id(n) not in aux]
+        self.aux_nodes = [n for n in self.var_nodes if id(n) in aux]
+        self.inputs = {n.name for n in self.var_nodes}
+        self.steps = {}
+        # Custom operators' shapes come from user code: their graphs are not cached.
+        self.cacheable = not any(n.op == "Custom" for n in self.ops)
+        self.results = {}
+        self.sizes = {}   # _creation_shapes' cache
+
+    def step(self, node):
+        st = self.steps.get(id(node))
+        if st is None:
+            st = self.steps[id(node)] = _PlanStep(node)
+        return st
+
+    def var_key(self):
+        """The variables' declared shapes and dtypes (part of the result cache's key)."""
+        return tuple((n.attrs.get("__shape__"), n.attrs.get("__dtype__"))
+                     for n in self.var_nodes)
+
+
+def _plan(symbol):
+    key = id(symbol)
+    entry = _PLANS.get(key)
+    if entry is not None and entry[0]() is symbol and entry[1].outputs == tuple(symbol._outputs):
+        return entry[1]
+    p = _Plan(symbol)
+
+    def drop(ref, key=key):
+        cur = _PLANS.get(key)
+        if cur is not None and cur[0] is ref:
+            del _PLANS[key]
+    _PLANS[key] = (weakref.ref(symbol, drop), p)
+    return p
+
+
+def _shape_key(plan, kind, partial, given):
+    """The result cache's key for an inference with ``given`` values (None: not cached)."""
+    if not plan.cacheable:
+        return None
+    try:
+        if kind == "shape":
+            items = tuple(sorted((k, None if v is None else tuple(int(d) for d in v))
+                                 for k, v in given.items()))
+        else:
+            items = tuple(sorted(given.items()))
+    except (TypeError, ValueError):
+        return None   # the inference reports it
+    from ..autograd import _state as ag
+    return (kind, bool(partial), bool(ag.training), items, plan.var_key())
+
+
+def _cache_get(plan, key):
+    res = plan.results.get(key)
+    if res is None:
+        return None
+    return tuple(list(part) if part is not None else None for part in res)
+
+
+def _cache_put(plan, key, res):
+    if not plan.cacheable:
+        return
+    if len(plan.results) >= 64:
+        try:
+            plan.results.pop(next(iter(plan.results)), None)
+        except (StopIteration, RuntimeError):   # (another thread's change)
+            pass
+    plan.results[key] = tuple(tuple(part) if part is not None else None for part in res)
 
 
 class _Inference:
     """Shape and type inference.
 
     Shapes are partial (0 marks an unknown dimension) and flow both ways until nothing
-    changes: operators whose inputs are all known run on meta tensors (zero tensors as a
-    fallback) to give their outputs; the layer operators' rules give their parameters'
-    shapes; element-wise operators make their inputs and output agree, and FullyConnected
-    carries the batch dimension back to its data (what MXNet's recurrent cells rely on for
-    ``zeros((0, hidden))`` begin states).
+    changes: operators whose inputs are all known give their outputs by their shape rule
+    (_shape_rules.py: the common operators), or else by running on meta tensors (zero
+    tensors as a fallback); the layer operators' rules give their parameters' shapes;
+    element-wise operators make their inputs and output agree, and FullyConnected carries
+    the batch dimension back to its data (what MXNet's recurrent cells rely on for
+    ``zeros((0, hidden))`` begin states). What does not change between calls on one symbol
+    (its nodes in order, each node's inputs and rules) is kept in the symbol's _Plan, with
+    the results of recent calls.
     """
 
     def __init__(self, symbol, shapes, dtypes, types_only=False):
         self.symbol = symbol
+        self.plan = _plan(symbol)
         self.given_shapes = shapes
         self.given_dtypes = dtypes
         self.types_only = types_only
@@ -1846,13 +1992,14 @@ class _Inference:
         self.hint = {}
         self.partial = {}
         self.done = set()
+        self.live = {}      # nd path -> still its original function (_shape_rules.outputs)
+        self.rules = _shape_rules.rules_active()
 
     def run(self):
-        order = self.symbol._order()
-        for node in order:
-            if node.is_var:
-                self._var(node)
-        ops = [n for n in order if not n.is_var]
+        plan = self.plan
+        for node in plan.var_nodes:
+            self._var(node)
+        ops = plan.ops
         if self.types_only:
             for node in ops:
                 self._types(node)
@@ -1865,12 +2012,15 @@ class _Inference:
                 dt = node.attrs.get("dtype")
                 self.dtype[(id(node), 0)] = _dtype_name(_parse_attr(dt)) if dt not in (
                     None, "None") else "float32"
+        pending = ops
         for _ in range(len(ops) + 2):
             changed = False
-            for node in ops:
+            for node in pending:
                 changed |= self._step(node)
             if not changed:
                 break
+            done = self.done   # (a done node's step changes nothing: left out)
+            pending = [n for n in pending if id(n) not in done]
         # Shapes known only partially stay hints; the result holds known shapes only.
         self.partial = dict(self.shape)
         for key, shp in list(self.shape.items()):
@@ -1902,8 +2052,10 @@ class _Inference:
     def _unify(self, key, shape, who):
         if shape is None or len(shape) == 0:
             return False
-        shape = tuple(int(d) for d in shape)
         cur = self.shape.get(key)
+        if cur is not None and cur == shape:
+            return False
+        shape = tuple(int(d) for d in shape)
         if cur is None:
             self.shape[key] = shape
             return True
@@ -1924,23 +2076,12 @@ class _Inference:
     def _step(self, node):
         if id(node) in self.done:
             return False
-        keys = [(id(s), i) for s, i in node.inputs]
-        names = node.input_names
-        if names is None:
-            meta = _OPS.get(node.op, {})
-            names = meta.get("inputs", []) if not meta.get("variadic") else []
+        ps = self.plan.step(node)
+        keys, names, rule = ps.keys, ps.names, ps.rule
         changed = False
         ins = [self.shape.get(k) for k in keys]
-        out0 = (id(node), 0)
-        rule = _RULES.get(node.op)
-        if node.op == "UpSampling" and node.attrs.get("sample_type") == "bilinear" and \
-                len(keys) == 2:
-            names = ["data", "weight"]    # variadic in the table; bilinear takes a weight
-        elif node.op == "_sg_mkldnn_conv":
-            names = _quant.sg_conv_input_names(node.attrs)
-        elif node.op == "_sg_mkldnn_fully_connected":
-            names = ["data", "weight", "bias"]
-        if rule is not None and (node.op != "LeakyReLU" or node.attrs.get("act_type") == "prelu"):
+        out0 = ps.out0
+        if rule is not None:
             by_name = dict(zip(names, ins))
             if by_name.get("data") is not None:
                 try:
@@ -1953,7 +2094,8 @@ class _Inference:
         if node.op in _SAME_SHAPE:
             group = keys + [out0]
             known = [self.shape[k] for k in group if self.shape.get(k) is not None]
-            if known:
+            if known and (len(known) < len(group) or any(x != known[0] for x in known)):
+                # (all known and equal: nothing to unify)
                 for k in group:
                     for shp in known:
                         changed |= self._unify(k, shp, node.name)
@@ -1991,14 +2133,31 @@ class _Inference:
                     types[j] = first or "float32"
                     if node.inputs[j][0].is_var:
                         self.dtype[k] = types[j]
-            outs = self._run(node, full, types)
+            outs = self._outputs(node, ps, full, types)
             if outs is not None:
                 self.done.add(id(node))
-                for i, o in enumerate(outs):
-                    changed |= self._unify((id(node), i), tuple(o.shape), node.name)
-                    self.dtype[(id(node), i)] = _dtype_name(o._t.dtype)
+                for i, (shp, dt) in enumerate(outs):
+                    changed |= self._unify((id(node), i), shp, node.name)
+                    self.dtype[(id(node), i)] = dt
                 changed = True
         return changed
+
+    def _outputs(self, node, ps, shapes, types):
+        """``[(shape, dtype)]`` of ``node``'s outputs from its inputs' full shapes and types:
+        by the operator's shape rule (_shape_rules.py) where it has one, else by running it
+        on meta tensors."""
+        if self.rules:
+            spec = ps.spec
+            if spec is _UNPREPARED:
+                spec = ps.spec = _shape_rules.prepare(node, len(shapes))
+            if spec is not None:
+                res = _shape_rules.outputs(spec, shapes, types, self.live)
+                if res is not None:
+                    return res
+        outs = self._run(node, shapes, types)
+        if outs is None:
+            return None
+        return [(tuple(o.shape), _dtype_name(o._t.dtype)) for o in outs]
 
     def _custom(self, node, keys):
         """A Custom node's inputs, auxiliary states and outputs from its CustomOpProp's
