@@ -17,7 +17,7 @@ __all__ = ["isnan", "isinf", "isfinite", "DeformableConvolution",
            "div_sqrt_dim", "AdaptiveAvgPooling2D", "BilinearResize2D", "SyncBatchNorm",
            "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt",
            "interleaved_matmul_encdec_qk", "interleaved_matmul_encdec_valatt", "foreach",
-           "while_loop", "cond"]
+           "while_loop", "cond", "BatchNormWithReLU", "SparseEmbedding", "CTCLoss", "ctc_loss"]
 
 
 def _t(x, op, what="data"):
@@ -594,3 +594,37 @@ def while_loop(cond, func, loop_vars, max_iterations=None, name="while_loop"):
 def cond(pred, then_func, else_func, name="cond"):
     """``then_func()`` if the scalar ``pred`` is true, else ``else_func()``."""
     return then_func() if _as_bool(pred, "cond: pred") else else_func()
+
+
+def BatchNormWithReLU(data, gamma, beta, moving_mean, moving_var, out=None, name=None,
+                      **kwargs):
+    """MXNet's fused ``BatchNorm`` + ``relu`` (its oneDNN builds' ``contrib`` operator).
+
+    Takes ``BatchNorm``'s arguments and updates the moving statistics the same way; the first
+    output goes through ``relu`` (gradients too), the optional mean/var outputs do not.
+    """
+    from .nn_ops import BatchNorm
+    from .ops import relu
+    res = BatchNorm(data, gamma, beta, moving_mean, moving_var, **kwargs)
+    if isinstance(res, (list, tuple)):
+        return [relu(res[0], out=out)] + list(res[1:])
+    return relu(res, out=out)
+
+
+def SparseEmbedding(data, weight, input_dim=None, output_dim=None, dtype="float32", out=None,
+                    name=None, **kwargs):
+    """MXNet's deprecated ``contrib.SparseEmbedding``: ``Embedding`` whose weight gradient is
+    ``row_sparse``."""
+    from .nn_ops import Embedding
+    kwargs.pop("sparse_grad", None)
+    return Embedding(data, weight, input_dim=input_dim, output_dim=output_dim, dtype=dtype,
+                     sparse_grad=True, out=out, name=name, **kwargs)
+
+
+def CTCLoss(*args, **kwargs):
+    """``nd.contrib.CTCLoss`` / ``ctc_loss``: MXNet's older names of ``nd.CTCLoss``."""
+    from . import nn_ops
+    return nn_ops.CTCLoss(*args, **kwargs)
+
+
+ctc_loss = CTCLoss

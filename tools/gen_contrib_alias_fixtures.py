@@ -1,0 +1,61 @@
+"""Fixtures for tests/test_contrib_aliases.py from MXNet 1.9.1: ``nd.contrib.BatchNormWithReLU``
+(outputs, input/gamma/beta gradients and moving statistics, training and predict mode) and
+``nd.contrib.SparseEmbedding`` (output and its row_sparse weight gradient).
+
+    /tmp/mxref/bin/python tools/gen_contrib_alias_fixtures.py
+"""
+import os
+
+import mxnet as mx
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
+                   "contrib_alias")
+
+
+def inputs():
+    rs = np.random.RandomState(3)
+    x = rs.randn(2, 3, 4, 5).astype("float32")
+    gamma = np.array([1.0, -2.0, 0.5], "float32")
+    beta = np.array([0.1, -0.2, 0.3], "float32")
+    head = rs.randn(2, 3, 4, 5).astype("float32")
+    mean = np.array([0.2, -0.1, 0.0], "float32")
+    var = np.array([1.5, 0.5, 2.0], "float32")
+    return x, gamma, beta, head, mean, var
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    x, gamma, beta, head, mean, var = inputs()
+    res = {}
+    for train in (True, False):
+        for fix_gamma in (False, True):
+            tag = f"{'train' if train else 'predict'}_{'fix' if fix_gamma else 'free'}"
+            a = [mx.nd.array(v) for v in (x, gamma, beta)]
+            for v in a:
+                v.attach_grad()
+            m, s = mx.nd.array(mean), mx.nd.array(var)
+            with mx.autograd.record(train_mode=train):
+                y = mx.nd.contrib.BatchNormWithReLU(*a, m, s, fix_gamma=fix_gamma, eps=1e-3,
+                                                   momentum=0.8)
+            y.backward(mx.nd.array(head))
+            res[tag + "_out"] = y.asnumpy()
+            for n, v in zip(("x", "gamma", "beta"), a):
+                res[f"{tag}_grad_{n}"] = v.grad.asnumpy()
+            res[tag + "_mean"] = m.asnumpy()
+            res[tag + "_var"] = s.asnumpy()
+    w = mx.nd.array(np.random.RandomState(4).randn(6, 3).astype("float32"))
+    w.attach_grad(stype="row_sparse")
+    idx = mx.nd.array([[1, 4], [4, 0]])
+    with mx.autograd.record():
+        e = mx.nd.contrib.SparseEmbedding(idx, w, input_dim=6, output_dim=3)
+    e.backward(mx.nd.array(np.arange(12, dtype="float32").reshape(2, 2, 3)))
+    res["emb_out"] = e.asnumpy()
+    res["emb_grad"] = w.grad.asnumpy()
+    res["emb_grad_rows"] = w.grad.indices.asnumpy()
+    res["emb_grad_stype"] = np.array(w.grad.stype)
+    np.savez(os.path.join(OUT, "contrib_alias.npz"), **res)
+
+
+if __name__ == "__main__":
+    main()
