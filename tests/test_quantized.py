@@ -105,11 +105,27 @@ def test_graph_against_mxnet(case):
         x.attach_grad()
     train = case.get("train_mode", True)
     if "grad_error" in case:
-        # MXNet 1.9.1: a max quantized pooling fails in training mode ('MKLDNN Pooling:
-        # incorrect workspace input', seen at the first read); here an MXNetError at the call
-        with pytest.raises(MXNetError, match="quantized_pooling.*training mode"):
-            with mx.autograd.record(train_mode=train):
-                blk(*xs)
+        # MXNet 1.9.1 fails here (a max quantized pooling in training mode: 'MKLDNN Pooling:
+        # incorrect workspace input', its bug); neogluon computes what inference mode does,
+        # with zero gradients through the quantized operators
+        assert "workspace" in case["grad_error"]
+        grads = {}
+        for mode in (True, False):
+            for x in xs:
+                x.attach_grad()
+            with mx.autograd.record(train_mode=mode):
+                o = blk(*xs)
+                o = o[0] if isinstance(o, (list, tuple)) else o
+                loss = o.astype("float32").sum()
+            _same(o.asnumpy(), DATA[f"{case['name']}/out0"], f"{case['name']} train out", tol)
+            loss.backward()
+            grads[mode] = {k: p.grad().asnumpy().copy() for k, p in
+                           blk.collect_params().items() if p.grad_req != "null"}
+            assert not xs[0].grad.asnumpy().any()
+        assert grads[True] and sorted(grads[True]) == sorted(grads[False])
+        assert any(g.any() for g in grads[True].values())
+        for k in grads[True]:
+            np.testing.assert_array_equal(grads[True][k], grads[False][k], err_msg=k)
         return
     with mx.autograd.record(train_mode=train):
         o = blk(*xs)
@@ -302,7 +318,7 @@ def test_int8_model_matches_mxnet(model_results, name):
     keys = [k for k in exp.files if k.startswith(name + "/")]
     assert keys
     for k in keys:
-        want, got = exp[k], model_results[k]
+        want, got = exp[k], model_results.get(k)
         if "/internal/" in k:          # int8/uint8 codes: equal
             _same(got, want, k)
         elif "/out" in k:
@@ -319,6 +335,11 @@ def test_int8_model_matches_mxnet(model_results, name):
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6 * scale,
                                            err_msg=k)
         elif k.endswith("backward_error"):
-            assert "quantized_pooling" in str(got)
+            # MXNet 1.9.1's bug (training-mode max quantized pooling); neogluon runs it
+            assert "workspace" in str(want)
+            assert int(model_results[f"{name}/backward_ok"]) == 1, k
+            assert int(model_results[f"{name}/grads_total"]) > 0, k
+        elif k.endswith("backward_ok") and int(want) == 0:
+            assert f"{name}/backward_error" in exp.files, k
         else:
             np.testing.assert_array_equal(got, want, err_msg=k)

@@ -36,9 +36,10 @@ are exact), and the float steps follow MXNet's float32 order of operations:
 
 Gradients: MXNet gives these operators zero gradients (``MakeZeroGradNodes``), so a model
 can be recorded and differentiated; the float layers around them get their gradients, the
-quantized ones get zeros. A max ``quantized_pooling`` cannot run in training mode in MXNet
-1.9.1 (oneDNN's training-mode pooling wants a workspace output; MXNet reports the failure
-at the first read of anything computed from it); here it is an MXNetError at the call.
+quantized ones get zeros. A max ``quantized_pooling`` in training mode computes what it does
+in inference mode; MXNet 1.9.1 there often fails ('MKLDNN Pooling: incorrect workspace
+input', reported at the first read of anything computed from it: oneDNN's training-mode
+pooling wants a workspace output the quantized operator does not have), a bug not kept.
 """
 from __future__ import annotations
 
@@ -366,12 +367,6 @@ def quantized_pooling(data, min_data, max_data, kernel=(), pool_type="max", glob
     if q.device.type == "meta":
         r = torch.empty((q.shape[0], q.shape[1]) + tuple(outs), dtype=q.dtype, device="meta")
         return _assign_outs(_outputs(op, r, 0, 0, [], ctx), out)
-    if pool_type == "max" and _ag_mod.is_training():
-        raise MXNetError(
-            f"{op}: max pooling cannot run in training mode (MXNet 1.9.1's oneDNN pooling "
-            "then wants a workspace output the quantized operator does not have: 'MKLDNN "
-            "Pooling: incorrect workspace input'); run quantized (int8) graphs in inference "
-            "mode, e.g. autograd.record(train_mode=False)")
     with torch.no_grad():
         extra = [max((outs[i] - 1) * s[i] + k[i] - ((H, W)[i] + 2 * p[i]), 0) for i in range(2)]
         xf = q.to(torch.float32)
