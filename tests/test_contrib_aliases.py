@@ -13,14 +13,7 @@ FIX = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "contrib_alias
 
 
 def _inputs():
-    rs = np.random.RandomState(3)
-    x = rs.randn(2, 3, 4, 5).astype("float32")
-    gamma = np.array([1.0, -2.0, 0.5], "float32")
-    beta = np.array([0.1, -0.2, 0.3], "float32")
-    head = rs.randn(2, 3, 4, 5).astype("float32")
-    mean = np.array([0.2, -0.1, 0.0], "float32")
-    var = np.array([1.5, 0.5, 2.0], "float32")
-    return x, gamma, beta, head, mean, var
+    return tuple(FIX[f"in_{n}"] for n in ("x", "gamma", "beta", "head", "mean", "var"))
 
 
 @pytest.mark.parametrize("train", [True, False])

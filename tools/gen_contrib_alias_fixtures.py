@@ -27,7 +27,8 @@ def inputs():
 def main():
     os.makedirs(OUT, exist_ok=True)
     x, gamma, beta, head, mean, var = inputs()
-    res = {}
+    res = {f"in_{n}": v for n, v in zip(("x", "gamma", "beta", "head", "mean", "var"),
+                                         (x, gamma, beta, head, mean, var))}
     for train in (True, False):
         for fix_gamma in (False, True):
             tag = f"{'train' if train else 'predict'}_{'fix' if fix_gamma else 'free'}"
