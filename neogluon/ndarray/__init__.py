@@ -30,6 +30,12 @@ for _name in ("quantize_v2", "dequantize", "quantized_pooling", "quantized_conca
     setattr(contrib, _name, getattr(_quantization, _name))
 _internal._sg_mkldnn_conv = _quantization._sg_mkldnn_conv  # fused nodes of quantized graphs
 _internal._sg_mkldnn_fully_connected = _quantization._sg_mkldnn_fully_connected
+from .nn_legacy import *  # noqa: F401,F403  loss heads, Crop, im2col, samplers, *_v1
+from .rnn_op import RNN, _gluon_rnn, _rnn_param_concat  # noqa: F401  the fused RNN operator
+_internal._rnn_param_concat = _rnn_param_concat
+from . import contrib_more as _contrib_more
+for _name in _contrib_more.__all__:  # nd.contrib.PSROIPooling, fft, hawkesll & co
+    setattr(contrib, _name, getattr(_contrib_more, _name))
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",
