@@ -57,7 +57,13 @@ for _a, _c in _ALIAS.items():
 
 # Inputs an operator mutates (they become auxiliary states), by canonical name.
 _MUTATE = {"BatchNorm": (3, 4), "_contrib_SyncBatchNorm": (3, 4),
-           "_contrib_BatchNormWithReLU": (3, 4), "BatchNorm_v1": (3, 4)}
+           "_contrib_BatchNormWithReLU": (3, 4), "BatchNorm_v1": (3, 4),
+           "IdentityAttachKLSparseReg": (1,)}
+# Auxiliary states of MXNet's older OperatorProperty operators: MXNet's operator info (the
+# table above) lists their arguments only, and composing the operator adds the states as
+# variables ``<node>_<state>`` after them.
+_OPS["IdentityAttachKLSparseReg"] = dict(_OPS["IdentityAttachKLSparseReg"],
+                                         inputs=["data", "moving_avg"])
 
 
 def _dtype_name(dtype):
@@ -1057,7 +1063,7 @@ _IGNORABLE = {"workspace", "cudnn_tune", "cudnn_off", "num_args", "ctx", "name",
 # Inputs created automatically when an operator is called without them.
 _AUTO_INPUTS = {
     "FullyConnected": ("weight", "bias"), "Convolution": ("weight", "bias"),
-    "Deconvolution": ("weight", "bias"),
+    "Deconvolution": ("weight", "bias"), "Convolution_v1": ("weight", "bias"),
     "BatchNorm": ("gamma", "beta", "moving_mean", "moving_var"),
     "LayerNorm": ("gamma", "beta"), "InstanceNorm": ("gamma", "beta"),
     "GroupNorm": ("gamma", "beta"), "Embedding": ("weight",),
@@ -1072,6 +1078,11 @@ def _auto_inputs(canon, attrs):
             names.remove("bias")
     if canon == "LeakyReLU" and attrs.get("act_type") == "prelu":
         names = ["gamma"]
+    if canon == "RNN":   # MXNet adds <name>_state_cell for an LSTM, <name>_sequence_length
+        if attrs.get("mode") == "lstm":
+            names.append("state_cell")
+        if _truthy(attrs.get("use_sequence_length", False)):
+            names.append("sequence_length")
     return names
 
 
@@ -1801,6 +1812,8 @@ def _rule_rnn(a, s):
     res = {"parameters": (size,), "state": (layers * dirs, d[1], proj or h)}
     if a.get("mode") == "lstm":
         res["state_cell"] = (layers * dirs, d[1], h)
+    if _truthy(a.get("use_sequence_length", False)):
+        res["sequence_length"] = (d[1],)
     return res
 
 
@@ -1818,7 +1831,13 @@ _RULES = {"_sg_mkldnn_conv": lambda a, s: _quant.sg_param_shapes("_sg_mkldnn_con
           "RNN": _rule_rnn, "UpSampling": _rule_upsampling, "FullyConnected": _rule_fc, "Convolution": _rule_conv,
           "Deconvolution": lambda a, s: _rule_conv(a, s, True), "BatchNorm": _rule_bn,
           "_contrib_SyncBatchNorm": _rule_bn, "LayerNorm": _rule_ln, "InstanceNorm": _rule_in,
-          "GroupNorm": _rule_gn, "Embedding": _rule_emb, "LeakyReLU": _rule_prelu}
+          "GroupNorm": _rule_gn, "Embedding": _rule_emb, "LeakyReLU": _rule_prelu,
+          "Convolution_v1": _rule_conv, "BatchNorm_v1": _rule_bn,
+          "IdentityAttachKLSparseReg": lambda a, s: {"moving_avg": (s.get("data")[-1],)},
+          "LinearRegressionOutput": lambda a, s: {"label": s.get("data")},
+          "LogisticRegressionOutput": lambda a, s: {"label": s.get("data")},
+          "MAERegressionOutput": lambda a, s: {"label": s.get("data")},
+          "SVMOutput": lambda a, s: {"label": tuple(s.get("data"))[:-1]}}
 _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_power",
                "_maximum", "_minimum", "_mod", "_hypot", "_equal", "_not_equal", "_greater",
                "_greater_equal", "_lesser", "_lesser_equal", "add_n", "ElementWiseSum",
