@@ -275,3 +275,20 @@ def test_lstm_projection_runs_without_warnings():
         _, _, grads = C.run_nd(mx, trained)     # training too (MXNet's CPU cannot)
     assert [str(w.message) for w in seen] == []
     assert np.abs(grads["parameters"]).sum() > 0
+
+
+# ---------------------------------------------------------------- fft / ifft (MXNet: GPU only)
+def test_fft_ifft_interleaved_and_unnormalised():
+    # MXNet 1.9.1 has fft/ifft on GPU only (CPU: 'fft is only available for GPU'), so no
+    # fixture: numpy's FFT with MXNet's layout (real and imaginary parts interleaved along
+    # the last axis) and MXNet's unnormalised inverse (ifft(fft(x)) = d * x)
+    x = np.random.RandomState(7).standard_normal((3, 8)).astype("float32")
+    y = nd.contrib.fft(nd.array(x)).asnumpy()
+    z = np.fft.fft(x, axis=-1)
+    assert y.shape == (3, 16)
+    np.testing.assert_allclose(y[:, 0::2], z.real, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y[:, 1::2], z.imag, rtol=1e-5, atol=1e-5)
+    back = nd.contrib.ifft(nd.array(y)).asnumpy()
+    np.testing.assert_allclose(back, 8 * x, rtol=1e-4, atol=1e-4)
+    with pytest.raises(MXNetError, match="ifft"):
+        nd.contrib.ifft(nd.ones((2, 5)))
