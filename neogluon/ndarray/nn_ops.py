@@ -14,7 +14,7 @@ from .. import autograd as _ag_mod
 from ..base import MXNetError, to_torch_dtype
 from ..random import generator as _generator
 from .ndarray import NDArray, _new, _run, _assign_out, _call_nograd
-from . import _pool_kernel
+from . import _conv_kernel, _pool_kernel
 
 __all__ = ["FullyConnected", "Activation", "Convolution", "Deconvolution", "Pooling",
            "LeakyReLU", "BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm", "Dropout",
@@ -186,7 +186,11 @@ def Convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=()
                          f"num_group={num_group}")
     b = None if (no_bias or bias is None) else bias._t
     try:
-        r = _run(_CONV[nd], x, w, b, stride, pad, dilate, num_group)
+        if nd == 2 and w.requires_grad and torch.is_grad_enabled() and \
+                _conv_kernel.usable(x, w, stride, dilate, num_group):
+            r = _run(_conv_kernel.conv2d, x, w, b, pad)
+        else:
+            r = _run(_CONV[nd], x, w, b, stride, pad, dilate, num_group)
     except RuntimeError as err:
         raise MXNetError(f"Convolution: data shape {data.shape}, weight shape {weight.shape}, "
                          f"stride={stride}, pad={pad}, dilate={dilate}: {err}") from None
