@@ -76,3 +76,43 @@ def test_contrib_ctc_loss_is_nd_ctc_loss():
     np.testing.assert_array_equal(nd.contrib.CTCLoss(data, label).asnumpy(), ref)
     np.testing.assert_array_equal(nd.contrib.ctc_loss(data, label).asnumpy(), ref)
     assert mx.sym.contrib.BatchNormWithReLU is not None
+
+
+V1 = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "contrib_alias",
+                          "batchnorm_v1.npz"))
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_batchnorm_v1_graph_matches_mxnet(train):
+    tag = "v1_train" if train else "v1_predict"
+    sym = mx.sym.load_json(str(V1["v1_json"]))
+    assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    blk = mx.gluon.SymbolBlock(sym, [mx.sym.var("data")])
+    blk.collect_params().initialize()
+    vals = {"bn_gamma": V1["v1_in_gamma"], "bn_beta": V1["v1_in_beta"],
+            "bn_moving_mean": np.array([.5, 0, 0], "f"), "bn_moving_var": np.array([2, 1, 1], "f")}
+    params = blk.collect_params()
+    for k, v in vals.items():
+        params[k].set_data(nd.array(v))
+    x = nd.array(V1["v1_in_x"])
+    x.attach_grad()
+    with autograd.record(train_mode=train):
+        y = blk(x)
+    y.backward(nd.array(V1["v1_in_head"]))
+    np.testing.assert_allclose(y.asnumpy(), V1[tag + "_out"], rtol=1e-5, atol=1e-5)
+    for k in ("bn_gamma", "bn_beta"):
+        np.testing.assert_allclose(params[k].grad().asnumpy(), V1[f"{tag}_grad_{k}"],
+                                   rtol=1e-4, atol=1e-5, err_msg=k)
+    for k in ("bn_moving_mean", "bn_moving_var"):
+        np.testing.assert_allclose(params[k].data().asnumpy(), V1[f"{tag}_{k}"], rtol=1e-5,
+                                   atol=1e-6, err_msg=k)
+    if train:
+        np.testing.assert_allclose(x.grad.asnumpy(), V1[tag + "_grad_data"], rtol=1e-4,
+                                   atol=1e-5)
+    else:
+        # MXNet's v1 backward uses batch statistics here (its bug); the computed function's
+        # gradient is gamma / sqrt(moving_var + eps) times the head gradient
+        scale = V1["v1_in_gamma"] / np.sqrt(vals["bn_moving_var"] + 1e-3)
+        want = V1["v1_in_head"] * scale[None, :, None, None]
+        np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5, atol=1e-6)
+        assert not np.allclose(want, V1[tag + "_grad_data"], atol=1e-3)

@@ -1,6 +1,6 @@
 """Fixtures for tests/test_contrib_aliases.py from MXNet 1.9.1: ``nd.contrib.BatchNormWithReLU``
 (outputs, input/gamma/beta gradients and moving statistics, training and predict mode) and
-``nd.contrib.SparseEmbedding`` (output and its row_sparse weight gradient).
+``nd.contrib.SparseEmbedding`` (output and its row_sparse weight gradient); ``BatchNorm_v1`` through MXNet's executor.
 
     /tmp/mxref/bin/python tools/gen_contrib_alias_fixtures.py
 """
@@ -58,5 +58,34 @@ def main():
     np.savez(os.path.join(OUT, "contrib_alias.npz"), **res)
 
 
+def batchnorm_v1():
+    """BatchNorm_v1 through MXNet's executor (its nd function cannot be called): the graph's
+    JSON, outputs, gradients and moving statistics after backward, training and predict."""
+    rs = np.random.RandomState(0)
+    x = rs.randn(2, 3, 4, 4).astype("f")
+    g = np.array([1, 2, 3], "f")
+    b = np.array([.1, .2, .3], "f")
+    head = rs.randn(2, 3, 4, 4).astype("f")
+    res = {"v1_in_x": x, "v1_in_gamma": g, "v1_in_beta": b, "v1_in_head": head}
+    s = mx.sym.BatchNorm_v1(mx.sym.var("data"), name="bn", fix_gamma=False, momentum=0.8,
+                            eps=1e-3)
+    res["v1_json"] = np.array(s.tojson())
+    for train in (True, False):
+        tag = "v1_train" if train else "v1_predict"
+        args = {"data": mx.nd.array(x), "bn_gamma": mx.nd.array(g), "bn_beta": mx.nd.array(b)}
+        grads = {k: mx.nd.zeros_like(v) for k, v in args.items()}
+        aux = {"bn_moving_mean": mx.nd.array([.5, 0, 0]),
+               "bn_moving_var": mx.nd.array([2, 1, 1])}
+        ex = s.bind(mx.cpu(), args, args_grad=grads, aux_states=aux)
+        res[tag + "_out"] = ex.forward(is_train=train)[0].asnumpy()
+        ex.backward(mx.nd.array(head))
+        for k, v in grads.items():
+            res[f"{tag}_grad_{k}"] = v.asnumpy()
+        for k, v in aux.items():
+            res[f"{tag}_{k}"] = v.asnumpy()
+    np.savez(os.path.join(OUT, "batchnorm_v1.npz"), **res)
+
+
 if __name__ == "__main__":
     main()
+    batchnorm_v1()

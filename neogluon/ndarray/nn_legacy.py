@@ -28,7 +28,7 @@ from .ndarray import NDArray, _new, _run, _assign_out, _state
 __all__ = ["LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
            "SVMOutput", "IdentityAttachKLSparseReg", "Crop", "im2col", "col2im",
            "GridGenerator", "BilinearSampler", "SpatialTransformer", "Correlation",
-           "Convolution_v1", "Pooling_v1"]
+           "Convolution_v1", "Pooling_v1", "BatchNorm_v1"]
 
 
 def _tt(x, op, what="data"):
@@ -608,6 +608,21 @@ def Pooling_v1(data, kernel=(), pool_type="max", global_pool=False, pooling_conv
         return summed
     r = _run(fn)
     return _assign_out(_new(r, data._ctx), out)
+
+
+def BatchNorm_v1(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
+                 fix_gamma=True, use_global_stats=False, output_mean_var=False, out=None,
+                 name=None):
+    """MXNet's legacy ``BatchNorm_v1`` (channel axis 1), as ``BatchNorm``: the same outputs,
+    training-mode gradients and moving-statistics update. MXNet 1.9.1's v1 operator takes
+    the training-mode (batch statistics) backward in inference mode too, a gradient of some
+    other function than the one computed; here inference mode's gradient is the computed
+    function's (``BatchNorm``'s). MXNet's own ``nd.BatchNorm_v1`` cannot be called
+    imperatively (it reads the moving statistics as attributes); graphs hold it."""
+    from .nn_ops import BatchNorm
+    return BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=eps, momentum=momentum,
+                     fix_gamma=fix_gamma, use_global_stats=use_global_stats,
+                     output_mean_var=output_mean_var, axis=1, out=out)
 
 
 def _guard_all():

@@ -64,6 +64,8 @@ _MUTATE = {"BatchNorm": (3, 4), "_contrib_SyncBatchNorm": (3, 4),
 # variables ``<node>_<state>`` after them.
 _OPS["IdentityAttachKLSparseReg"] = dict(_OPS["IdentityAttachKLSparseReg"],
                                          inputs=["data", "moving_avg"])
+_OPS["BatchNorm_v1"] = dict(_OPS["BatchNorm_v1"],
+                            inputs=["data", "gamma", "beta", "moving_mean", "moving_var"])
 
 
 def _dtype_name(dtype):
