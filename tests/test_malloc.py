@@ -24,7 +24,7 @@ net.initialize()
 net.hybridize(static_alloc=sys.argv[1] == "1", static_shape=sys.argv[1] == "1")
 tr = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
 lf = mx.gluon.loss.SoftmaxCrossEntropyLoss()
-x = mx.nd.random.normal(shape=(64, 1, 28, 28))
+x = mx.nd.random.normal(shape=(64, 3, 28, 28))
 y = mx.nd.zeros((64,))
 def step():
     with mx.autograd.record():
