@@ -13,27 +13,12 @@ import torch
 import torch.nn.functional as F
 
 from ..base import MXNetError
-from .ndarray import NDArray, _new, _run, _assign_out, _state
+from .ndarray import _new, _run, _assign_out
+from .nn_legacy import _ft, _tt  # noqa: F401  (shared argument checks)
 
 __all__ = ["index_array", "quadratic", "allclose", "round_ste", "sign_ste",
            "gradientmultiplier", "count_sketch", "fft", "ifft", "PSROIPooling",
            "DeformablePSROIPooling", "edge_id", "hawkesll"]
-
-
-def _tt(x, op, what="data"):
-    if isinstance(x, NDArray):
-        if getattr(x, "stype", "default") != "default":
-            x = x.tostype("default")
-        return x._t
-    raise TypeError(f"{op}: {what} must be an NDArray, got {type(x).__name__}")
-
-
-def _ft(x, op, what="data"):
-    t = _tt(x, op, what)
-    if not t.is_floating_point():
-        raise MXNetError(f"{op}: {what} must be a floating-point array, got "
-                         f"{str(t.dtype).replace('torch.', '')}")
-    return t
 
 
 def _f32(v):
@@ -268,7 +253,6 @@ def PSROIPooling(data, rois, spatial_scale, output_dim, pooled_size, group_size=
     n, C, H, W = x.shape
     batch, x1, y1, rw, rh = _roi_frame(rois, "PSROIPooling", spatial_scale, 0.0, x.dtype)
     _check_batch("PSROIPooling", batch, n)
-    R = batch.shape[0]
     dev = x.device
     p = torch.arange(P, dtype=x.dtype, device=dev)
     bh, bw = rh / P, rw / P                                    # (R,)

@@ -76,7 +76,7 @@ def _loop_rnn(x, states, weights, mode, num_layers, bidirectional, p, train, cli
     """Step-by-step RNN for what the fused kernels cannot do: LSTM state clipping and
     per-sequence lengths. Outputs past a sequence's length are 0 and its states stop at its
     last valid step (cuDNN's semantics)."""
-    T, N = x.shape[0], x.shape[1]
+    T = x.shape[0]
     ndir = 2 if bidirectional else 1
     per = len(weights) // (num_layers * ndir)
     h0 = states[0]
