@@ -13,7 +13,6 @@ interleaved in one process. Prints the best per-call milliseconds of process CPU
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -23,6 +22,7 @@ import torch  # noqa: E402
 
 import neogluon as mx  # noqa: E402
 from neogluon.ndarray import _conv_kernel as ck  # noqa: E402
+from maxpool import _time as _best  # noqa: E402  (best per-call CPU ms of rounds)
 
 CASES = [  # name, (N, H, W), out channels, kernel, pad
     ("LeNet conv 1, batch 64", (64, 28, 28), 6, 5, 0),
@@ -30,17 +30,6 @@ CASES = [  # name, (N, H, W), out channels, kernel, pad
     ("3x3 same, 32 filters, 28x28, batch 64", (64, 28, 28), 32, 3, 1),
     ("7x7, 16 filters, 64x64, batch 16", (16, 64, 64), 16, 7, 3),
 ]
-
-
-def _best(fn, rounds, calls):
-    fn()
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.process_time()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.process_time() - t) / calls)
-    return best * 1e3
 
 
 def grads(rounds):

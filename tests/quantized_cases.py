@@ -71,9 +71,9 @@ def model_json(name):
     return get_compressed_model(name, quantized._compressed_int8_json)
 
 
-def run_model(mx, name, res):
-    shape, internals = MODELS[name]
-    net = get_int8(name)
+def _seeded_outputs(mx, net, shape, key, res):
+    """Initialise ``net``, run the seeded input once (deferred shapes), set the seeded
+    parameters, run it again and record its outputs under ``key``; returns the input."""
     net.collect_params().initialize()
     x = mx.nd.array(np.random.RandomState(7).normal(0, 1, shape).astype("float32"))
     net(x)
@@ -81,7 +81,14 @@ def run_model(mx, name, res):
     outs = net(x)
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     for j, o in enumerate(outs):
-        res[f"{name}/out{j}"] = o.asnumpy()
+        res[f"{key}/out{j}"] = o.asnumpy()
+    return x
+
+
+def run_model(mx, name, res):
+    shape, internals = MODELS[name]
+    net = get_int8(name)
+    x = _seeded_outputs(mx, net, shape, name, res)
     if internals:
         sym = mx.sym.load_json(model_json(name)).get_internals()
         sub = mx.gluon.SymbolBlock([sym[n] for n in internals], [mx.sym.var("data")],
@@ -124,14 +131,7 @@ GRAPH_INPUTS = {"fcn": (1, 3, 128, 128), "psp": (1, 3, 480, 480), "deeplab": (1,
 def run_graph(mx, name, res):
     shape = next((v for k, v in GRAPH_INPUTS.items() if name.startswith(k)), (1, 3, 64, 64))
     net = mx.gluon.SymbolBlock(mx.sym.load_json(model_json(name)), [mx.sym.var("data")])
-    net.collect_params().initialize()
-    x = mx.nd.array(np.random.RandomState(7).normal(0, 1, shape).astype("float32"))
-    net(x)
-    fill(mx, net)
-    outs = net(x)
-    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    for j, o in enumerate(outs):
-        res[f"graph:{name}/out{j}"] = o.asnumpy()
+    _seeded_outputs(mx, net, shape, f"graph:{name}", res)
 
 
 def main(argv):
