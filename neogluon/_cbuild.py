@@ -6,6 +6,10 @@ are C sources held as strings. Each is compiled once per machine with the system
 a name keyed by the source, the flags, the compiler and the CPU's instruction-set flags, written
 atomically (concurrent processes see a whole file or none), and loaded with ctypes. A library
 that cannot be built leaves its callers on their torch code (same numbers, slower).
+
+Shared by the kernels: ``PARALLEL_C`` (prepended to their sources: ``ng_run_parallel`` runs a
+function over per-thread jobs, inline where a thread cannot start) and ``untraced_cpu``
+(whether tensors may be handed to a kernel as raw pointers).
 """
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ import subprocess
 import tempfile
 import threading
 import warnings
+
+import torch
 
 
 def cache_dir() -> str:
@@ -81,6 +87,36 @@ def build(stem: str, source: str, flag_sets, what: str, tag: str = "") -> ctypes
             os.chmod(tmp_so, 0o644)
             os.replace(tmp_so, so)  # atomic
     return ctypes.CDLL(so)
+
+
+# C helper for the kernels' sources (prepend it): run one function over per-thread jobs.
+PARALLEL_C = r"""
+#include <stddef.h>
+#include <pthread.h>
+
+/* fn(jobs) on this thread and fn(jobs + stride * t), t = 1 .. n - 1, on threads of their own
+   (up to 64); a job whose thread cannot start runs here after the first. */
+static void ng_run_parallel(void *(*fn)(void *), void *jobs, size_t stride, int n) {
+  pthread_t th[64];
+  int started = 0;
+  for (int t = 1; t < n; ++t) {
+    if (t >= 64 || pthread_create(&th[t], 0, fn, (char *)jobs + stride * t) != 0) break;
+    started = t;
+  }
+  fn(jobs);
+  for (int t = started + 1; t < n; ++t) fn((char *)jobs + stride * t);
+  for (int t = 1; t <= started; ++t) pthread_join(th[t], 0);
+}
+"""
+
+
+def untraced_cpu(*tensors) -> bool:
+    """Whether a kernel may take these tensors' raw pointers: plain CPU ``torch.Tensor``s
+    (no subclass), and nothing tracing or intercepting torch calls (TorchScript tracing,
+    dispatch modes such as make_fx/FakeTensor, functorch transforms)."""
+    return (all(type(t) is torch.Tensor and t.device.type == "cpu" for t in tensors)
+            and not torch.jit.is_tracing() and torch._C._len_torch_dispatch_stack() == 0
+            and not torch._C._are_functorch_transforms_active())
 
 
 class LazyLibrary:

@@ -20,7 +20,7 @@ import torch
 
 from .. import _cbuild
 
-_SOURCE = r"""
+_SOURCE = _cbuild.PARALLEL_C + r"""
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -43,18 +43,6 @@ static int split(int64_t n, int nthreads, int64_t* per) {
     if (nthreads > 64) nthreads = 64;
     *per = ((n + nthreads - 1) / nthreads + 15) & ~(int64_t)15;
     return nthreads;
-}
-
-/* fn(parts[0]) here and fn(parts[t]) on new threads (inline if one cannot start) */
-static void run_parallel(void* (*fn)(void*), void* parts, size_t stride, int nthreads) {
-    pthread_t th[64];
-    for (int t = 1; t < nthreads; ++t)
-        if (pthread_create(&th[t], NULL, fn, (char*)parts + stride * t) != 0) {
-            fn((char*)parts + stride * t);
-            th[t] = 0;
-        }
-    fn(parts);
-    for (int t = 1; t < nthreads; ++t) if (th[t]) pthread_join(th[t], NULL);
 }
 
 static void copy_range(const float* s, float** d, int n_out, int64_t lo, int64_t hi) {
@@ -110,7 +98,7 @@ int ng_copy_multi(const float** srcs, float** dsts, const int64_t* sizes, int64_
         parts[t].jobs = jobs; parts[t].njobs = njobs; parts[t].n_out = n_out;
         parts[t].lo = per * t; parts[t].hi = per * (t + 1) < total ? per * (t + 1) : total;
     }
-    run_parallel(run_part, parts, sizeof parts[0], nthreads);
+    ng_run_parallel(run_part, parts, sizeof parts[0], nthreads);
     free(jobs);
     return 0;
 }
@@ -155,7 +143,7 @@ void ng_sum2_bcast(float* a, float* b, float* o, int64_t n, int nthreads) {
         parts[t].lo = per * t < n ? per * t : n;
         parts[t].hi = per * (t + 1) < n ? per * (t + 1) : n;
     }
-    run_parallel(sum2_part, parts, sizeof parts[0], nthreads);
+    ng_run_parallel(sum2_part, parts, sizeof parts[0], nthreads);
 }
 """
 

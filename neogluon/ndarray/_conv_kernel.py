@@ -28,9 +28,8 @@ import torch.nn.functional as F
 
 from .. import _cbuild
 
-SOURCE = r"""
+SOURCE = _cbuild.PARALLEL_C + r"""
 #include <stdint.h>
-#include <pthread.h>
 
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
 
@@ -86,23 +85,16 @@ int ng_conv1ch_wgrad(const float *x, const float *go, float *gw, int N, int H, i
                      int Ho, int Wo, int kh, int kw, int nthreads) {
   if (kw < 1 || kw > 7) return -1;
   job_t jobs[64];
-  pthread_t th[64];
   if (nthreads > 64) nthreads = 64;
   if (nthreads > O) nthreads = O;
   if (nthreads < 1) nthreads = 1;
-  int per = (O + nthreads - 1) / nthreads, started = 0;
+  int per = (O + nthreads - 1) / nthreads;
   for (int k = 0; k < nthreads; ++k) {
     job_t j = {x, go, gw, N, H, W, O, Ho, Wo, kh, kw, per * k < O ? per * k : O,
                per * (k + 1) < O ? per * (k + 1) : O};
     jobs[k] = j;
   }
-  for (int k = 1; k < nthreads; ++k) {
-    if (pthread_create(&th[k], 0, run, &jobs[k]) != 0) break;
-    started = k;
-  }
-  run(&jobs[0]);
-  for (int k = started + 1; k < nthreads; ++k) run(&jobs[k]);
-  for (int k = 1; k <= started; ++k) pthread_join(th[k], 0);
+  ng_run_parallel(run, jobs, sizeof(job_t), nthreads);
   return 0;
 }
 """
@@ -133,12 +125,8 @@ def usable(x, w, stride, dilate, num_group) -> bool:
     return (_LIB.enabled and x.dim() == 4 and x.shape[1] == 1 and w.dim() == 4
             and w.shape[1] == 1 and num_group == 1 and 1 <= w.shape[3] <= 7
             and tuple(stride) == (1, 1) and tuple(dilate) == (1, 1)
-            and type(x) is torch.Tensor and type(w) is torch.Tensor
             and x.dtype == torch.float32 and w.dtype == torch.float32
-            and x.device.type == "cpu" and w.device.type == "cpu"
-            and not torch.jit.is_tracing() and torch._C._len_torch_dispatch_stack() == 0
-            and not torch._C._are_functorch_transforms_active()
-            and x.numel() < 2 ** 31 and _LIB.get() is not None)
+            and x.numel() < 2 ** 31 and _cbuild.untraced_cpu(x, w) and _LIB.get() is not None)
 
 
 class _Conv1ch(torch.autograd.Function):
@@ -179,7 +167,6 @@ class _Conv1ch(torch.autograd.Function):
             if _LIB.get().ng_conv1ch_wgrad(xp.data_ptr(), grad.data_ptr(), gw.data_ptr(), n, h,
                                            wd, o, ho, wo, kh, kw, threads) != 0:
                 raise RuntimeError("convolution kernel refused its arguments")
-            gw = gw.to(memory_format=torch.contiguous_format)
         if need_b and ctx.has_bias:
             gb = grad.sum((0, 2, 3))
         return gx, gw, gb, None

@@ -26,11 +26,10 @@ import torch
 
 from .. import _cbuild
 
-SOURCE = r"""
+SOURCE = _cbuild.PARALLEL_C + r"""
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
-#include <pthread.h>
 
 typedef struct {
   int dt;                       /* 0 float32, 1 float64 */
@@ -106,25 +105,16 @@ static void *run_bwd(void *a) {
 /* Split the planes over nthreads threads (this one included). */
 static void split(job_t *base, int64_t P, int nthreads, void *(*fn)(void *)) {
   job_t jobs[64];
-  pthread_t th[64];
   if (nthreads > 64) nthreads = 64;
   if (nthreads > P) nthreads = (int)P;
   if (nthreads < 1) nthreads = 1;
   int64_t per = (P + nthreads - 1) / nthreads;
-  int started = 0;
   for (int t = 0; t < nthreads; ++t) {
     jobs[t] = *base;
     jobs[t].p0 = per * t < P ? per * t : P;
     jobs[t].p1 = per * (t + 1) < P ? per * (t + 1) : P;
   }
-  for (int t = 1; t < nthreads; ++t) {
-    if (pthread_create(&th[t], 0, fn, &jobs[t]) != 0) break;
-    started = t;
-  }
-  /* slices whose thread did not start run here */
-  fn(&jobs[0]);
-  for (int t = started + 1; t < nthreads; ++t) fn(&jobs[t]);
-  for (int t = 1; t <= started; ++t) pthread_join(th[t], 0);
+  ng_run_parallel(fn, jobs, sizeof(job_t), nthreads);
 }
 
 void ng_maxpool2d_fwd(int dt, const void *x, void *out, int32_t *idx, int64_t P, int H, int W,
@@ -166,11 +156,8 @@ _DTYPES = (torch.float32, torch.float64)
 def usable(x) -> bool:
     """Whether ``x`` (N, C, H, W) can go through the kernel: a plain CPU float32/float64
     tensor, nothing tracing or intercepting torch calls, and the library available."""
-    return (_LIB.enabled and type(x) is torch.Tensor and not torch.jit.is_tracing()
-            and x.device.type == "cpu" and x.dtype in _DTYPES
-            and x.shape[2] * x.shape[3] < 2 ** 31 and torch._C._len_torch_dispatch_stack() == 0
-            and not torch._C._are_functorch_transforms_active()
-            and _LIB.get() is not None)
+    return (_LIB.enabled and x.dtype in _DTYPES and x.shape[2] * x.shape[3] < 2 ** 31
+            and _cbuild.untraced_cpu(x) and _LIB.get() is not None)
 
 
 def _threads(n_out):

@@ -140,7 +140,7 @@ def run(kind, ws, gs, s0=None, s1=None, s2=None, lr=0.0, wd=0.0, a=None, b=None,
     return None
 
 
-SOURCE = r'''
+SOURCE = _cbuild.PARALLEL_C + r'''
 /* neogluon's multi-tensor optimizer kernels for CPU (see _ckernels.py).
  *
  * One call updates every tensor of a list in a single pass over memory: the rescale, the
@@ -492,7 +492,6 @@ int ng_multi_update(int kind, int is_double, int64_t n, void **w, void **g, void
   if (total < (int64_t)nthreads * 65536) nthreads = (int)(total / 65536) + 1;
   if (nthreads > 64) nthreads = 64;
   slice_t sl[64];
-  pthread_t th[64];
   double *parts = 0;
   if (part) {
     parts = (double *)calloc((size_t)nthreads * 2 * (size_t)n, sizeof(double));
@@ -500,20 +499,13 @@ int ng_multi_update(int kind, int is_double, int64_t n, void **w, void **g, void
   }
   int64_t chunk = (total + nthreads - 1) / nthreads;
   chunk = (chunk + 63) / 64 * 64; /* keep slice starts aligned for vector loads */
-  int started = 0;
   for (int t = 0; t < nthreads; ++t) {
     sl[t].job = &J;
     sl[t].begin = (int64_t)t * chunk < total ? (int64_t)t * chunk : total;
     sl[t].end = (int64_t)(t + 1) * chunk < total ? (int64_t)(t + 1) * chunk : total;
     sl[t].part = parts ? parts + (size_t)t * 2 * (size_t)n : 0;
   }
-  for (int t = 1; t < nthreads; ++t) {
-    if (pthread_create(&th[t], 0, run_slice, &sl[t]) != 0) break;
-    started = t;
-  }
-  run_slice(&sl[0]);
-  for (int t = started + 1; t < nthreads; ++t) run_slice(&sl[t]); /* threads not started */
-  for (int t = 1; t <= started; ++t) pthread_join(th[t], 0);
+  ng_run_parallel(run_slice, sl, sizeof(slice_t), nthreads);
   if (part) {
     memset(part, 0, 2 * (size_t)n * sizeof(double));
     for (int t = 0; t < nthreads; ++t)

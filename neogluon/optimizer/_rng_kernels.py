@@ -131,7 +131,7 @@ def ars4x32(counter, key, rounds=7, software=False, native=True):
     return tuple(o)
 
 
-SOURCE = r'''
+SOURCE = _cbuild.PARALLEL_C + r'''
 /* neogluon: SGLD update with in-kernel Gaussian noise (see _rng_kernels.py). */
 #include <math.h>
 #include <pthread.h>
@@ -446,7 +446,6 @@ int ng_sgld_update(int is_double, int64_t n, void **w, void **g, const int64_t *
                    double lr, double wd, double rescale, double clip, double sd,
                    uint64_t seed, int nthreads) {
   sgld_job_t jobs[64];
-  pthread_t th[64];
   int64_t total = offs[n];
   if (nthreads < 1) nthreads = 1;
   if (total < (int64_t)nthreads * 65536) nthreads = (int)(total / 65536) + 1;
@@ -460,14 +459,7 @@ int ng_sgld_update(int is_double, int64_t n, void **w, void **g, const int64_t *
     J->begin = (int64_t)t * chunk < total ? (int64_t)t * chunk : total;
     J->end = (int64_t)(t + 1) * chunk < total ? (int64_t)(t + 1) * chunk : total;
   }
-  int started = 0;
-  for (int t = 1; t < nthreads; ++t) {
-    if (pthread_create(&th[t], 0, sgld_slice, &jobs[t]) != 0) break;
-    started = t;
-  }
-  sgld_slice(&jobs[0]);
-  for (int t = started + 1; t < nthreads; ++t) sgld_slice(&jobs[t]); /* not started */
-  for (int t = 1; t <= started; ++t) pthread_join(th[t], 0);
+  ng_run_parallel(sgld_slice, jobs, sizeof(sgld_job_t), nthreads);
   return 0;
 }
 '''
