@@ -11,6 +11,9 @@ from ..base import MXNetError
 from .ndarray import NDArray, _new, _run, _assign_out, _state
 from .ops import isnan, isinf, isfinite  # noqa: F401
 from ._deformable import DeformableConvolution, ModulatedDeformableConvolution  # noqa: F401
+from .nn_ops import CTCLoss, ctc_loss  # noqa: F401  (MXNet's older names of nd.CTCLoss)
+from .nn_ops import BatchNorm as _BatchNorm, Embedding as _Embedding
+from .ops import relu as _relu
 
 __all__ = ["isnan", "isinf", "isfinite", "DeformableConvolution",
            "ModulatedDeformableConvolution", "arange_like", "boolean_mask", "index_copy",
@@ -603,28 +606,17 @@ def BatchNormWithReLU(data, gamma, beta, moving_mean, moving_var, out=None, name
     Takes ``BatchNorm``'s arguments and updates the moving statistics the same way; the first
     output goes through ``relu`` (gradients too), the optional mean/var outputs do not.
     """
-    from .nn_ops import BatchNorm
-    from .ops import relu
-    res = BatchNorm(data, gamma, beta, moving_mean, moving_var, **kwargs)
+    res = _BatchNorm(data, gamma, beta, moving_mean, moving_var, **kwargs)
     if isinstance(res, (list, tuple)):
-        return [relu(res[0], out=out)] + list(res[1:])
-    return relu(res, out=out)
+        return [_relu(res[0], out=out)] + list(res[1:])
+    return _relu(res, out=out)
 
 
 def SparseEmbedding(data, weight, input_dim=None, output_dim=None, dtype="float32", out=None,
                     name=None, **kwargs):
     """MXNet's deprecated ``contrib.SparseEmbedding``: ``Embedding`` whose weight gradient is
     ``row_sparse``."""
-    from .nn_ops import Embedding
     kwargs.pop("sparse_grad", None)
-    return Embedding(data, weight, input_dim=input_dim, output_dim=output_dim, dtype=dtype,
+    return _Embedding(data, weight, input_dim=input_dim, output_dim=output_dim, dtype=dtype,
                      sparse_grad=True, out=out, name=name, **kwargs)
 
-
-def CTCLoss(*args, **kwargs):
-    """``nd.contrib.CTCLoss`` / ``ctc_loss``: MXNet's older names of ``nd.CTCLoss``."""
-    from . import nn_ops
-    return nn_ops.CTCLoss(*args, **kwargs)
-
-
-ctc_loss = CTCLoss
