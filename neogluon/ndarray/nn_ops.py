@@ -14,7 +14,7 @@ from .. import autograd as _ag_mod
 from ..base import MXNetError, to_torch_dtype
 from ..random import generator as _generator
 from .ndarray import NDArray, _new, _run, _assign_out, _call_nograd
-from . import _conv_kernel, _pool_kernel
+from . import _conv_gemm, _conv_kernel, _pool_kernel
 
 __all__ = ["FullyConnected", "Activation", "Convolution", "Deconvolution", "Pooling",
            "LeakyReLU", "BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm", "Dropout",
@@ -189,6 +189,9 @@ def Convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=()
         if nd == 2 and w.requires_grad and torch.is_grad_enabled() and \
                 _conv_kernel.usable(x, w, stride, dilate, num_group):
             r = _run(_conv_kernel.conv2d, x, w, b, pad)
+        elif nd == 2 and w.requires_grad and torch.is_grad_enabled() and \
+                _conv_gemm.usable(x, w, stride, pad, dilate, num_group):
+            r = _run(_conv_gemm.conv2d, x, w, b, stride, pad)
         else:
             r = _run(_CONV[nd], x, w, b, stride, pad, dilate, num_group)
     except RuntimeError as err:

@@ -1,0 +1,204 @@
+"""Convolutions of small images with many channels as matrix products, where that is faster.
+
+For the weight gradient of a 2-D convolution whose output has few pixels and whose input has
+many channels (ResNet's last stage on small images: 512 channels, 3x3 kernels, 2x2 pixels),
+oneDNN picks a gemm-based algorithm on AVX2 processors that runs far below the machine's
+speed and does not use a second thread (ResNet-18 on 64x64 images, batch 16: three such
+layers took 22-25 ms each of a ~450 ms training step, at one thread and at two; MXNet 1.9.1's
+oneDNN does the same). The gradient is a matrix product:
+``gw (O, C*kh*kw) = go (O, N*L) @ im2col(x) (N*L, C*kh*kw)``, with ``L`` the output pixels
+per image. With ``L`` small, ``im2col`` is small too, and the product runs in MKL's sgemm,
+which uses every thread (those layers: 7 ms at one thread, 6 ms at two). The forward is the
+same kind of product, ``y (O, N*L) = w (O, C*kh*kw) @ im2col(x)`` (those layers: 6 ms against
+oneDNN's 9); when it is taken, its ``im2col`` is kept for the weight gradient (up to 4 MiB
+per layer), which is then one product with no measuring.
+
+Which way is faster depends on the shape, the processor and the thread count, so it is
+measured: the first forward (and, where the forward stays oneDNN's, the first weight
+gradient) of each shape and thread count runs both ways, one untimed and three timed calls
+each, alternating, and keeps the faster. Only shapes where the product can win are tried
+(``L <= 64`` output pixels, ``C*kh*kw >= 512``, ``im2col`` under 64 MiB).
+``NEOGLUON_CONV_WGRAD=gemm`` always takes the products for those shapes, ``=onednn`` never
+(for runs that must round identically from one process to the next). The input gradient
+stays oneDNN's. Float32 on the CPU, groups 1, dilation 1, while recording for autograd,
+outside any tracing.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import torch
+import torch.nn.functional as F
+
+from .. import _cbuild
+
+_MAX_L = 64             # output pixels per image
+_MIN_K = 512            # input channels x kernel pixels
+_MAX_COLS = 16 << 20    # im2col elements (64 MiB of float32)
+_MAX_KEPT = 1 << 20     # im2col elements a product forward may keep for the backward (4 MiB)
+
+_choice: dict = {}      # (shapes, stride, pad, threads) -> True (product) / False (oneDNN)
+_lock = threading.Lock()
+
+
+def mode() -> str:
+    """``auto`` (measure per shape), ``gemm`` or ``onednn``, from NEOGLUON_CONV_WGRAD."""
+    m = os.environ.get("NEOGLUON_CONV_WGRAD", "auto").strip().lower() or "auto"
+    return m if m in ("auto", "gemm", "onednn") else "auto"
+
+
+def usable(x, w, stride, pad, dilate, num_group) -> bool:
+    """Whether a 2-D convolution's weight gradient may come from the product (see above)."""
+    if not (x.dim() == 4 and w.dim() == 4 and num_group == 1 and tuple(dilate) == (1, 1)
+            and x.dtype == torch.float32 and w.dtype == torch.float32
+            and mode() != "onednn" and _cbuild.untraced_cpu(x, w)):
+        return False
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh = (h + 2 * pad[0] - kh) // stride[0] + 1
+    ow = (wd + 2 * pad[1] - kw) // stride[1] + 1
+    if oh <= 0 or ow <= 0:
+        return False
+    k, L = c * kh * kw, oh * ow
+    return L <= _MAX_L and k >= _MIN_K and n * k * L <= _MAX_COLS
+
+
+def _grad_matrix(grad):
+    """The output gradient (N, O, oh, ow) as an (O, N*L) matrix."""
+    n, o = grad.shape[:2]
+    return grad.reshape(n, o, -1).transpose(0, 1).reshape(o, -1)
+
+
+def _cols(x, w_shape, stride, pad):
+    """im2col(x) as a (C*kh*kw, N*L) matrix."""
+    cols = F.unfold(x, tuple(w_shape[2:]), padding=pad, stride=stride)   # (N, C*kh*kw, L)
+    return cols.transpose(0, 1).reshape(cols.shape[1], -1)
+
+
+def product_wgrad(grad, x, w_shape, stride, pad, cols=None):
+    """The weight gradient of ``conv2d(x, w, stride=stride, padding=pad)`` for the output
+    gradient ``grad``, as ``grad (O, N*L) @ im2col(x) (N*L, C*kh*kw)`` (``cols``: the
+    forward's im2col matrix, when it kept one)."""
+    if cols is None:
+        cols = _cols(x, w_shape, stride, pad)
+    return torch.mm(_grad_matrix(grad), cols.t()).view(w_shape)
+
+
+def product_forward(x, w, b, stride, pad):
+    """``conv2d(x, w, b, stride, pad)`` as ``w (O, C*kh*kw) @ im2col(x) (C*kh*kw, N*L)``;
+    returns the output and the im2col matrix."""
+    n, o = x.shape[0], w.shape[0]
+    oh = (x.shape[2] + 2 * pad[0] - w.shape[2]) // stride[0] + 1
+    ow = (x.shape[3] + 2 * pad[1] - w.shape[3]) // stride[1] + 1
+    cols = _cols(x, w.shape, stride, pad)
+    y = torch.mm(w.reshape(o, -1), cols) if b is None else \
+        torch.addmm(b.view(o, 1), w.reshape(o, -1), cols)
+    return y.view(o, n, oh, ow).transpose(0, 1).contiguous(), cols
+
+
+def _onednn_wgrad(grad, x, w, stride, pad):
+    return torch.ops.aten.convolution_backward(
+        grad, x, w, None, list(stride), list(pad), [1, 1], False, [0, 0], 1,
+        [False, True, False])[1]
+
+
+def _timed(fn, which):
+    """(seconds, result) of ``fn()``; ``which`` ("onednn" or "product") is for tests."""
+    t = time.perf_counter()
+    r = fn()
+    return time.perf_counter() - t, r
+
+
+def _faster(kind, key, onednn, product):
+    """Whether ``product()`` beats ``onednn()`` for ``(kind, key)``, measured on the first
+    call and kept; returns ``(choice, result)``, the result when this call measured (else
+    None). ``NEOGLUON_CONV_WGRAD=gemm|onednn`` fixes the choice."""
+    m = mode()
+    if m != "auto":
+        return m == "gemm", None
+    key = (kind,) + key + (torch.get_num_threads(),)
+    hit = _choice.get(key)
+    if hit is not None:
+        return hit, None
+    with _lock:
+        hit = _choice.get(key)
+        if hit is not None:
+            return hit, None
+        # one untimed call each (oneDNN creates its primitive then), then three timed calls
+        # each, alternating, and the best of each: the host's noise is not one-sided
+        r_dnn, r_mm = onednn(), product()
+        t_dnn = t_mm = float("inf")
+        for _ in range(3):
+            t_dnn = min(t_dnn, _timed(onednn, "onednn")[0])
+            t_mm = min(t_mm, _timed(product, "product")[0])
+        _choice[key] = t_mm < t_dnn
+        return _choice[key], (r_mm if _choice[key] else r_dnn)
+
+
+class _ConvProduct(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, stride, pad):
+        key = (tuple(x.shape), tuple(w.shape), stride, pad)
+        cols = None
+        if x.shape[0] * w[0].numel() * _out_pixels(x, w, stride, pad) <= _MAX_KEPT:
+            product, r = _faster("forward", key, lambda: F.conv2d(x, w, b, stride, pad),
+                                 lambda: product_forward(x, w, b, stride, pad))
+            if r is None:
+                r = product_forward(x, w, b, stride, pad) if product else \
+                    F.conv2d(x, w, b, stride, pad)
+            y, cols = r if product else (r, None)
+        else:
+            y = F.conv2d(x, w, b, stride, pad)
+        ctx.save_for_backward(x, w, cols)
+        ctx.stride, ctx.pad, ctx.has_bias, ctx.key = stride, pad, b is not None, key
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w, cols = ctx.saved_tensors
+        stride, pad = ctx.stride, ctx.pad
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        need_b = need_b and ctx.has_bias
+        if torch.is_grad_enabled() or grad.dtype != torch.float32 or \
+                not _cbuild.untraced_cpu(grad):
+            # a graph of the backward itself (create_graph=True): torch's differentiable op
+            gx, gw, gb = torch.ops.aten.convolution_backward(
+                grad, x, w, [w.shape[0]] if ctx.has_bias else None, list(stride), list(pad),
+                [1, 1], False, [0, 0], 1, [need_x, need_w, need_b])
+            return gx, gw, gb, None, None
+        grad = grad.contiguous()
+        gx = gw = gb = None
+        if need_x:
+            gx = torch.ops.aten.convolution_backward(
+                grad, x, w, None, list(stride), list(pad), [1, 1], False, [0, 0], 1,
+                [True, False, False])[0]
+        if need_w:
+            if cols is not None:
+                # the forward's product was the faster way: the weight gradient's product
+                # (same size, im2col already made) is taken without measuring
+                gw = product_wgrad(grad, x, w.shape, stride, pad, cols)
+            else:
+                product, gw = _faster(
+                    "wgrad", ctx.key, lambda: _onednn_wgrad(grad, x, w, stride, pad),
+                    lambda: product_wgrad(grad, x, w.shape, stride, pad))
+                if gw is None:
+                    gw = product_wgrad(grad, x, w.shape, stride, pad) if product else \
+                        _onednn_wgrad(grad, x, w, stride, pad)
+        if need_b:
+            gb = grad.sum((0, 2, 3))
+        return gx, gw, gb, None, None
+
+
+def _out_pixels(x, w, stride, pad):
+    oh = (x.shape[2] + 2 * pad[0] - w.shape[2]) // stride[0] + 1
+    ow = (x.shape[3] + 2 * pad[1] - w.shape[3]) // stride[1] + 1
+    return oh * ow
+
+
+def conv2d(x, w, b, stride, pad):
+    """``F.conv2d(x, w, b, stride, pad)`` whose weight gradient may come from the product (see
+    ``usable``). Differentiable, twice (through torch's op)."""
+    return _ConvProduct.apply(x, w, b, tuple(int(s) for s in stride),
+                                   tuple(int(p) for p in pad))

@@ -1,0 +1,203 @@
+"""The convolution weight gradient as a matrix product (neogluon/ndarray/_conv_gemm.py): the
+same gradients as oneDNN's (against float64), chosen per shape by timing, never used where it
+does not apply, and twice differentiable."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import neogluon as mx
+from neogluon.ndarray import _conv_gemm as G
+
+# (batch, in channels, out channels, image, kernel, stride, pad)
+SHAPES = [(4, 64, 16, 2, 3, 1, 1), (3, 32, 8, 4, 3, 2, 1), (2, 16, 8, (3, 5), (3, 1), 1, 0),
+          (5, 128, 4, 1, 3, 1, 1), (2, 512, 6, 2, 1, 1, 0), (2, 64, 8, 6, 3, 2, 0)]
+
+
+def _f64_grads(x, w, b, stride, pad, gy):
+    xd = x.double().requires_grad_()
+    wd = w.double().requires_grad_()
+    bd = b.double().requires_grad_()
+    F.conv2d(xd, wd, bd, stride, pad).backward(gy.double())
+    return xd.grad, wd.grad, bd.grad
+
+
+@pytest.mark.parametrize("n, c, o, hw, k, s, p", SHAPES)
+def test_product_equals_the_float64_weight_gradient(n, c, o, hw, k, s, p):
+    h, wd = (hw, hw) if isinstance(hw, int) else hw
+    kh, kw = (k, k) if isinstance(k, int) else k
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, c, h, wd, generator=g)
+    w = torch.randn(o, c, kh, kw, generator=g)
+    b = torch.randn(o, generator=g)
+    y = F.conv2d(x, w, b, s, p)
+    gy = torch.randn(y.shape, generator=g)
+    _, want, _ = _f64_grads(x, w, b, (s, s), (p, p), gy)
+    got = G.product_wgrad(gy, x, w.shape, (s, s), (p, p))
+    assert got.dtype == torch.float32 and got.shape == w.shape
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def _nd_conv_grads(x, w, b, stride, pad, gy):
+    X, W, B = (mx.nd.array(a.numpy()) for a in (x, w, b))
+    for a in (X, W, B):
+        a.attach_grad()
+    k = tuple(w.shape[2:])
+    with mx.autograd.record():
+        Y = mx.nd.Convolution(X, W, B, kernel=k, stride=stride, pad=pad,
+                              num_filter=w.shape[0])
+    Y.backward(mx.nd.array(gy.numpy()))
+    return Y.asnumpy(), X.grad.asnumpy(), W.grad.asnumpy(), B.grad.asnumpy()
+
+
+def _counting(monkeypatch):
+    calls = {"forward": 0, "wgrad": 0}
+    for name, kind in (("product_forward", "forward"), ("product_wgrad", "wgrad")):
+        real = getattr(G, name)
+
+        def counted(*a, _real=real, _kind=kind, **k):
+            calls[_kind] += 1
+            return _real(*a, **k)
+        monkeypatch.setattr(G, name, counted)
+    return calls
+
+
+def _check_conv(x, w, b, gy):
+    y, gx, gw, gb = _nd_conv_grads(x, w, b, (2, 2), (1, 1), gy)
+    want = _f64_grads(x, w, b, (2, 2), (1, 1), gy)
+    np.testing.assert_allclose(y, F.conv2d(x, w, b, 2, 1).numpy(), rtol=1e-5, atol=1e-4)
+    for got, ref in zip((gx, gw, gb), want):
+        np.testing.assert_allclose(got, ref.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def _data():
+    g = torch.Generator().manual_seed(1)
+    return (torch.randn(6, 96, 4, 4, generator=g), torch.randn(10, 96, 3, 3, generator=g),
+            torch.randn(10, generator=g), torch.randn(6, 10, 2, 2, generator=g))
+
+
+@pytest.mark.parametrize("mode", ["gemm", "onednn"])
+def test_convolution_gradients_with_the_choice_fixed(mode, monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", mode)
+    monkeypatch.setattr(G, "_choice", {})
+    calls = _counting(monkeypatch)
+    _check_conv(*_data())
+    # gemm: the forward's product keeps its im2col, and the weight gradient uses it
+    assert calls == ({"forward": 1, "wgrad": 1} if mode == "gemm" else
+                     {"forward": 0, "wgrad": 0})
+    assert not G._choice
+
+
+@pytest.mark.parametrize("winner", ["product", "onednn"])
+def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
+    monkeypatch.setattr(G, "_choice", {})
+    monkeypatch.setattr(G, "_timed", lambda fn, which: (0.1 if which == winner else 1.0, fn()))
+    calls = _counting(monkeypatch)
+    data = _data()
+    _check_conv(*data)
+    fkey = ("forward", (6, 96, 4, 4), (10, 96, 3, 3), (2, 2), (1, 1), torch.get_num_threads())
+    wkey = ("wgrad",) + fkey[1:]
+    if winner == "product":
+        # forward measured (one untimed + three timed calls each way); the weight gradient
+        # then comes from the kept im2col, unmeasured
+        assert G._choice == {fkey: True} and calls == {"forward": 4, "wgrad": 1}
+    else:
+        assert G._choice == {fkey: False, wkey: False} and calls == {"forward": 4, "wgrad": 4}
+    calls.update(forward=0, wgrad=0)
+    _check_conv(*data)          # nothing measured again
+    assert calls == ({"forward": 1, "wgrad": 1} if winner == "product" else
+                     {"forward": 0, "wgrad": 0})
+    assert len(G._choice) == (1 if winner == "product" else 2)
+
+
+def test_large_im2col_is_not_kept_and_the_weight_gradient_is_measured(monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
+    monkeypatch.setattr(G, "_choice", {})
+    monkeypatch.setattr(G, "_MAX_KEPT", 10)
+    monkeypatch.setattr(G, "_timed", lambda fn, which: (0.1 if which == "product" else 1.0,
+                                                        fn()))
+    calls = _counting(monkeypatch)
+    _check_conv(*_data())
+    assert calls == {"forward": 0, "wgrad": 4}
+    assert list(G._choice.values()) == [True] and list(G._choice)[0][0] == "wgrad"
+
+
+def test_where_it_does_not_apply():
+    x = torch.zeros(2, 64, 4, 4)
+    w = torch.zeros(8, 64, 3, 3)
+    assert G.usable(x, w, (1, 1), (1, 1), (1, 1), 1)
+    assert not G.usable(x, torch.zeros(8, 32, 3, 3), (1, 1), (1, 1), (1, 1), 2)   # groups
+    assert not G.usable(x, w, (1, 1), (1, 1), (2, 2), 1)                         # dilation
+    assert not G.usable(x.double(), w.double(), (1, 1), (1, 1), (1, 1), 1)       # float64
+    assert not G.usable(torch.zeros(2, 8, 4, 4), torch.zeros(8, 8, 3, 3),        # small K
+                        (1, 1), (1, 1), (1, 1), 1)
+    assert not G.usable(torch.zeros(2, 64, 16, 16), w, (1, 1), (1, 1), (1, 1), 1)  # L > 64
+    assert not G.usable(torch.zeros(2, 64, 2, 2), torch.zeros(8, 64, 5, 5),       # no output
+                        (1, 1), (0, 0), (1, 1), 1)
+
+
+def test_not_used_while_tracing(monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "gemm")
+    x = torch.zeros(2, 64, 4, 4)
+    w = torch.zeros(8, 64, 3, 3)
+    seen = []
+    torch.jit.trace(lambda a, b: seen.append(G.usable(a, b, (1, 1), (1, 1), (1, 1), 1)) or a,
+                    (x, w), check_trace=False)
+    assert seen == [False]
+
+
+def test_the_onednn_switch(monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "onednn")
+    assert not G.usable(torch.zeros(2, 64, 4, 4), torch.zeros(8, 64, 3, 3), (1, 1), (1, 1),
+                        (1, 1), 1)
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "nonsense")
+    assert G.mode() == "auto"
+
+
+@pytest.mark.parametrize("mode", ["gemm", "onednn"])
+def test_twice_differentiable(mode, monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", mode)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(3, 64, 2, 2, generator=g, dtype=torch.float32)
+    w = torch.randn(5, 64, 3, 3, generator=g, dtype=torch.float32)
+    X, W = mx.nd.array(x.numpy()), mx.nd.array(w.numpy())
+    X.attach_grad()
+    W.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Convolution(X, W, kernel=(3, 3), pad=(1, 1), num_filter=5, no_bias=True)
+        gx = mx.autograd.grad(y.sum(), [X], create_graph=True, retain_graph=True)[0]
+        z = (gx * gx).sum()
+    z.backward()
+    # reference: the same second-order gradient of the weight from torch in float64
+    xd, wd = x.double().requires_grad_(), w.double().requires_grad_()
+    gxd, = torch.autograd.grad(F.conv2d(xd, wd, None, 1, 1).sum(), [xd], create_graph=True)
+    (gxd * gxd).sum().backward()
+    np.testing.assert_allclose(W.grad.asnumpy(), wd.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
+def test_hybridized_net_trains_the_same_either_way(monkeypatch):
+    def run(mode):
+        monkeypatch.setenv("NEOGLUON_CONV_WGRAD", mode)
+        mx.random.seed(3)
+        net = mx.gluon.nn.HybridSequential()
+        net.add(mx.gluon.nn.Conv2D(16, 3, padding=1, in_channels=64),
+                mx.gluon.nn.BatchNorm(), mx.gluon.nn.Activation("relu"),
+                mx.gluon.nn.Conv2D(8, 3, strides=2, padding=1, in_channels=16),
+                mx.gluon.nn.Dense(3))
+        net.initialize(mx.init.Xavier())
+        net.hybridize(static_alloc=True, static_shape=True)
+        tr = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1,
+                                                            "momentum": 0.9})
+        x = mx.nd.array(np.random.RandomState(0).normal(size=(4, 64, 4, 4)))
+        y = mx.nd.array([0, 1, 2, 1])
+        lf = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+        for _ in range(3):
+            with mx.autograd.record():
+                loss = lf(net(x), y)
+            loss.backward()
+            tr.step(4)
+        return [p.data().asnumpy() for p in net.collect_params().values()]
+
+    for a, b in zip(run("gemm"), run("onednn")):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
