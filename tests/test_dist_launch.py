@@ -33,8 +33,17 @@ def _env(**extra):
 
 def _launch(args, timeout=60, env=None, cwd=None):
     t0 = time.monotonic()
-    p = subprocess.run([PY, "-m", "neogluon.launch"] + list(args), capture_output=True,
-                       text=True, timeout=timeout, env=env or _env(), cwd=cwd or ROOT)
+    try:
+        p = subprocess.run([PY, "-m", "neogluon.launch"] + list(args), capture_output=True,
+                           text=True, timeout=timeout, env=env or _env(), cwd=cwd or ROOT)
+    except subprocess.TimeoutExpired as e:
+        # a launcher that does not end is the failure under test: show what it had said
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) \
+            else (e.stdout or "")
+        err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) \
+            else (e.stderr or "")
+        pytest.fail(f"the launcher had not ended after {timeout} s\nstdout:\n{out[-3000:]}"
+                    f"\nstderr:\n{err[-3000:]}")
     p.elapsed = time.monotonic() - t0
     return p
 
@@ -152,7 +161,7 @@ def test_failing_worker_is_named_and_its_code_returned(tmp_path):
     assert p.elapsed < 20
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(150)
 def test_killed_worker_ends_the_job_and_hanging_workers_are_killed(tmp_path):
     # rank 0 kills itself with SIGKILL after an all_reduce; rank 1 ignores SIGTERM and sleeps
     # forever: after the grace period the launcher SIGTERMs, then SIGKILLs it
@@ -171,7 +180,7 @@ def test_killed_worker_ends_the_job_and_hanging_workers_are_killed(tmp_path):
         while True:
             time.sleep(1)
     """)
-    p = _launch(["-n", "2", "--grace", "1", "--kill-timeout", "1", PY, script])
+    p = _launch(["-n", "2", "--grace", "1", "--kill-timeout", "1", PY, script], timeout=120)
     assert p.returncode == 128 + signal.SIGKILL, p.stderr
     assert "rank 0 failed (killed by SIGKILL)" in p.stderr
     assert "stopping rank 1: still running 1 s after rank 0 failed" in p.stderr
