@@ -201,3 +201,22 @@ def test_hybridized_net_trains_the_same_either_way(monkeypatch):
 
     for a, b in zip(run("gemm"), run("onednn")):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, k, s, p", [((2, 5, 7, 6), (3, 2), (2, 1), (1, 0)),
+                                            ((3, 64, 2, 2), (3, 3), (1, 1), (1, 1)),
+                                            ((1, 8, 4, 4), (3, 3), (2, 2), (2, 2)),
+                                            ((2, 3, 1, 1), (3, 3), (1, 1), (1, 1)),
+                                            ((4, 16, 8, 8), (1, 1), (2, 2), (0, 0))])
+def test_im2col_kernel_equals_unfold(shape, k, s, p, monkeypatch):
+    x = torch.randn(shape)
+    w_shape = (4, shape[1]) + k
+    got = G._cols(x, w_shape, s, p)
+    u = F.unfold(x, k, padding=p, stride=s)
+    want = u.transpose(0, 1).reshape(u.shape[1], -1)
+    assert torch.equal(got, want)
+    monkeypatch.setattr(G._LIB, "enabled", False)            # torch's unfold instead
+    assert torch.equal(G._cols(x, w_shape, s, p), want)
+    monkeypatch.setattr(G._LIB, "enabled", True)
+    xt = x.transpose(2, 3).contiguous().transpose(2, 3)      # not contiguous: unfold
+    assert torch.equal(G._cols(xt, w_shape, s, p), want)
