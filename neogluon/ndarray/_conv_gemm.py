@@ -10,7 +10,7 @@ oneDNN does the same). The gradient is a matrix product:
 per image. With ``L`` small, ``im2col`` is small too, and the product runs in MKL's sgemm,
 which uses every thread (those layers: 7 ms at one thread, 6 ms at two). The forward is the
 same kind of product, ``y (O, N*L) = w (O, C*kh*kw) @ im2col(x)`` (those layers: 6 ms against
-oneDNN's 9); when it is taken, its ``im2col`` is kept for the weight gradient (up to 4 MiB
+oneDNN's 9); when it is taken, its ``im2col`` is kept for the weight gradient (up to 16 MiB
 per layer), which is then one product with no measuring.
 
 Which way is faster depends on the shape, the processor and the thread count, so it is
@@ -40,7 +40,7 @@ from .. import _cbuild
 _MAX_L = 64             # output pixels per image
 _MIN_K = 512            # input channels x kernel pixels
 _MAX_COLS = 16 << 20    # im2col elements (64 MiB of float32)
-_MAX_KEPT = 1 << 20     # im2col elements a product forward may keep for the backward (4 MiB)
+_MAX_KEPT = 4 << 20     # im2col elements a product forward may keep for the backward (16 MiB)
 
 _choice: dict = {}      # (shapes, stride, pad, threads) -> True (product) / False (oneDNN)
 _lock = threading.Lock()
