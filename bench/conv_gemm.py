@@ -10,7 +10,6 @@ per-shape measurement picks on this machine.
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -19,6 +18,13 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from neogluon.ndarray import _conv_gemm as G  # noqa: E402
+
+sys.path.insert(0, HERE)
+from _timing import best_ms as _best  # noqa: E402
+
+
+def best_ms(fn, rounds):
+    return _best(fn, rounds, warmup=2)
 
 # (label, batch, in channels, out channels, image, kernel, stride, pad)
 LAYERS = [
@@ -33,17 +39,6 @@ LAYERS = [
     ("ResNet-18 layer4, batch 64", 64, 512, 512, 2, 3, 1, 1),
     ("ResNet-50 layer4 1x1", 16, 2048, 512, 2, 1, 1, 0),
 ]
-
-
-def best_ms(fn, rounds):
-    fn()
-    fn()
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best * 1e3
 
 
 def main():

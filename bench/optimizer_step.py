@@ -30,6 +30,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import best_ms  # noqa: E402
+
 MXREF = "/tmp/mxref/bin/python"
 BATCH = 64
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,12 +96,7 @@ def bytes_moved(n_values, n_states, itemsize=4):
 
 def _best_ms(fn, steps):
     """Best (least disturbed) time of `steps` calls, in ms: the machine is shared."""
-    best = float("inf")
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
+    return best_ms(fn, steps)
 
 
 def stream_meter(n_values=64 * 2 ** 20):
