@@ -220,3 +220,18 @@ def test_im2col_kernel_equals_unfold(shape, k, s, p, monkeypatch):
     monkeypatch.setattr(G._LIB, "enabled", True)
     xt = x.transpose(2, 3).contiguous().transpose(2, 3)      # not contiguous: unfold
     assert torch.equal(G._cols(xt, w_shape, s, p), want)
+
+
+def test_autocast_takes_torchs_path(monkeypatch):
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "gemm")
+    x = torch.zeros(2, 64, 4, 4)
+    w = torch.zeros(8, 64, 3, 3)
+    assert G.usable(x, w, (1, 1), (1, 1), (1, 1), 1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not G.usable(x, w, (1, 1), (1, 1), (1, 1), 1)
+        X, W = mx.nd.array(x.numpy()), mx.nd.array(w.numpy())
+        W.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Convolution(X, W, kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
+        y.backward()
+    assert W.grad.shape == (8, 64, 3, 3)

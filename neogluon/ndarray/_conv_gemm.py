@@ -52,11 +52,20 @@ def mode() -> str:
     return m if m in ("auto", "gemm", "onednn") else "auto"
 
 
+def _autocast() -> bool:
+    """Whether torch.autocast is on for the CPU (its casts inside the products would not be
+    undone in their backward: such calls take torch's own differentiable path)."""
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:  # torch < 2.4
+        return torch.is_autocast_cpu_enabled()
+
+
 def usable(x, w, stride, pad, dilate, num_group) -> bool:
-    """Whether a 2-D convolution's weight gradient may come from the product (see above)."""
+    """Whether a 2-D convolution may take the products (see above)."""
     if not (x.dim() == 4 and w.dim() == 4 and num_group == 1 and tuple(dilate) == (1, 1)
             and x.dtype == torch.float32 and w.dtype == torch.float32
-            and mode() != "onednn" and _cbuild.untraced_cpu(x, w)):
+            and mode() != "onednn" and _cbuild.untraced_cpu(x, w) and not _autocast()):
         return False
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
