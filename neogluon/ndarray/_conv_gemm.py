@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import _cbuild
+from ._conv_kernel import torch_conv_backward
 
 _MAX_L = 64             # output pixels per image
 _MIN_K = 512            # input channels x kernel pixels
@@ -61,19 +62,23 @@ def _autocast() -> bool:
         return torch.is_autocast_cpu_enabled()
 
 
+def _out_hw(x_shape, w_shape, stride, pad):
+    """Output height and width of a 2-D convolution (dilation 1)."""
+    return ((int(x_shape[2]) + 2 * pad[0] - int(w_shape[2])) // stride[0] + 1,
+            (int(x_shape[3]) + 2 * pad[1] - int(w_shape[3])) // stride[1] + 1)
+
+
 def usable(x, w, stride, pad, dilate, num_group) -> bool:
     """Whether a 2-D convolution may take the products (see above)."""
     if not (x.dim() == 4 and w.dim() == 4 and num_group == 1 and tuple(dilate) == (1, 1)
             and x.dtype == torch.float32 and w.dtype == torch.float32
             and mode() != "onednn" and _cbuild.untraced_cpu(x, w) and not _autocast()):
         return False
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    oh = (h + 2 * pad[0] - kh) // stride[0] + 1
-    ow = (wd + 2 * pad[1] - kw) // stride[1] + 1
+    oh, ow = _out_hw(x.shape, w.shape, stride, pad)
     if oh <= 0 or ow <= 0:
         return False
-    k, L = c * kh * kw, oh * ow
+    k, L = w[0].numel(), oh * ow
+    n = x.shape[0]
     return L <= _MAX_L and k >= _MIN_K and n * k * L <= _MAX_COLS
 
 
@@ -155,8 +160,7 @@ def _cols(x, w_shape, stride, pad):
     kh, kw = int(w_shape[2]), int(w_shape[3])
     if _LIB.enabled and x.is_contiguous() and _LIB.get() is not None:
         n, c, h, wd = (int(v) for v in x.shape)
-        oh = (h + 2 * pad[0] - kh) // stride[0] + 1
-        ow = (wd + 2 * pad[1] - kw) // stride[1] + 1
+        oh, ow = _out_hw(x.shape, w_shape, stride, pad)
         cols = torch.empty((c * kh * kw, n * oh * ow), dtype=torch.float32)
         threads = max(1, min(torch.get_num_threads(), cols.numel() // _PER_THREAD))
         _LIB.get().ng_im2col_kn(x.data_ptr(), cols.data_ptr(), n, c, h, wd, kh, kw,
@@ -179,8 +183,7 @@ def product_forward(x, w, b, stride, pad):
     """``conv2d(x, w, b, stride, pad)`` as ``w (O, C*kh*kw) @ im2col(x) (C*kh*kw, N*L)``;
     returns the output and the im2col matrix."""
     n, o = x.shape[0], w.shape[0]
-    oh = (x.shape[2] + 2 * pad[0] - w.shape[2]) // stride[0] + 1
-    ow = (x.shape[3] + 2 * pad[1] - w.shape[3]) // stride[1] + 1
+    oh, ow = _out_hw(x.shape, w.shape, stride, pad)
     cols = _cols(x, w.shape, stride, pad)
     y = torch.mm(w.reshape(o, -1), cols) if b is None else \
         torch.addmm(b.view(o, 1), w.reshape(o, -1), cols)
@@ -188,9 +191,7 @@ def product_forward(x, w, b, stride, pad):
 
 
 def _onednn_wgrad(grad, x, w, stride, pad):
-    return torch.ops.aten.convolution_backward(
-        grad, x, w, None, list(stride), list(pad), [1, 1], False, [0, 0], 1,
-        [False, True, False])[1]
+    return torch_conv_backward(grad, x, w, stride, pad, (False, True, False))[1]
 
 
 def _timed(fn, which):
@@ -231,7 +232,8 @@ class _ConvProduct(torch.autograd.Function):
     def forward(ctx, x, w, b, stride, pad):
         key = (tuple(x.shape), tuple(w.shape), stride, pad)
         cols = None
-        if x.shape[0] * w[0].numel() * _out_pixels(x, w, stride, pad) <= _MAX_KEPT:
+        oh, ow = _out_hw(x.shape, w.shape, stride, pad)
+        if x.shape[0] * w[0].numel() * oh * ow <= _MAX_KEPT:
             product, r = _faster("forward", key, lambda: F.conv2d(x, w, b, stride, pad),
                                  lambda: product_forward(x, w, b, stride, pad))
             if r is None:
@@ -253,16 +255,12 @@ class _ConvProduct(torch.autograd.Function):
         if torch.is_grad_enabled() or grad.dtype != torch.float32 or \
                 not _cbuild.untraced_cpu(grad):
             # a graph of the backward itself (create_graph=True): torch's differentiable op
-            gx, gw, gb = torch.ops.aten.convolution_backward(
-                grad, x, w, [w.shape[0]] if ctx.has_bias else None, list(stride), list(pad),
-                [1, 1], False, [0, 0], 1, [need_x, need_w, need_b])
-            return gx, gw, gb, None, None
+            return torch_conv_backward(grad, x, w, stride, pad, (need_x, need_w, need_b),
+                                       ctx.has_bias) + (None, None)
         grad = grad.contiguous()
         gx = gw = gb = None
         if need_x:
-            gx = torch.ops.aten.convolution_backward(
-                grad, x, w, None, list(stride), list(pad), [1, 1], False, [0, 0], 1,
-                [True, False, False])[0]
+            gx = torch_conv_backward(grad, x, w, stride, pad, (True, False, False))[0]
         if need_w:
             if cols is not None:
                 # the forward's product was the faster way: the weight gradient's product
@@ -280,14 +278,8 @@ class _ConvProduct(torch.autograd.Function):
         return gx, gw, gb, None, None
 
 
-def _out_pixels(x, w, stride, pad):
-    oh = (x.shape[2] + 2 * pad[0] - w.shape[2]) // stride[0] + 1
-    ow = (x.shape[3] + 2 * pad[1] - w.shape[3]) // stride[1] + 1
-    return oh * ow
-
-
 def conv2d(x, w, b, stride, pad):
-    """``F.conv2d(x, w, b, stride, pad)`` whose weight gradient may come from the product (see
-    ``usable``). Differentiable, twice (through torch's op)."""
+    """``F.conv2d(x, w, b, stride, pad)`` whose forward and weight gradient may be the
+    products (see ``usable``). Differentiable, twice (through torch's op)."""
     return _ConvProduct.apply(x, w, b, tuple(int(s) for s in stride),
                                    tuple(int(p) for p in pad))

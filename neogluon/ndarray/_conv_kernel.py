@@ -129,6 +129,15 @@ def usable(x, w, stride, dilate, num_group) -> bool:
             and x.numel() < 2 ** 31 and _cbuild.untraced_cpu(x, w) and _LIB.get() is not None)
 
 
+def torch_conv_backward(grad, x, w, stride, pad, mask, has_bias=False):
+    """torch's 2-D convolution backward (dilation 1, no groups) for the ``mask`` of (input,
+    weight, bias) gradients: ``(gx, gw, gb)``, None where not asked. Differentiable, so it
+    also serves a ``create_graph=True`` backward."""
+    return tuple(torch.ops.aten.convolution_backward(
+        grad, x, w, [w.shape[0]] if has_bias else None, list(stride), list(pad), [1, 1],
+        False, [0, 0], 1, list(mask)))
+
+
 class _Conv1ch(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w, b, pad):
@@ -144,16 +153,13 @@ class _Conv1ch(torch.autograd.Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         if torch.is_grad_enabled() or grad.dtype != torch.float32 or grad.device.type != "cpu":
             # a graph of the backward itself (create_graph=True): torch's differentiable op
-            gx, gw, gb = torch.ops.aten.convolution_backward(
-                grad, x, w, [w.shape[0]] if ctx.has_bias else None, [1, 1], list(pad),
-                [1, 1], False, [0, 0], 1, [need_x, need_w, need_b and ctx.has_bias])
-            return gx, gw, gb, None
+            return torch_conv_backward(grad, x, w, (1, 1), pad,
+                                       (need_x, need_w, need_b and ctx.has_bias),
+                                       ctx.has_bias) + (None,)
         grad = grad.contiguous()
         gx = gw = gb = None
         if need_x:
-            gx = torch.ops.aten.convolution_backward(
-                grad, x, w, None, [1, 1], list(pad), [1, 1], False, [0, 0], 1,
-                [True, False, False])[0]
+            gx = torch_conv_backward(grad, x, w, (1, 1), pad, (True, False, False))[0]
         if need_w:
             xp = x.contiguous()
             if pad[0] or pad[1]:

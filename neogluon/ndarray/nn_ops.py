@@ -186,11 +186,11 @@ def Convolution(data, weight, bias=None, kernel=(), stride=(), dilate=(), pad=()
                          f"num_group={num_group}")
     b = None if (no_bias or bias is None) else bias._t
     try:
-        if nd == 2 and w.requires_grad and torch.is_grad_enabled() and \
-                _conv_kernel.usable(x, w, stride, dilate, num_group):
+        # training a 2-D convolution's weight: a kernel or the products may be faster
+        train_2d = nd == 2 and w.requires_grad and torch.is_grad_enabled()
+        if train_2d and _conv_kernel.usable(x, w, stride, dilate, num_group):
             r = _run(_conv_kernel.conv2d, x, w, b, pad)
-        elif nd == 2 and w.requires_grad and torch.is_grad_enabled() and \
-                _conv_gemm.usable(x, w, stride, pad, dilate, num_group):
+        elif train_2d and _conv_gemm.usable(x, w, stride, pad, dilate, num_group):
             r = _run(_conv_gemm.conv2d, x, w, b, stride, pad)
         else:
             r = _run(_CONV[nd], x, w, b, stride, pad, dilate, num_group)
