@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+import torch
 
 import neogluon as mx
 from neogluon.optimizer import _ckernels, fused
@@ -132,7 +133,16 @@ def test_matches_mxnet(meta):
 
 
 @pytest.mark.parametrize("meta", SCENARIOS, ids=[m["key"] for m in SCENARIOS])
-def test_matches_mxnet_torch_paths(meta):
+def test_matches_mxnet_torch_paths(meta, monkeypatch):
+    # torch's CUDA SGD kernel refuses a momentum argument <= 0 (its CPU kernel takes one);
+    # hold the CPU path to the CUDA kernel's rule so that a GPU run takes the same calls.
+    real = torch._fused_sgd_
+
+    def checked(ws, gs, moms, **kw):
+        if moms:
+            assert kw["momentum"] > 0, kw
+        return real(ws, gs, moms, **kw)
+    monkeypatch.setattr(torch, "_fused_sgd_", checked)
     run_scenario(meta, mode="torch")
 
 

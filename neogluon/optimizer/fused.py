@@ -97,6 +97,8 @@ def sgd(indices, ws, gs, moms, lr, wd, momentum, rescale, scales):
         torch._fused_sgd_(ws, gs, [], weight_decay=wd / rescale, momentum=0.0, lr=c,
                           dampening=0.0, nesterov=False, maximize=False, is_first_step=False)
         return True
+    if momentum < 0:
+        return False
     by_f = {}
     for p, idx in enumerate(indices):
         by_f.setdefault(factor_of(idx, scales), []).append(p)
@@ -104,6 +106,12 @@ def sgd(indices, ws, gs, moms, lr, wd, momentum, rescale, scales):
     for f_old, pos in by_f.items():
         w = [ws[p] for p in pos]
         m = [moms[p] for p in pos]
+        if f_old > 0:
+            # A buffer in MXNet's layout (first step, or after its states were read): the
+            # kernel's momentum argument would be negative, which the CUDA kernel refuses.
+            # Scale it to the new factor first (one pass, only then).
+            torch._foreach_mul_(m, f_new / f_old)
+            f_old = f_new
         torch._fused_sgd_(w, [gs[p] for p in pos], m, weight_decay=wd / rescale,
                           momentum=-momentum / (c * f_old), lr=c, dampening=0.0,
                           nesterov=False, maximize=False, is_first_step=False)
