@@ -7,6 +7,7 @@ __all__ = ["seed", "uniform", "normal", "randint", "shuffle", "exponential", "ga
            "poisson", "multinomial", "generator"]
 
 _generators: dict = {}
+_seed_all = [None]      # the last seed(s) for every device: devices first used later get it
 
 
 def generator(device: torch.device) -> torch.Generator:
@@ -15,7 +16,10 @@ def generator(device: torch.device) -> torch.Generator:
     gen = _generators.get(key)
     if gen is None:
         gen = torch.Generator(device=device)
-        gen.seed()
+        if _seed_all[0] is None:
+            gen.seed()
+        else:
+            gen.manual_seed(_seed_all[0])
         _generators[key] = gen
     return gen
 
@@ -34,6 +38,7 @@ def seed(seed_state: int, ctx="all") -> None:
     if not isinstance(seed_state, int):
         raise ValueError(f"seed_state must be an int, got {type(seed_state).__name__}")
     if ctx == "all":
+        _seed_all[0] = seed_state
         torch.manual_seed(seed_state)
         for key in list(_generators):
             _generators[key].manual_seed(seed_state)

@@ -79,3 +79,15 @@ def test_distribution_moments():
     assert abs(nb.mean() - 4.0) < 0.15  # k (1 - p) / p
     m = nd.random.multinomial(nd.array([0.0, 0.25, 0.75]), shape=20000).asnumpy()
     assert abs((m == 2).mean() - 0.75) < 0.02 and (m == 0).sum() == 0
+
+
+def test_seed_all_reaches_a_generator_made_later():
+    """mx.random.seed(s) covers devices whose generator does not exist yet (a GPU first used
+    after the seed): the generator made at first use starts from s."""
+    from neogluon import random as ng_random
+    mx.random.seed(11)
+    want = nd.random.uniform(shape=(50,)).asnumpy()
+    mx.random.seed(11)
+    ng_random._generators.pop(("cpu", None))     # as if the device were first used now
+    got = nd.random.uniform(shape=(50,)).asnumpy()
+    np.testing.assert_array_equal(got, want)
