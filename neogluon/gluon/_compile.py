@@ -46,6 +46,7 @@ import warnings
 import torch
 
 from .. import autograd
+from . import _cudagraph
 from ..base import MXNetError
 
 __all__ = ["set_compile_mode", "get_compile_mode", "MODES"]
@@ -150,18 +151,14 @@ def _replay(graph, env_inputs, env_params, ctx):
 _EAGER_BW = {"force_non_lazy_backward_lowering": True}
 
 
-def _build(graph, ctx, examples, training, recording):
-    """(compiled callable, number of graph outputs, moving-stat plans)."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-    from torch._inductor.compile_fx import compile_fx
-    from torch._guards import TracingContext, tracing
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-    import torch._functorch.config as fconfig
+def tensor_program(graph, ctx):
+    """The captured op list as a function of tensors: ``fn(*inputs, *params)`` returns
+    ``(outputs, plans)``; ``outputs`` are the graph's outputs followed by two tensors (batch
+    mean, batch variance) per BatchNorm whose moving statistics the imperative pass would
+    update from a gradient hook, and ``plans`` says how (``_GraphCompile._moving_hooks``).
+    Those hooks are collected, not registered: whoever runs the function registers them."""
     from ..ndarray.ndarray import _new
     nin = len(graph.inputs)
-    plans = []
-    nout = [0]
 
     def fn(*ts):
         ids = {id(t): i for i, t in enumerate(ts)}
@@ -170,7 +167,8 @@ def _build(graph, ctx, examples, training, recording):
         with _HookCollector() as hc:
             outs = _replay(graph, ins, ps, ctx)
         res = [o._t for o in outs]
-        nout[0] = len(res)
+        plans = []
+        nout = len(res)
         for _tensor, hook in hc.hooks:
             code = getattr(hook, "__code__", None)
             if code is not _moving_code():
@@ -182,6 +180,23 @@ def _build(graph, ctx, examples, training, recording):
                 raise _Unsupported("BatchNorm moving statistics are not parameters")
             plans.append((mm, mv, len(res), len(res) + 1, cells["momentum"]))
             res += [cells["mean"], cells["var"]]
+        return res, (nout, plans)
+    return fn
+
+
+def _build(graph, ctx, examples, training, recording):
+    """(compiled callable, number of graph outputs, moving-stat plans)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch._inductor.compile_fx import compile_fx
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    import torch._functorch.config as fconfig
+    prog = tensor_program(graph, ctx)
+    meta = [(0, [])]
+
+    def fn(*ts):
+        res, meta[0] = prog(*ts)
         return res
 
     st = autograd._state
@@ -217,11 +232,11 @@ def _build(graph, ctx, examples, training, recording):
                     compiled = compile_fx(gm, list(examples))
     finally:
         st.recording, st.training = prev
-    return compiled, nout[0], plans
+    return compiled, meta[0][0], meta[0][1]
 
 
 class _Variant:
-    __slots__ = ("state", "fn", "nout", "plans", "calls")
+    __slots__ = ("state", "fn", "nout", "plans", "calls", "graphed")
 
     def __init__(self):
         self.state = "new"      # new -> pending -> ready | failed
@@ -229,6 +244,19 @@ class _Variant:
         self.nout = 0
         self.plans = ()
         self.calls = 0
+        self.graphed = None     # CUDA graphs: None (not tried), a _cudagraph.Graphed, False
+
+    def eager(self, prog):
+        """Run the captured program itself (no compilation; for CUDA graphs)."""
+        def run(*ts):
+            res, (self.nout, plans) = prog(*ts)
+            self.plans = tuple(plans)
+            return res
+        self.fn = run
+        self.state = "ready"
+
+    def with_meta(self, *ts):
+        return self.fn(*ts), (self.nout, self.plans)
 
 
 class _GraphCompile:
@@ -240,6 +268,7 @@ class _GraphCompile:
         self.training = training
         self.variants = {}
         self.static = dict(block._flags).get("static_shape", False)
+        self.cuda_graphs = False
 
     def __call__(self, flat, ctx, mode):
         from .block import _param_data, _rebuild
@@ -259,7 +288,9 @@ class _GraphCompile:
         if v.state != "ready":
             if v.state == "new":
                 v.calls += 1
-                if mode == "sync":
+                if mode == "off":
+                    v.eager(tensor_program(g, ctx))
+                elif mode == "sync":
                     self._compile(v, ts, ctx, rec)
                 elif v.calls > _AFTER:
                     v.state = "pending"
@@ -269,7 +300,18 @@ class _GraphCompile:
                     th.start()
             if v.state != "ready":
                 return None
-        outs = v.fn(*ts)
+        outs = None
+        if self.cuda_graphs and v.graphed is not False:
+            gr = v.graphed
+            if gr is None:
+                gr = v.graphed = _cudagraph.capture(self.block, v.with_meta, ts,
+                                                    len(g.params), rec) or False
+            if gr and not (rec and gr.busy()):
+                outs = gr(ts)
+        if outs is None:
+            if mode == "off":
+                return None     # (the plain replay is faster than the program's hooks)
+            outs = v.fn(*ts)
         if v.plans and rec:
             self._moving_hooks(v, ts, outs)
         res = [_new(t, ctx) for t in outs[:v.nout]]
@@ -323,6 +365,8 @@ def _fail(block, err):
 
 def call(block, graph, key, flat, ctx, mode):
     """Run ``graph`` compiled, or return None for the caller to replay it."""
+    if mode == "off" and not _cudagraph.wanted(block, ctx):
+        return None
     if getattr(block, "_compile_failed", None) is not None:
         return None
     gc = graph.__dict__.get("_ng_compile")
@@ -337,4 +381,5 @@ def call(block, graph, key, flat, ctx, mode):
             return None
         block._compile_sigs = nsig + 1
         gc = graph._ng_compile = _GraphCompile(block, graph, key[2])
+        gc.cuda_graphs = _cudagraph.wanted(block, ctx)
     return gc(flat, ctx, mode)

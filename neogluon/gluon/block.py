@@ -37,7 +37,7 @@ from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
 from .utils import HookHandle
-from . import _compile
+from . import _compile, _cudagraph
 from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
                         _brief_print_list, _atomic_nd_save, _nd_load)
 
@@ -1143,6 +1143,8 @@ class HybridBlock(Block):
         self._compile_mode = None
         self._compile_failed = None
         self._compile_sigs = 0
+        self._cuda_graphs = False
+        self._cudagraph_failed = None
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -1156,6 +1158,7 @@ class HybridBlock(Block):
         self._arg_format = None
         self._compile_failed = None
         self._compile_sigs = 0
+        self._cudagraph_failed = None
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -1206,6 +1209,7 @@ class HybridBlock(Block):
             self._flags.append(("backward_bulk_size", backward_bulk_size))
         # MXNet's CachedOp refuses this pair when the block is first called, not here.
         self._bad_static = bool(static_shape) and not static_alloc
+        self._cuda_graphs = bool(static_alloc and static_shape) and _cudagraph.enabled()
         if static_alloc and active:
             # as MXNet's static_alloc: memory once allocated stays with the process
             _malloc.keep_freed_memory()
@@ -1386,7 +1390,7 @@ class HybridBlock(Block):
                 g = None
         if g is not None:
             mode = self._compile_mode or _compile._MODE[0]
-            if mode != "off":
+            if mode != "off" or ctx.device_typeid == 2:  # (gpu: CUDA graphs)
                 out = _compile.call(self, g, key, flat, ctx, mode)
                 if out is not None:
                     return out
