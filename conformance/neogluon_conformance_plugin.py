@@ -29,8 +29,28 @@ def _restore_numpy1_names():
         np.NINF = -np.inf
 
 
+def _test_context():
+    """NEOGLUON_TEST_CONTEXT=gpu (run.py --ctx gpu): run on mx.gpu(0) by default, as MXNet's
+    own GPU suite (tests/python/gpu) runs the unit tests."""
+    if os.environ.get("NEOGLUON_TEST_CONTEXT", "").strip().lower() != "gpu":
+        return None
+    import mxnet as mx
+    return mx.gpu(0)
+
+
 def pytest_configure(config):
     _restore_numpy1_names()
+    ctx = _test_context()
+    if ctx is not None:
+        import mxnet as mx
+        mx.test_utils.set_default_context(ctx)
+
+
+def pytest_runtest_setup(item):
+    ctx = _test_context()
+    if ctx is not None:
+        import mxnet as mx
+        mx.test_utils.set_default_context(ctx)
 
 
 def load_skips(path=None) -> dict:

@@ -96,11 +96,14 @@ def main(argv=None) -> int:
                     help="MXNET_TEST_SEED/MXNET_MODULE_SEED for every test (default %(default)s)")
     ap.add_argument("--random-seeds", action="store_true",
                     help="draw seeds per test as MXNet's own CI does (results may vary by run)")
+    ap.add_argument("--ctx", default="cpu", choices=("cpu", "gpu"), help="default context of the tests: cpu, or gpu "
+                    "(mx.gpu(0), as MXNet's own GPU suite runs them)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args(argv)
     if not os.path.isdir(UNITTEST_DIR):
         print(f"conformance: {UNITTEST_DIR} not found; nothing to run")
         return 0
+    os.environ["NEOGLUON_TEST_CONTEXT"] = args.ctx
     files = args.files or HANDED_FILES
     baseline, skips, known = load_baseline(), load_skips(), load_known_failures()
     order = sorted(files, key=lambda n: SLOW_FIRST.index(n) if n in SLOW_FIRST else len(SLOW_FIRST))
