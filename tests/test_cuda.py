@@ -316,3 +316,35 @@ def test_random_and_dropout_on_gpu():
     with autograd.train_mode():
         d = nd.Dropout(x, p=0.5).asnumpy()
     assert set(np.unique(d)) <= {0.0, 2.0} and 0.4 < (d > 0).mean() < 0.6
+
+
+def test_graphed_blocks_next_to_torch_cudagraphs(tmp_path):
+    """neogluon's CUDA graphs and torch.compile(mode='reduce-overhead') (CUDA graph trees)
+    in one process, steps interleaved: one such benchmark run once stopped on an illegal
+    memory access (bench/RESULTS.md, CUDA reading). The graphed net must keep training in
+    lockstep with an eager copy and the device must stay healthy."""
+    x, y = _data((16, 3, 8, 8), 5)
+    eager, hyb = _hybrid_pair(tmp_path)
+    tmodel = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                                 torch.nn.Flatten(), torch.nn.Linear(8 * 64, 5)).cuda()
+    tfwd = torch.compile(tmodel, mode="reduce-overhead")
+    topt = torch.optim.SGD(tmodel.parameters(), lr=0.01, momentum=0.9)
+    tx = torch.rand(16, 3, 8, 8, device="cuda")
+    ty = torch.randint(0, 5, (16,), device="cuda")
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    trainers = [gluon.Trainer(n.collect_params(), "sgd", {"learning_rate": 0.05,
+                                                          "momentum": 0.9})
+                for n in (eager, hyb)]
+    xs, ys = nd.array(x, ctx=GPU), nd.array(y, ctx=GPU)
+    for _ in range(30):
+        for net, trainer in zip((eager, hyb), trainers):
+            with autograd.record():
+                loss = loss_fn(net(xs), ys)
+            loss.backward()
+            trainer.step(16)
+        topt.zero_grad()
+        torch.nn.functional.cross_entropy(tfwd(tx), ty).backward()
+        topt.step()
+    torch.cuda.synchronize()
+    assert any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(hyb))
+    _assert_same(hyb, eager, rtol=1e-3, atol=1e-5)
