@@ -347,31 +347,57 @@ def test_model_zoo_export_imports_and_matches(name, tmp_path):
     _close(net(x).asnumpy(), ZOO_ARR[f"{name}|out"], 1e-5, name)
 
 
-@pytest.mark.parametrize("name", sorted(n for n in ZOO if "watch" in ZOO[n]))
-def test_model_zoo_training_step_matches(name, tmp_path):
+TRAIN64 = np.load(os.path.join(FIX, "zoo_train64.npz"))
+
+
+def _train_step(name, tmp_path, dtype):
     rec = ZOO[name]
     net, _ = _zoo_block(name, tmp_path)
+    if dtype != "float32":
+        net.cast(dtype)
     params = net.collect_params()
     trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 1e-3})
     shape = tuple(rec["train_shape"])
-    x = nd.array(det_input(shape, 3))
-    head = nd.array(det_input((shape[0], 10), 5))
+    x = nd.array(det_input(shape, 3), dtype=dtype)
+    head = nd.array(det_input((shape[0], 10), 5), dtype=dtype)
     with autograd.record():
         y = net(x)
         loss = (y * head).sum()
     loss.backward()
+    grads = {k: params[k].grad().asnumpy()[:2] for k in rec["watch"]}
+    trainer.step(1)
+    return rec, y.asnumpy(), grads, params
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ZOO if "watch" in ZOO[n]))
+def test_model_zoo_training_step_matches(name, tmp_path):
+    """One SGD step of an imported model-zoo network against MXNet's, in float64.
+
+    In float32 the gradients of two correct implementations can differ by ~8% of their
+    scale: some ReLU input lies within float32 rounding of zero for any input (ResNet-18 v2,
+    this input: 4e-7), rounding puts it on either side, and the batch norms after it spread
+    that one gradient over a whole channel. In float64 every ReLU decision is the true one,
+    so the comparison can be tight (MXNet's float64 step: tools/gen_symbol_import_fixtures.py
+    zoo_train64)."""
+    rec, y, grads, params = _train_step(name, tmp_path, "float64")
+    _close(y, TRAIN64[f"{name}|train_out"], 1e-7, "train output")
+    for k in rec["watch"]:
+        _close(grads[k], TRAIN64[f"{name}|grad|{k}"], 1e-6, f"grad {k}")
+    for k in rec["watch"] + [rec["mean_key"]]:
+        _close(params[k].data().asnumpy()[:2], TRAIN64[f"{name}|after|{k}"], 1e-6,
+               f"{k} after")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ZOO if "watch" in ZOO[n]))
+def test_model_zoo_training_forward_matches_in_float32(name, tmp_path):
+    """The same step in float32: the train-mode output and the moving statistics it updates
+    (forward quantities, which a ReLU decision at rounding level does not move)."""
+    rec, y, _, params = _train_step(name, tmp_path, "float32")
     # train-mode batch norms of deep nets: both float32 outputs are ~2e-4 (of the output's
     # scale) off the float64 one for ResNet-50
-    _close(y.asnumpy(), ZOO_ARR[f"{name}|train_out"], 1e-3, "train output")
-    # MobileNetV2's 52 train-mode batch norms: MXNet's float32 gradient of the first
-    # convolution is 0.5% (of its scale) off the float64 one, neogluon's 1e-4
-    tol = 1e-2 if name.startswith("mobilenetv2") else 1e-3
-    for k in rec["watch"]:
-        _close(params[k].grad().asnumpy()[:2], ZOO_ARR[f"{name}|grad|{k}"], tol, f"grad {k}")
-    trainer.step(1)
-    for k in rec["watch"] + [rec["mean_key"]]:
-        _close(params[k].data().asnumpy()[:2], ZOO_ARR[f"{name}|after|{k}"][:2],
-               tol * 2 if k == rec["watch"][0] else 1e-4, f"{k} after")
+    _close(y, ZOO_ARR[f"{name}|train_out"], 1e-3, "train output")
+    k = rec["mean_key"]
+    _close(params[k].data().asnumpy()[:2], ZOO_ARR[f"{name}|after|{k}"][:2], 1e-4, f"{k} after")
 
 
 def test_pretrained_weights_come_from_mxnet_home(tmp_path, monkeypatch):

@@ -4,7 +4,8 @@ Run with the oracle interpreter:
 
     /tmp/mxref/bin/python tools/gen_symbol_import_fixtures.py          # everything
     /tmp/mxref/bin/python tools/gen_symbol_import_fixtures.py ops      # one part: ops, zoo,
-                                                                       # legacy, ckpt
+                                                                       # legacy, ckpt,
+                                                                       # zoo_train64
 
 What it writes:
 
@@ -20,6 +21,9 @@ What it writes:
   for four models also one training step (train-mode output, some gradients, the weights after
   one SGD step of gluon.Trainer and a moving mean after it). ``zoo.json``: input sizes and
   MXNet's argument / auxiliary state names.
+- ``zoo_train64.npz``: the same training step in float64, whose gradients the tests compare
+  tightly (float32 gradients of deep ReLU networks are not comparable elementwise: see
+  ``gen_zoo_train64``).
 - ``legacy/*.json``: hand-written symbol files in the formats of MXNet before 0.9 (``param``
   and ``attr`` keys, no ``attrs``, no ``node_row_ptr``, no ``mxnet_version``, two-element input
   entries, missing auxiliary inputs, non-hidden ``lr_mult`` keys, the old argmax axis) that
@@ -654,6 +658,48 @@ def _train_step(name, net, meta, arrays, autograd, gluon):
     meta[name]["mean_key"] = mean_key
 
 
+def gen_zoo_train64():
+    """The training step of TRAIN_MODELS in float64 (zoo_train64.npz): gradients and updated
+    values to compare tightly. In float32 a ReLU input within rounding of zero (ResNet-18 v2
+    has one at 4e-7 on this input) may fall on either side in two correct implementations,
+    and the batch norms after it spread that one gradient over a whole channel (8% of the
+    gradient's scale); in float64 every ReLU decision is the true one."""
+    from mxnet import autograd, gluon
+    from mxnet.gluon.model_zoo import vision
+    arrays = {}
+    for name in TRAIN_MODELS:
+        mx.name.NameManager._current.value = mx.name.NameManager()
+        side = ZOO_SIDE.get(name, 32)
+        net = vision.get_model(name, classes=10)
+        net.initialize()
+        net(mx.nd.array(det_input((1, 3, side, side), 1)))
+        set_det(net)
+        net.cast("float64")
+        shape = (4, 3, 64, 64)
+        x = mx.nd.array(det_input(shape, 3), dtype="float64")
+        head = mx.nd.array(det_input((shape[0], 10), 5), dtype="float64")
+        params = net.collect_params()
+        keys = list(params.keys())
+        trainable = [k for k in keys if params[k].grad_req != "null"]
+        watch = [trainable[0], trainable[-2], trainable[-1]]
+        mean_key = next(k for k in keys if k.endswith("running_mean") and
+                        params[k.replace("running_mean", "gamma")].grad_req != "null")
+        trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "momentum": 0.9,
+                                                "wd": 1e-3})
+        with autograd.record():
+            y = net(x)
+            loss = (y * head).sum()
+        loss.backward()
+        arrays[f"{name}|train_out"] = y.asnumpy()
+        for k in watch:
+            arrays[f"{name}|grad|{k}"] = params[k].grad().asnumpy()[:2]
+        trainer.step(1)
+        for k in watch + [mean_key]:
+            arrays[f"{name}|after|{k}"] = params[k].data().asnumpy()[:2]
+        print("zoo_train64", name, flush=True)
+    np.savez_compressed(os.path.join(OUT, "zoo_train64.npz"), **arrays)
+
+
 # ------------------------------------------------------------------------------ legacy files
 def _legacy_graphs():
     """Hand-written symbol files in old MXNet formats (what MXNet 0.8 / early 0.9 wrote)."""
@@ -813,7 +859,9 @@ def main(parts):
         gen_ckpt()
     if "zoo" in parts:
         gen_zoo()
+    if "zoo_train64" in parts:
+        gen_zoo_train64()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["ops", "legacy", "ckpt", "zoo"])
+    main(sys.argv[1:] or ["ops", "legacy", "ckpt", "zoo", "zoo_train64"])
