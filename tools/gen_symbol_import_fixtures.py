@@ -624,12 +624,12 @@ def gen_zoo():
     np.savez_compressed(os.path.join(OUT, "zoo.npz"), **arrays)
 
 
-def _train_step(name, net, meta, arrays, autograd, gluon):
+def _train_step(name, net, meta, arrays, autograd, gluon, dtype="float32"):
     # at 32x32 both end in 1x1 feature maps: with 2 samples their last batch norms would
     # normalise 2 values each, whose gradients are all rounding noise; 4 at 64x64 are not
     shape = (4, 3, 64, 64)
-    x = mx.nd.array(det_input(shape, 3))
-    head = mx.nd.array(det_input((x.shape[0], 10), 5))
+    x = mx.nd.array(det_input(shape, 3), dtype=dtype)
+    head = mx.nd.array(det_input((x.shape[0], 10), 5), dtype=dtype)
     params = net.collect_params()
     keys = list(params.keys())
     trainable = [k for k in keys if params[k].grad_req != "null"]
@@ -675,27 +675,7 @@ def gen_zoo_train64():
         net(mx.nd.array(det_input((1, 3, side, side), 1)))
         set_det(net)
         net.cast("float64")
-        shape = (4, 3, 64, 64)
-        x = mx.nd.array(det_input(shape, 3), dtype="float64")
-        head = mx.nd.array(det_input((shape[0], 10), 5), dtype="float64")
-        params = net.collect_params()
-        keys = list(params.keys())
-        trainable = [k for k in keys if params[k].grad_req != "null"]
-        watch = [trainable[0], trainable[-2], trainable[-1]]
-        mean_key = next(k for k in keys if k.endswith("running_mean") and
-                        params[k.replace("running_mean", "gamma")].grad_req != "null")
-        trainer = gluon.Trainer(params, "sgd", {"learning_rate": 0.1, "momentum": 0.9,
-                                                "wd": 1e-3})
-        with autograd.record():
-            y = net(x)
-            loss = (y * head).sum()
-        loss.backward()
-        arrays[f"{name}|train_out"] = y.asnumpy()
-        for k in watch:
-            arrays[f"{name}|grad|{k}"] = params[k].grad().asnumpy()[:2]
-        trainer.step(1)
-        for k in watch + [mean_key]:
-            arrays[f"{name}|after|{k}"] = params[k].data().asnumpy()[:2]
+        _train_step(name, net, {name: {}}, arrays, autograd, gluon, "float64")
         print("zoo_train64", name, flush=True)
     np.savez_compressed(os.path.join(OUT, "zoo_train64.npz"), **arrays)
 
