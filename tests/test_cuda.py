@@ -348,3 +348,16 @@ def test_graphed_blocks_next_to_torch_cudagraphs(tmp_path):
     torch.cuda.synchronize()
     assert any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(hyb))
     _assert_same(hyb, eager, rtol=1e-3, atol=1e-5)
+
+
+def test_cuda_graph_refuses_create_graph_clearly(tmp_path):
+    x, _ = _data((8, 3, 8, 8), 5)
+    _, hyb = _hybrid_pair(tmp_path)
+    a = nd.array(x, ctx=GPU)
+    a.attach_grad()
+    for _ in range(2):
+        with autograd.record():
+            out = hyb(a)
+    assert any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(hyb))
+    with pytest.raises(Exception, match="once_differentiable|differentiate"):
+        autograd.grad(out.sum(), [a], create_graph=True)[0].sum().backward()

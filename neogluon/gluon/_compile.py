@@ -365,7 +365,8 @@ def _fail(block, err):
 
 def call(block, graph, key, flat, ctx, mode):
     """Run ``graph`` compiled, or return None for the caller to replay it."""
-    if mode == "off" and not _cudagraph.wanted(block, ctx):
+    if mode == "off" and (not _cudagraph.wanted(block, ctx) or
+                          getattr(block, "_cudagraph_failed", None) is not None):
         return None
     if getattr(block, "_compile_failed", None) is not None:
         return None

@@ -17,9 +17,10 @@ What keeps the numbers right
       changes an array the caller holds.
     * A replay overwrites the activations the previous replay saved for its backward. A
       forward of the same graph while an earlier one still waits for its backward therefore
-      runs without the graph (as does every call while autograd records with
-      ``create_graph``-style needs it cannot meet); a backward of a graph that was replayed
-      again since raises MXNetError instead of returning wrong gradients.
+      runs without the graph; a backward of a graph that was replayed again since raises
+      MXNetError instead of returning wrong gradients.
+    * The recorded backward is not itself differentiable: ``create_graph=True`` through a
+      graphed block raises (higher-order gradients need ``NEOGLUON_CUDA_GRAPHS=0``).
     * Recording fails for graphs that synchronize with the host (an op that reads a value)
       or use what a CUDA graph cannot hold: then that graph runs without CUDA graphs, with one
       warning naming the block.
@@ -77,7 +78,6 @@ class Graphed:
         if recording:
             self.static_in = [s.requires_grad_(t.requires_grad)
                               for s, t in zip(self.static_in, ts)]
-        self.nin = nin
         dev = ts[0].device
         stream = torch.cuda.Stream(device=dev)
         stream.wait_stream(torch.cuda.current_stream(dev))
