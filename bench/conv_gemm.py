@@ -3,7 +3,7 @@
 Usage: OMP_NUM_THREADS=1 python bench/conv_gemm.py [--threads 1] [--rounds 9]
 
 Per layer (ResNet-18's 3x3 layers on 64x64 inputs, batch 16, and a few other shapes): the
-forward and the weight gradient through torch's oneDNN path and as the products of
+forward, the weight gradient and the input gradient through torch's oneDNN path and as the products of
 neogluon/ndarray/_conv_gemm.py, ms per call (best of --rounds, wall), and what neogluon's
 per-shape measurement picks on this machine.
 """
@@ -49,8 +49,8 @@ def main():
     torch.set_num_threads(args.threads)
     print(f"threads {args.threads}, ms per call, best of {args.rounds}\n")
     print("| layer | shape | fwd oneDNN | fwd product | wgrad oneDNN | wgrad product | "
-          "picked (fwd / wgrad) |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+          "dgrad oneDNN | dgrad product | picked (fwd / wgrad / dgrad) |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for label, n, c, o, hw, k, s, p in LAYERS:
         g = torch.Generator().manual_seed(0)
         x = torch.randn(n, c, hw, hw, generator=g)
@@ -61,19 +61,24 @@ def main():
         fwd_mm = best_ms(lambda: G.product_forward(x, w, None, st, pd), args.rounds)
         wg_dnn = best_ms(lambda: G._onednn_wgrad(gy, x, w, st, pd), args.rounds)
         wg_mm = best_ms(lambda: G.product_wgrad(gy, x, w.shape, st, pd), args.rounds)
+        dg_dnn = best_ms(lambda: G._onednn_dgrad(gy, x, w, st, pd), args.rounds)
+        dg_mm = best_ms(lambda: G.product_dgrad(gy, x.shape, w, st, pd), args.rounds)
         if G.usable(x, w, st, pd, (1, 1), 1):
             G._choice.clear()
-            G._ConvProduct.apply(x, w.requires_grad_(), None, st, pd).backward(gy)
+            G._ConvProduct.apply(x.requires_grad_(), w.requires_grad_(), None, st,
+                                 pd).backward(gy)
+            x.requires_grad_(False)
             w.requires_grad_(False)
             picks = {key[0]: v for key, v in G._choice.items()}
             pf = "product" if picks.get("forward") else "oneDNN"
             pw = ("product (im2col kept)" if picks.get("forward") else
                   "product" if picks.get("wgrad") else "oneDNN")
-            picked = f"{pf} / {pw}"
+            pdg = "product" if picks.get("dgrad") else "oneDNN"
+            picked = f"{pf} / {pw} / {pdg}"
         else:
             picked = "not tried"
         print(f"| {label} | {n}x{c}x{hw}x{hw} k{k} s{s} -> {o} | {fwd_dnn:.2f} | {fwd_mm:.2f} "
-              f"| {wg_dnn:.2f} | {wg_mm:.2f} | {picked} |")
+              f"| {wg_dnn:.2f} | {wg_mm:.2f} | {dg_dnn:.2f} | {dg_mm:.2f} | {picked} |")
 
 
 if __name__ == "__main__":

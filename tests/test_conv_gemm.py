@@ -1,6 +1,6 @@
-"""The convolution weight gradient as a matrix product (neogluon/ndarray/_conv_gemm.py): the
-same gradients as oneDNN's (against float64), chosen per shape by timing, never used where it
-does not apply, and twice differentiable."""
+"""Convolutions as matrix products (neogluon/ndarray/_conv_gemm.py): forward, weight and
+input gradients equal oneDNN's (against float64), chosen per shape by timing, never used where
+they do not apply, and twice differentiable."""
 import numpy as np
 import pytest
 import torch
@@ -38,6 +38,21 @@ def test_product_equals_the_float64_weight_gradient(n, c, o, hw, k, s, p):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("n, c, o, hw, k, s, p", SHAPES)
+def test_product_equals_the_float64_input_gradient(n, c, o, hw, k, s, p):
+    h, wd = (hw, hw) if isinstance(hw, int) else hw
+    kh, kw = (k, k) if isinstance(k, int) else k
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(n, c, h, wd, generator=g)
+    w = torch.randn(o, c, kh, kw, generator=g)
+    b = torch.randn(o, generator=g)
+    gy = torch.randn(F.conv2d(x, w, b, s, p).shape, generator=g)
+    want, _, _ = _f64_grads(x, w, b, (s, s), (p, p), gy)
+    got = G.product_dgrad(gy, x.shape, w, (s, s), (p, p))
+    assert got.dtype == torch.float32 and got.shape == x.shape
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+
+
 def _nd_conv_grads(x, w, b, stride, pad, gy):
     X, W, B = (mx.nd.array(a.numpy()) for a in (x, w, b))
     for a in (X, W, B):
@@ -51,8 +66,9 @@ def _nd_conv_grads(x, w, b, stride, pad, gy):
 
 
 def _counting(monkeypatch):
-    calls = {"forward": 0, "wgrad": 0}
-    for name, kind in (("product_forward", "forward"), ("product_wgrad", "wgrad")):
+    calls = {"forward": 0, "wgrad": 0, "dgrad": 0}
+    for name, kind in (("product_forward", "forward"), ("product_wgrad", "wgrad"),
+                       ("product_dgrad", "dgrad")):
         real = getattr(G, name)
 
         def counted(*a, _real=real, _kind=kind, **k):
@@ -83,8 +99,8 @@ def test_convolution_gradients_with_the_choice_fixed(mode, monkeypatch):
     calls = _counting(monkeypatch)
     _check_conv(*_data())
     # gemm: the forward's product keeps its im2col, and the weight gradient uses it
-    assert calls == ({"forward": 1, "wgrad": 1} if mode == "gemm" else
-                     {"forward": 0, "wgrad": 0})
+    assert calls == ({"forward": 1, "wgrad": 1, "dgrad": 1} if mode == "gemm" else
+                     {"forward": 0, "wgrad": 0, "dgrad": 0})
     assert not G._choice
 
 
@@ -98,17 +114,20 @@ def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, monkeypatch):
     _check_conv(*data)
     fkey = ("forward", (6, 96, 4, 4), (10, 96, 3, 3), (2, 2), (1, 1), torch.get_num_threads())
     wkey = ("wgrad",) + fkey[1:]
+    dkey = ("dgrad",) + fkey[1:]
     if winner == "product":
-        # forward measured (one untimed + three timed calls each way); the weight gradient
-        # then comes from the kept im2col, unmeasured
-        assert G._choice == {fkey: True} and calls == {"forward": 4, "wgrad": 1}
+        # forward and input gradient measured (one untimed + three timed calls each way);
+        # the weight gradient then comes from the kept im2col, unmeasured
+        assert G._choice == {fkey: True, dkey: True}
+        assert calls == {"forward": 4, "wgrad": 1, "dgrad": 4}
     else:
-        assert G._choice == {fkey: False, wkey: False} and calls == {"forward": 4, "wgrad": 4}
-    calls.update(forward=0, wgrad=0)
+        assert G._choice == {fkey: False, wkey: False, dkey: False}
+        assert calls == {"forward": 4, "wgrad": 4, "dgrad": 4}
+    calls.update(forward=0, wgrad=0, dgrad=0)
     _check_conv(*data)          # nothing measured again
-    assert calls == ({"forward": 1, "wgrad": 1} if winner == "product" else
-                     {"forward": 0, "wgrad": 0})
-    assert len(G._choice) == (1 if winner == "product" else 2)
+    assert calls == ({"forward": 1, "wgrad": 1, "dgrad": 1} if winner == "product" else
+                     {"forward": 0, "wgrad": 0, "dgrad": 0})
+    assert len(G._choice) == (2 if winner == "product" else 3)
 
 
 def test_large_im2col_is_not_kept_and_the_weight_gradient_is_measured(monkeypatch):
@@ -119,8 +138,9 @@ def test_large_im2col_is_not_kept_and_the_weight_gradient_is_measured(monkeypatc
                                                         fn()))
     calls = _counting(monkeypatch)
     _check_conv(*_data())
-    assert calls == {"forward": 0, "wgrad": 4}
-    assert list(G._choice.values()) == [True] and list(G._choice)[0][0] == "wgrad"
+    assert calls == {"forward": 0, "wgrad": 4, "dgrad": 4}
+    assert sorted(k[0] for k in G._choice) == ["dgrad", "wgrad"]
+    assert all(G._choice.values())
 
 
 def test_where_it_does_not_apply():
