@@ -361,3 +361,27 @@ def test_cuda_graph_refuses_create_graph_clearly(tmp_path):
     assert any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(hyb))
     with pytest.raises(Exception, match="once_differentiable|differentiate"):
         autograd.grad(out.sum(), [a], create_graph=True)[0].sum().backward()
+
+
+def test_cuda_graph_of_a_block_with_an_output_that_does_not_need_gradients():
+    class Two(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.dense = nn.Dense(3)
+
+        def hybrid_forward(self, F, x):
+            y = self.dense(x)
+            return y, F.zeros_like(x) + 1.0
+
+    net = Two()
+    net.initialize(ctx=GPU)
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = nd.ones((4, 5), ctx=GPU)
+    for _ in range(3):
+        with autograd.record():
+            y, c = net(x)
+            loss = (y * c[:, :3]).sum()
+        loss.backward()
+    assert any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(net))
+    np.testing.assert_allclose(net.dense.bias.grad().asnumpy(), np.full(3, 4.0))

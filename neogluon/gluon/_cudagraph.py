@@ -142,6 +142,7 @@ class Graphed:
     def _function(self):
         owner = self
         nout = self.nout
+        req = set(self.req)
 
         class _Replay(torch.autograd.Function):
             @staticmethod
@@ -154,9 +155,11 @@ class Graphed:
                 owner.pending = weakref.ref(tok)
                 outs = [o.clone() if i < nout else o.detach()
                         for i, o in enumerate(owner.static_out)]
-                side = outs[nout:]
-                if side:
-                    ctx.mark_non_differentiable(*side)
+                # what the recorded backward does not differentiate (the side outputs, and
+                # outputs that did not depend on a differentiable input)
+                fixed = [o for i, o in enumerate(outs) if i not in req]
+                if fixed:
+                    ctx.mark_non_differentiable(*fixed)
                 return tuple(outs)
 
             @staticmethod
