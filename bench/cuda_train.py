@@ -145,11 +145,16 @@ def run_model(name, configs, steps, rounds, dev):
             best[config] = min(best[config], (time.perf_counter() - t0) * 1000 / steps)
     for config, ms in best.items():
         rows[config]["ms_per_step"] = round(ms, 3)
-    base = best.get("torch eager")
-    if base:
-        for config, ms in best.items():
-            rows[config]["vs_torch_eager"] = round(base / ms, 2)
+    _add_ratios(rows)
     return rows
+
+
+def _add_ratios(rows):
+    """Each timed configuration's speed as a multiple of torch eager's (same run)."""
+    base = rows.get("torch eager", {}).get("ms_per_step")
+    for row in rows.values():
+        if base and row.get("ms_per_step"):
+            row["vs_torch_eager"] = round(base / row["ms_per_step"], 2)
 
 
 def isolated(args, configs):
@@ -178,10 +183,7 @@ def isolated(args, configs):
                     rows[config]["crash"] = (r.stderr or "")[-1200:]
                     rows[config]["crash_blocking"] = (r2.stderr or "")[-2500:]
             print(name, config, json.dumps(rows[config])[:300], file=sys.stderr, flush=True)
-        base = rows.get("torch eager", {}).get("ms_per_step")
-        for row in rows.values():
-            if base and row.get("ms_per_step"):
-                row["vs_torch_eager"] = round(base / row["ms_per_step"], 2)
+        _add_ratios(rows)
     return out
 
 
