@@ -70,7 +70,8 @@ class Graphed:
     side outputs (BatchNorm batch statistics) returned as read-only views of graph memory,
     valid until the next replay."""
 
-    def __init__(self, fn, ts, nparams, recording):
+    def __init__(self, fn, ts, nparams, recording, name="block"):
+        self.name = name
         self.recording = recording
         nin = len(ts) - nparams
         # Inputs get buffers of their own; parameters are aliased (read in place).
@@ -167,10 +168,10 @@ class Graphed:
             def backward(ctx, *gs):
                 if ctx.gen != owner.gen:
                     raise MXNetError(
-                        "a CUDA-graphed hybridized block (static_alloc + static_shape) was "
-                        "called again before the backward of an earlier call; its saved "
-                        "activations are gone. Run backward before the next call, or set "
-                        "NEOGLUON_CUDA_GRAPHS=0")
+                        f"{owner.name}: this CUDA-graphed hybridized block (static_alloc + "
+                        "static_shape) was called again before the backward of an earlier "
+                        "call; its saved activations are gone. Run backward before the next "
+                        "call, or set NEOGLUON_CUDA_GRAPHS=0")
                 owner.pending = None
                 for buf, i in zip(owner.static_gout, owner.req):
                     g = gs[i]
@@ -192,7 +193,7 @@ def capture(block, fn, ts, nparams, recording):
     """A :class:`Graphed` for ``fn`` on example tensors ``ts``, or None (with one warning for
     the block) when the graph cannot be recorded."""
     try:
-        return Graphed(fn, ts, nparams, recording)
+        return Graphed(fn, ts, nparams, recording, f"{type(block).__name__} '{block.name}'")
     except Exception as err:  # noqa: BLE001 - any failure: run this graph without CUDA graphs
         torch.cuda.synchronize(ts[0].device)
         if getattr(block, "_cudagraph_failed", None) is None:
