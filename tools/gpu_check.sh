@@ -4,9 +4,10 @@
 #   1. tests/test_cuda.py (skips without a GPU; CI has none)
 #   2. MXNet's unit tests with mx.gpu(0) as the default context (conformance/run.py --ctx gpu),
 #      at the same time as 1
-#   3. bench/cuda_train.py: neogluon against torch eager / torch.compile on the GPU
+#   3. bench/cuda_profile.py: phase times, host-device syncs and kernel counts of a step
+#   4. bench/cuda_train.py: neogluon against torch eager / torch.compile on the GPU
 # Results go to $OUT (default /tmp/gpu_out): env.txt, test_cuda.log, conformance.txt,
-# conformance_logs.tgz, bench.json, bench.log.
+# conformance_logs.tgz, profile.json, profile_ops.txt, bench.json, bench.log.
 set -u
 OUT=${OUT:-/tmp/gpu_out}
 mkdir -p "$OUT"
@@ -30,6 +31,8 @@ timeout ${TEST_TIMEOUT:-200} $PY -m pytest -q -rA -p no:cacheprovider --timeout 
     tests/test_cuda.py >"$OUT/test_cuda.log" 2>&1
 echo "test_cuda rc=$?" >>"$OUT/test_cuda.log"
 [ -n "${CONF:-}" ] && wait $CONF
+[ -z "${SKIP_PROFILE:-}" ] && timeout ${PROFILE_TIMEOUT:-150} $PY bench/cuda_profile.py \
+    --json "$OUT/profile.json" --table "$OUT/profile_ops.txt" >"$OUT/profile.log" 2>&1
 [ -n "${SKIP_BENCH:-}" ] && exit 0
 timeout ${BENCH_TIMEOUT:-240} $PY bench/cuda_train.py --models ${BENCH_MODELS:-lenet,resnet18} \
     ${BENCH_CONFIGS:+--configs "$BENCH_CONFIGS"} --json "$OUT/bench.json" >"$OUT/bench.log" 2>&1
