@@ -245,3 +245,22 @@ def test_autocast_takes_torchs_path(monkeypatch):
             y = mx.nd.Convolution(X, W, kernel=(3, 3), pad=(1, 1), num_filter=8, no_bias=True)
         y.backward()
     assert W.grad.shape == (8, 64, 3, 3)
+
+
+@pytest.mark.parametrize("shape, o, k, s, p", [((2, 5, 7, 6), 4, (3, 2), (2, 1), (1, 0)),
+                                               ((3, 64, 2, 2), 8, (3, 3), (1, 1), (1, 1)),
+                                               ((1, 8, 4, 4), 3, (3, 3), (2, 2), (2, 2)),
+                                               ((2, 3, 1, 1), 5, (3, 3), (1, 1), (1, 1)),
+                                               ((4, 16, 8, 8), 6, (1, 1), (2, 2), (0, 0))])
+def test_col2im_kernel_equals_fold(shape, o, k, s, p, monkeypatch):
+    g = torch.Generator().manual_seed(7)
+    w = torch.randn((o, shape[1]) + k, generator=g)
+    gy = torch.randn(F.conv2d(torch.zeros(shape), w, None, s, p).shape, generator=g)
+    got = G.product_dgrad(gy, shape, w, s, p)
+    monkeypatch.setattr(G._LIB, "enabled", False)            # torch's fold instead
+    want = G.product_dgrad(gy, shape, w, s, p)
+    assert got.shape == want.shape == shape
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    xd = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+    F.conv2d(xd, w.double(), None, s, p).backward(gy.double())
+    np.testing.assert_allclose(got.numpy(), xd.grad.numpy(), rtol=1e-5, atol=1e-5)

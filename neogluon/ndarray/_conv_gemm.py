@@ -23,12 +23,15 @@ each, alternating, and keeps the faster. Only shapes where the product can win a
 (for runs that must round identically from one process to the next). 3x3 convolutions with
 stride 1 and padding 1 have Winograd's products (``_conv_winograd``) as a further candidate
 in the same timing (``=winograd`` takes them wherever they apply). The input gradient
-is measured the same way against ``col2im(w^T (C*kh*kw, O) @ go (O, N*L))`` (``F.fold``):
+is measured the same way against ``col2im(w^T (C*kh*kw, O) @ go (O, N*L))``:
 oneDNN's is faster for most of these shapes, the product for the widest (ResNet-18's
-512-channel 2x2 layers: 7 ms against 11.5 at one thread). Float32 on the CPU, groups 1, dilation 1, while recording for autograd,
-outside any tracing. ``im2col`` is a small C loop that writes the product's layout directly
-(torch's ``unfold`` plus the transposing copy took 4-14 ms per ResNet-18 layer, the loop ~1;
-``NEOGLUON_CONV_KERNELS=0`` or no compiler: ``unfold``).
+512-channel 2x2 layers: 7 ms against 11.5 at one thread). Float32 on the CPU, groups 1,
+dilation 1, while recording for autograd, outside any tracing. ``im2col`` is a small C loop
+that writes the product's layout directly (torch's ``unfold`` plus the transposing copy took
+4-14 ms per ResNet-18 layer, the loop ~1), and ``col2im`` one that reads it (``F.fold`` needs
+a transposed copy first: 4.0-4.6 ms against 3.3-3.8 for a whole input gradient of
+ResNet-18's strided layers); ``NEOGLUON_CONV_KERNELS=0`` or no compiler: ``unfold`` and
+``fold``.
 """
 from __future__ import annotations
 
@@ -136,6 +139,52 @@ static void *run(void *a) {
   return 0;
 }
 
+/* col2im, the adjoint of run(): gx[n][c] = sum over the kernel offsets (i, j) of the
+   cols rows (c, i, j) put back at their input positions, offsets in row-major order; jobs
+   split the channels ([r0, r1) are channels here). */
+static void *run_col2im(void *a) {
+  const job_t *t = (const job_t *)a;
+  const int64_t NL = (int64_t)t->N * t->oh * t->ow, HW = (int64_t)t->H * t->W;
+  float *gx = (float *)t->x;
+  for (int c = t->r0; c < t->r1; ++c) {
+    for (int n = 0; n < t->N; ++n) memset(gx + ((int64_t)n * t->C + c) * HW, 0, sizeof(float) * HW);
+    for (int i = 0; i < t->kh; ++i) {
+      for (int j = 0; j < t->kw; ++j) {
+        const float *src = t->cols + ((int64_t)(c * t->kh + i) * t->kw + j) * NL;
+        for (int n = 0; n < t->N; ++n) {
+          float *dst = gx + ((int64_t)n * t->C + c) * HW;
+          for (int oy = 0; oy < t->oh; ++oy, src += t->ow) {
+            const int iy = oy * t->sh - t->ph + i;
+            if (iy < 0 || iy >= t->H) continue;
+            float *row = dst + (int64_t)iy * t->W;
+            for (int ox = 0; ox < t->ow; ++ox) {
+              const int ix = ox * t->sw - t->pw + j;
+              if (ix >= 0 && ix < t->W) row[ix] += src[ox];
+            }
+          }
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+int ng_col2im_kn(float *gx, const float *cols, int N, int C, int H, int W, int kh, int kw,
+                 int sh, int sw, int ph, int pw, int oh, int ow, int nthreads) {
+  job_t jobs[64];
+  if (nthreads > 64) nthreads = 64;
+  if (nthreads > C) nthreads = C;
+  if (nthreads < 1) nthreads = 1;
+  const int per = (C + nthreads - 1) / nthreads;
+  for (int k = 0; k < nthreads; ++k) {
+    job_t j = {gx, cols, N, C, H, W, kh, kw, sh, sw, ph, pw, oh, ow,
+               per * k < C ? per * k : C, per * (k + 1) < C ? per * (k + 1) : C};
+    jobs[k] = j;
+  }
+  ng_run_parallel(run_col2im, jobs, sizeof(job_t), nthreads);
+  return 0;
+}
+
 int ng_im2col_kn(const float *x, float *cols, int N, int C, int H, int W, int kh, int kw,
                  int sh, int sw, int ph, int pw, int oh, int ow, int nthreads) {
   job_t jobs[64];
@@ -162,6 +211,8 @@ def _build():
                         "im2col kernel")
     lib.ng_im2col_kn.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int] * 13
     lib.ng_im2col_kn.restype = ctypes.c_int
+    lib.ng_col2im_kn.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int] * 13
+    lib.ng_col2im_kn.restype = ctypes.c_int
     return lib
 
 
@@ -199,6 +250,13 @@ def product_dgrad(grad, x_shape, w, stride, pad):
     n, c, h, wd = (int(v) for v in x_shape)
     o, kh, kw = int(w.shape[0]), int(w.shape[2]), int(w.shape[3])
     cols = torch.mm(w.reshape(o, -1).t(), _grad_matrix(grad))
+    if _LIB.enabled and _LIB.get() is not None:
+        oh, ow = _out_hw(x_shape, w.shape, stride, pad)
+        gx = torch.empty((n, c, h, wd), dtype=torch.float32)
+        threads = max(1, min(torch.get_num_threads(), gx.numel() // _PER_THREAD))
+        _LIB.get().ng_col2im_kn(gx.data_ptr(), cols.data_ptr(), n, c, h, wd, kh, kw,
+                                stride[0], stride[1], pad[0], pad[1], oh, ow, threads)
+        return gx
     cols = cols.view(c * kh * kw, n, -1).transpose(0, 1)
     return F.fold(cols, (h, wd), (kh, kw), padding=pad, stride=stride)
 
