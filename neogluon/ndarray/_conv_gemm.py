@@ -1,5 +1,4 @@
-"""Convolutions of small images with many channels as matrix products, where that is faster
-(and the choice among oneDNN, these products and Winograd's, per pass and shape).
+"""Convolutions of small images with many channels as matrix products, where that is faster.
 
 For the weight gradient of a 2-D convolution whose output has few pixels and whose input has
 many channels (ResNet's last stage on small images: 512 channels, 3x3 kernels, 2x2 pixels),
@@ -20,9 +19,7 @@ gradient) of each shape and thread count runs both ways, one untimed and three t
 each, alternating, and keeps the faster. Only shapes where the product can win are tried
 (``L <= 64`` output pixels, ``C*kh*kw >= 512``, ``im2col`` under 64 MiB).
 ``NEOGLUON_CONV_WGRAD=gemm`` always takes the products for those shapes, ``=onednn`` never
-(for runs that must round identically from one process to the next). 3x3 convolutions with
-stride 1 and padding 1 have Winograd's products (``_conv_winograd``) as a further candidate
-in the same timing (``=winograd`` takes them wherever they apply). The input gradient
+(for runs that must round identically from one process to the next). The input gradient
 is measured the same way against ``col2im(w^T (C*kh*kw, O) @ go (O, N*L))``:
 oneDNN's is faster for most of these shapes, the product for the widest (ResNet-18's
 512-channel 2x2 layers: 7 ms against 11.5 at one thread). Float32 on the CPU, groups 1,
@@ -44,7 +41,6 @@ import torch
 import torch.nn.functional as F
 
 from .. import _cbuild
-from . import _conv_winograd as _winograd
 from ._conv_kernel import torch_conv_backward
 
 _MAX_L = 64             # output pixels per image
@@ -57,10 +53,9 @@ _lock = threading.Lock()
 
 
 def mode() -> str:
-    """``auto`` (measure per shape), ``gemm``, ``winograd`` or ``onednn``, from
-    NEOGLUON_CONV_WGRAD."""
+    """``auto`` (measure per shape), ``gemm`` or ``onednn``, from NEOGLUON_CONV_WGRAD."""
     m = os.environ.get("NEOGLUON_CONV_WGRAD", "auto").strip().lower() or "auto"
-    return m if m in ("auto", "gemm", "winograd", "onednn") else "auto"
+    return m if m in ("auto", "gemm", "onednn") else "auto"
 
 
 def _autocast() -> bool:
@@ -79,18 +74,11 @@ def _out_hw(x_shape, w_shape, stride, pad):
 
 
 def usable(x, w, stride, pad, dilate, num_group) -> bool:
-    """Whether a 2-D convolution may take another way than oneDNN's: the products (see
-    above) or Winograd's (``_conv_winograd``)."""
+    """Whether a 2-D convolution may take the products (see above)."""
     if not (x.dim() == 4 and w.dim() == 4 and num_group == 1 and tuple(dilate) == (1, 1)
             and x.dtype == torch.float32 and w.dtype == torch.float32
             and mode() != "onednn" and _cbuild.untraced_cpu(x, w) and not _autocast()):
         return False
-    return _product_fits(x, w, stride, pad) or _winograd.eligible(x, w, stride, pad)
-
-
-def _product_fits(x, w, stride, pad) -> bool:
-    """Whether the matrix products may win for this shape (few output pixels, many input
-    values per output, im2col not too large)."""
     oh, ow = _out_hw(x.shape, w.shape, stride, pad)
     if oh <= 0 or ow <= 0:
         return False
@@ -281,82 +269,60 @@ def _onednn_wgrad(grad, x, w, stride, pad):
 
 
 def _timed(fn, which):
-    """(seconds, result) of ``fn()``; ``which`` (the way's name) is for tests."""
+    """(seconds, result) of ``fn()``; ``which`` ("onednn" or "product") is for tests."""
     t = time.perf_counter()
     r = fn()
     return time.perf_counter() - t, r
 
 
-_FIXED = {"gemm": "product", "winograd": "winograd"}
-
-
-def _fastest(kind, key, ways):
-    """The fastest of ``ways`` (name -> function; "onednn" always among them) for
-    ``(kind, key)``, measured on the first call and kept; returns ``(name, result)``, the
-    result when this call measured (else None). ``NEOGLUON_CONV_WGRAD=gemm|winograd``
-    takes that way wherever it applies (oneDNN's elsewhere), without measuring."""
+def _faster(kind, key, onednn, product):
+    """Whether ``product()`` beats ``onednn()`` for ``(kind, key)``, measured on the first
+    call and kept; returns ``(choice, result)``, the result when this call measured (else
+    None). ``NEOGLUON_CONV_WGRAD=gemm|onednn`` fixes the choice."""
     m = mode()
     if m != "auto":
-        name = _FIXED.get(m)
-        return (name if name in ways else "onednn"), None
-    if len(ways) == 1:
-        return "onednn", None
+        return m == "gemm", None
     key = (kind,) + key + (torch.get_num_threads(),)
     hit = _choice.get(key)
-    if hit is not None and hit in ways:
+    if hit is not None:
         return hit, None
     with _lock:
         hit = _choice.get(key)
-        if hit is not None and hit in ways:
+        if hit is not None:
             return hit, None
         # one untimed call each (oneDNN creates its primitive then), then three timed calls
         # each, alternating, and the best of each: the host's noise is not one-sided
-        results = {name: fn() for name, fn in ways.items()}
-        best = dict.fromkeys(ways, float("inf"))
+        r_dnn, r_mm = onednn(), product()
+        t_dnn = t_mm = float("inf")
         for _ in range(3):
-            for name, fn in ways.items():
-                best[name] = min(best[name], _timed(fn, name)[0])
-        _choice[key] = min(best, key=best.get)
-        return _choice[key], results[_choice[key]]
-
-
-def _kept(t):
-    """``t`` if it is small enough to keep for the backward (else None)."""
-    return t if t is not None and t.numel() <= _MAX_KEPT else None
+            t_dnn = min(t_dnn, _timed(onednn, "onednn")[0])
+            t_mm = min(t_mm, _timed(product, "product")[0])
+        _choice[key] = t_mm < t_dnn
+        return _choice[key], (r_mm if _choice[key] else r_dnn)
 
 
 class _ConvProduct(torch.autograd.Function):
-    """A 2-D convolution whose forward, input gradient and weight gradient each take the
-    fastest of oneDNN's, the matrix products and Winograd's, as applies to the shape."""
-
     @staticmethod
     def forward(ctx, x, w, b, stride, pad):
         key = (tuple(x.shape), tuple(w.shape), stride, pad)
+        cols = None
         oh, ow = _out_hw(x.shape, w.shape, stride, pad)
-        ways = {"onednn": lambda: F.conv2d(x, w, b, stride, pad)}
-        if x.shape[0] * w[0].numel() * oh * ow <= _MAX_KEPT and \
-                _product_fits(x, w, stride, pad):
-            ways["product"] = lambda: product_forward(x, w, b, stride, pad)
-        if _winograd.eligible(x, w, stride, pad):
-            ways["winograd"] = lambda: _winograd.forward(x, w, b)
-        way, r = _fastest("forward", key, ways)
-        if r is None:
-            r = ways[way]()
-        cols = v = u = None
-        if way == "product":
-            y, cols = r
-        elif way == "winograd":
-            y, v, u = r
-            v, u = _kept(v), _kept(u)
+        if x.shape[0] * w[0].numel() * oh * ow <= _MAX_KEPT:
+            product, r = _faster("forward", key, lambda: F.conv2d(x, w, b, stride, pad),
+                                 lambda: product_forward(x, w, b, stride, pad))
+            if r is None:
+                r = product_forward(x, w, b, stride, pad) if product else \
+                    F.conv2d(x, w, b, stride, pad)
+            y, cols = r if product else (r, None)
         else:
-            y = r
-        ctx.save_for_backward(x, w, cols, v, u)
+            y = F.conv2d(x, w, b, stride, pad)
+        ctx.save_for_backward(x, w, cols)
         ctx.stride, ctx.pad, ctx.has_bias, ctx.key = stride, pad, b is not None, key
         return y
 
     @staticmethod
     def backward(ctx, grad):
-        x, w, cols, v, u = ctx.saved_tensors
+        x, w, cols = ctx.saved_tensors
         stride, pad = ctx.stride, ctx.pad
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         need_b = need_b and ctx.has_bias
@@ -367,34 +333,25 @@ class _ConvProduct(torch.autograd.Function):
                                        ctx.has_bias) + (None, None)
         grad = grad.contiguous()
         gx = gw = gb = None
-        fits = _product_fits(x, w, stride, pad)
-        wino = _winograd.eligible(x, w, stride, pad)
         if need_x:
-            ways = {"onednn": lambda: _onednn_dgrad(grad, x, w, stride, pad)}
-            if fits:
-                ways["product"] = lambda: product_dgrad(grad, x.shape, w, stride, pad)
-            if wino:
-                ways["winograd"] = lambda: _winograd.dgrad(grad, x.shape, w, u)
-            way, gx = _fastest("dgrad", ctx.key, ways)
+            product, gx = _faster(
+                "dgrad", ctx.key, lambda: _onednn_dgrad(grad, x, w, stride, pad),
+                lambda: product_dgrad(grad, x.shape, w, stride, pad))
             if gx is None:
-                gx = ways[way]()
+                gx = product_dgrad(grad, x.shape, w, stride, pad) if product else \
+                    _onednn_dgrad(grad, x, w, stride, pad)
         if need_w:
             if cols is not None:
                 # the forward's product was the faster way: the weight gradient's product
                 # (same size, im2col already made) is taken without measuring
                 gw = product_wgrad(grad, x, w.shape, stride, pad, cols)
-            elif v is not None:
-                # likewise for Winograd's: the forward's transformed input is kept
-                gw = _winograd.wgrad(grad, x, w.shape, v)
             else:
-                ways = {"onednn": lambda: _onednn_wgrad(grad, x, w, stride, pad)}
-                if fits:
-                    ways["product"] = lambda: product_wgrad(grad, x, w.shape, stride, pad)
-                if wino:
-                    ways["winograd"] = lambda: _winograd.wgrad(grad, x, w.shape)
-                way, gw = _fastest("wgrad", ctx.key, ways)
+                product, gw = _faster(
+                    "wgrad", ctx.key, lambda: _onednn_wgrad(grad, x, w, stride, pad),
+                    lambda: product_wgrad(grad, x, w.shape, stride, pad))
                 if gw is None:
-                    gw = ways[way]()
+                    gw = product_wgrad(grad, x, w.shape, stride, pad) if product else \
+                        _onednn_wgrad(grad, x, w, stride, pad)
         if need_b:
             gb = grad.sum((0, 2, 3))
         return gx, gw, gb, None, None
