@@ -280,6 +280,52 @@ def test_cuda_graphs_can_be_turned_off(tmp_path, monkeypatch):
     assert not any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(hyb))
 
 
+def test_cuda_graph_writes_parameter_gradients_and_moving_stats_in_its_backward(tmp_path):
+    """The backward graph writes the parameters' gradients into buffers of their own (kept
+    by the Parameters, overwritten by each backward, untouched by a forward replay) and
+    updates BatchNorm's moving statistics, once per backward, as the eager hooks do; an
+    input's gradient is a copy that later steps do not change."""
+    x, y = _data((8, 3, 8, 8), 5)
+    x2, _ = _data((8, 3, 8, 8), 5, seed=1)
+    eager, hyb = _hybrid_pair(tmp_path)
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    seen = {}
+    for name, net in (("eager", eager), ("graphed", hyb)):
+        a, b, lab = nd.array(x, ctx=GPU), nd.array(x2, ctx=GPU), nd.array(y, ctx=GPU)
+        a.attach_grad()
+        b.attach_grad()
+        for _ in range(2):          # the graph is recorded on the second call
+            with autograd.record():
+                loss = loss_fn(net(a), lab)
+            loss.backward()
+        stats0 = _bn_stats(net)
+        grads = {k: v.grad().asnumpy() for k, v in net._collect_params_with_prefix().items()
+                 if v.grad_req != "null"}
+        ga = a.grad.asnumpy()
+        with autograd.record():      # a recorded forward without backward changes nothing
+            loss_fn(net(b), lab)
+        for k, v in _bn_stats(net).items():
+            np.testing.assert_array_equal(v, stats0[k], err_msg=f"{name} {k}")
+        for k, v in net._collect_params_with_prefix().items():
+            if v.grad_req != "null":
+                np.testing.assert_array_equal(v.grad().asnumpy(), grads[k],
+                                              err_msg=f"{name} {k}")
+        with autograd.record():      # another step on other data: new gradients
+            loss = loss_fn(net(b), lab)
+        loss.backward()
+        np.testing.assert_array_equal(a.grad.asnumpy(), ga, err_msg=name)
+        seen[name] = (stats0, grads, _bn_stats(net),
+                      {k: v.grad().asnumpy() for k, v in net._collect_params_with_prefix().items()
+                       if v.grad_req != "null"}, ga, b.grad.asnumpy())
+    variants = _graph_variants(hyb)
+    assert any(isinstance(v.graphed, _cudagraph.Graphed) and v.graphed.moving_in_graph
+               for v in variants)
+    for e, g in zip(seen["eager"], seen["graphed"]):
+        for k in e if isinstance(e, dict) else [None]:
+            ev, gv = (e[k], g[k]) if k is not None else (e, g)
+            np.testing.assert_allclose(gv, ev, rtol=1e-4, atol=1e-6, err_msg=str(k))
+
+
 def test_model_zoo_resnet_hybridized_on_gpu_matches_eager(tmp_path, monkeypatch):
     """ResNet-18 (BatchNorm everywhere): eager, replayed and CUDA-graphed training agree.
     TF32 is off here: with it, cuDNN may pick other algorithms while a graph records, and

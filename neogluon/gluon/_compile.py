@@ -301,6 +301,7 @@ class _GraphCompile:
             if v.state != "ready":
                 return None
         outs = None
+        moving_done = False
         if self.cuda_graphs and v.graphed is not False:
             gr = v.graphed
             if gr is None:
@@ -308,11 +309,12 @@ class _GraphCompile:
                                                     len(g.params), rec) or False
             if gr and not (rec and gr.busy()):
                 outs = gr(ts)
+                moving_done = gr.moving_in_graph   # (its backward graph updates them)
         if outs is None:
             if mode == "off":
                 return None     # (the plain replay is faster than the program's hooks)
             outs = v.fn(*ts)
-        if v.plans and rec:
+        if v.plans and rec and not moving_done:
             self._moving_hooks(v, ts, outs)
         res = [_new(t, ctx) for t in outs[:v.nout]]
         return _rebuild(g.out_fmt, res, 0)[0]

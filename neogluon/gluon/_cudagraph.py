@@ -13,8 +13,12 @@ What keeps the numbers right
     * Parameters are read in place (the graph reads their storage, which the optimizer
       updates in place); a Parameter whose array was replaced (``set_data``, a load) is
       copied into the graph's buffer before each replay.
-    * Outputs and gradients are copied out of the graph's memory, so a later replay never
-      changes an array the caller holds.
+    * Outputs and the inputs' gradients are copied out of the graph's memory, so a later
+      replay never changes an array the caller holds. The parameters' gradients are written
+      by the backward graph into buffers of their own (not in the graphs' pool), which become
+      the Parameters' gradient buffers and are overwritten by each backward, as MXNet's
+      static_alloc does. BatchNorm's moving statistics are updated inside the backward
+      graph too (eagerly they are updated by a hook when the gradient flows back).
     * A replay overwrites the activations the previous replay saved for its backward. A
       forward of the same graph while an earlier one still waits for its backward therefore
       runs without the graph; a backward of a graph that was replayed again since raises
@@ -80,6 +84,14 @@ class Graphed:
             self.static_in = [s.requires_grad_(t.requires_grad)
                               for s, t in zip(self.static_in, ts)]
         dev = ts[0].device
+        # The gradients of the parameters are written into buffers of their own, made
+        # before any graph (outside the graphs' pool, whose memory a forward replay reuses
+        # for its activations): autograd's engine adopts them as the Parameters' gradient
+        # buffers, which each backward replay then overwrites in place, as MXNet writes a
+        # static_alloc graph's gradients. Inputs' gradients are copied out instead.
+        self.nin = nin
+        self.param_gbuf = ([torch.empty_like(s) if i >= nin and s.requires_grad else None
+                            for i, s in enumerate(self.static_in)] if recording else [])
         stream = torch.cuda.Stream(device=dev)
         stream.wait_stream(torch.cuda.current_stream(dev))
         grad_ctx = torch.enable_grad if recording else torch.no_grad
@@ -100,17 +112,41 @@ class Graphed:
         self.nout = self.meta[0]
         self.req = [i for i, o in enumerate(outs) if o.requires_grad] if recording else []
         self.bwd = None
+        self.moving_in_graph = False
         if recording and self.req:
             self.static_gout = [torch.zeros_like(outs[i]) for i in self.req]
             self.bwd = torch.cuda.CUDAGraph()
             _register_generators(self.bwd, dev)
+            self.gin_index = [i for i, s in enumerate(self.static_in) if s.requires_grad]
+            plans = self._moving_plans()
             with torch.cuda.graph(self.bwd, pool=self.fwd.pool(), stream=stream,
                                   capture_error_mode="thread_local"):
-                self.static_gin = self._grads(outs, self.static_gout)
-            self.gin_index = [i for i, s in enumerate(self.static_in) if s.requires_grad]
+                gin = self._grads(outs, self.static_gout)
+                with torch.no_grad():
+                    for j, g in zip(self.gin_index, gin):
+                        if g is not None and self.param_gbuf[j] is not None:
+                            self.param_gbuf[j].copy_(g)
+                    # BatchNorm's moving statistics, as the eager hooks update them (see
+                    # nn_ops._moving_update): part of the backward graph
+                    for mm, mv, m, v, mom in plans:
+                        self.static_in[mm].mul_(mom).add_(outs[m].detach(), alpha=1.0 - mom)
+                        self.static_in[mv].mul_(mom).add_(outs[v].detach(), alpha=1.0 - mom)
+            self.static_gin = [None if g is None else
+                               (self.param_gbuf[j] if self.param_gbuf[j] is not None else g)
+                               for j, g in zip(self.gin_index, gin)]
+            self.moving_in_graph = bool(plans)
         self.gen = 0
         self.pending = None          # weakref to the _Token of a forward awaiting backward
         self._fn = self._function()
+
+    def _moving_plans(self):
+        """The BatchNorm moving-statistic updates (``(moving_mean, moving_var, batch mean,
+        batch variance, momentum)`` indices) the backward graph can make: those whose moving
+        statistics are parameters (read in place), not inputs."""
+        plans = tuple(self.meta[1]) if len(self.meta) > 1 and self.meta[1] else ()
+        if any(mm < self.nin or mv < self.nin for mm, mv, *_ in plans):
+            return ()
+        return plans
 
     def _grads(self, outs, gouts):
         heads = [outs[i] for i in range(len(outs)) if outs[i].requires_grad]
@@ -183,7 +219,7 @@ class Graphed:
                 res = [None] * len(owner.static_in)
                 for j, g in zip(owner.gin_index, owner.static_gin):
                     if g is not None:
-                        res[j] = g.clone()
+                        res[j] = g if j >= owner.nin else g.clone()
                 return tuple(res)
 
         return _Replay.apply
