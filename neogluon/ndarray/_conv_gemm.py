@@ -157,26 +157,11 @@ static void *run_col2im(void *a) {
   return 0;
 }
 
-int ng_col2im_kn(float *gx, const float *cols, int N, int C, int H, int W, int kh, int kw,
-                 int sh, int sw, int ph, int pw, int oh, int ow, int nthreads) {
+/* Run fn over rows [0, R) split into nthreads jobs (im2col: rows of cols; col2im: channels). */
+static void split_rows(void *(*fn)(void *), float *x, float *cols, int R, int N, int C, int H,
+                       int W, int kh, int kw, int sh, int sw, int ph, int pw, int oh, int ow,
+                       int nthreads) {
   job_t jobs[64];
-  if (nthreads > 64) nthreads = 64;
-  if (nthreads > C) nthreads = C;
-  if (nthreads < 1) nthreads = 1;
-  const int per = (C + nthreads - 1) / nthreads;
-  for (int k = 0; k < nthreads; ++k) {
-    job_t j = {gx, cols, N, C, H, W, kh, kw, sh, sw, ph, pw, oh, ow,
-               per * k < C ? per * k : C, per * (k + 1) < C ? per * (k + 1) : C};
-    jobs[k] = j;
-  }
-  ng_run_parallel(run_col2im, jobs, sizeof(job_t), nthreads);
-  return 0;
-}
-
-int ng_im2col_kn(const float *x, float *cols, int N, int C, int H, int W, int kh, int kw,
-                 int sh, int sw, int ph, int pw, int oh, int ow, int nthreads) {
-  job_t jobs[64];
-  const int R = C * kh * kw;
   if (nthreads > 64) nthreads = 64;
   if (nthreads > R) nthreads = R;
   if (nthreads < 1) nthreads = 1;
@@ -186,7 +171,20 @@ int ng_im2col_kn(const float *x, float *cols, int N, int C, int H, int W, int kh
                per * k < R ? per * k : R, per * (k + 1) < R ? per * (k + 1) : R};
     jobs[k] = j;
   }
-  ng_run_parallel(run, jobs, sizeof(job_t), nthreads);
+  ng_run_parallel(fn, jobs, sizeof(job_t), nthreads);
+}
+
+int ng_col2im_kn(float *gx, const float *cols, int N, int C, int H, int W, int kh, int kw,
+                 int sh, int sw, int ph, int pw, int oh, int ow, int nthreads) {
+  split_rows(run_col2im, gx, (float *)cols, C, N, C, H, W, kh, kw, sh, sw, ph, pw, oh, ow,
+             nthreads);
+  return 0;
+}
+
+int ng_im2col_kn(const float *x, float *cols, int N, int C, int H, int W, int kh, int kw,
+                 int sh, int sw, int ph, int pw, int oh, int ow, int nthreads) {
+  split_rows(run, (float *)x, cols, C * kh * kw, N, C, H, W, kh, kw, sh, sw, ph, pw, oh, ow,
+             nthreads);
   return 0;
 }
 """
