@@ -249,6 +249,8 @@ def test_autocast_takes_torchs_path(monkeypatch):
                                                ((2, 3, 1, 1), 5, (3, 3), (1, 1), (1, 1)),
                                                ((4, 16, 8, 8), 6, (1, 1), (2, 2), (0, 0))])
 def test_col2im_kernel_equals_fold(shape, o, k, s, p, monkeypatch):
+    if G._LIB.get() is None:
+        pytest.skip("no C compiler: the kernel is not there to compare")
     g = torch.Generator().manual_seed(7)
     w = torch.randn((o, shape[1]) + k, generator=g)
     gy = torch.randn(F.conv2d(torch.zeros(shape), w, None, s, p).shape, generator=g)
