@@ -503,8 +503,9 @@ def _moving_update(mm, mv, mean, var, momentum):
 
     def hook(grad):
         with torch.no_grad():
-            mm.mul_(momentum).add_(mean, alpha=1.0 - momentum)
-            mv.mul_(momentum).add_(var, alpha=1.0 - momentum)
+            # moving * momentum + batch * (1 - momentum), both statistics in two kernels
+            torch._foreach_mul_([mm, mv], momentum)
+            torch._foreach_add_([mm, mv], [mean, var], alpha=1.0 - momentum)
         return None
     return hook
 
@@ -550,8 +551,7 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
     if training:
         # The batch statistics come out of the fused kernel itself: with momentum 1 torch
         # writes the batch mean and the unbiased variance into these scratch buffers.
-        mean = torch.zeros(c, dtype=mm.dtype, device=x.device)
-        uvar = torch.zeros(c, dtype=mm.dtype, device=x.device)
+        mean, uvar = torch.zeros((2, c), dtype=mm.dtype, device=x.device)  # (one fill)
         # torch.batch_norm, not F.batch_norm: the latter refuses one value per channel
         # (batch 1 after global pooling, as in GluonCV's PSPNet/DeepLab heads), which MXNet
         # normalises to beta.
