@@ -38,6 +38,7 @@ import weakref
 import torch
 
 from ..base import MXNetError
+from ..ndarray.nn_ops import _fold_moving
 
 _WARMUP = 2
 
@@ -126,11 +127,11 @@ class Graphed:
                     for j, g in zip(self.gin_index, gin):
                         if g is not None and self.param_gbuf[j] is not None:
                             self.param_gbuf[j].copy_(g)
-                    # BatchNorm's moving statistics, as the eager hooks update them (see
-                    # nn_ops._moving_update): part of the backward graph
+                    # BatchNorm's moving statistics, as the eager hooks update them: part
+                    # of the backward graph
                     for mm, mv, m, v, mom in plans:
-                        self.static_in[mm].mul_(mom).add_(outs[m].detach(), alpha=1.0 - mom)
-                        self.static_in[mv].mul_(mom).add_(outs[v].detach(), alpha=1.0 - mom)
+                        _fold_moving(self.static_in[mm], self.static_in[mv], outs[m].detach(),
+                                     outs[v].detach(), mom)
             self.static_gin = [None if g is None else
                                (self.param_gbuf[j] if self.param_gbuf[j] is not None else g)
                                for j, g in zip(self.gin_index, gin)]
@@ -143,7 +144,7 @@ class Graphed:
         """The BatchNorm moving-statistic updates (``(moving_mean, moving_var, batch mean,
         batch variance, momentum)`` indices) the backward graph can make: those whose moving
         statistics are parameters (read in place), not inputs."""
-        plans = tuple(self.meta[1]) if len(self.meta) > 1 and self.meta[1] else ()
+        plans = tuple(self.meta[1])
         if any(mm < self.nin or mv < self.nin for mm, mv, *_ in plans):
             return ()
         return plans

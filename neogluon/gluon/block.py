@@ -1390,7 +1390,7 @@ class HybridBlock(Block):
                 g = None
         if g is not None:
             mode = self._compile_mode or _compile._MODE[0]
-            if mode != "off" or ctx.device_typeid == 2:  # (gpu: CUDA graphs)
+            if mode != "off" or _cudagraph.wanted(self, ctx):
                 out = _compile.call(self, g, key, flat, ctx, mode)
                 if out is not None:
                     return out

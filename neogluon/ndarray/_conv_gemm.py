@@ -135,7 +135,8 @@ static void *run_col2im(void *a) {
   const int64_t NL = (int64_t)t->N * t->oh * t->ow, HW = (int64_t)t->H * t->W;
   float *gx = (float *)t->x;
   for (int c = t->r0; c < t->r1; ++c) {
-    for (int n = 0; n < t->N; ++n) memset(gx + ((int64_t)n * t->C + c) * HW, 0, sizeof(float) * HW);
+    for (int n = 0; n < t->N; ++n)
+      memset(gx + ((int64_t)n * t->C + c) * HW, 0, sizeof(float) * HW);
     for (int i = 0; i < t->kh; ++i) {
       for (int j = 0; j < t->kw; ++j) {
         const float *src = t->cols + ((int64_t)(c * t->kh + i) * t->kw + j) * NL;
@@ -189,7 +190,7 @@ int ng_im2col_kn(const float *x, float *cols, int N, int C, int H, int W, int kh
 }
 """
 _FLAGS = ["-O3", "-fPIC", "-shared", "-pthread"]
-_PER_THREAD = 1 << 16     # im2col elements below which a second thread costs more than it saves
+_PER_THREAD = 1 << 16     # values written below which a second thread costs more than it saves
 
 
 def _build():
@@ -206,6 +207,11 @@ _LIB = _cbuild.LazyLibrary(_build, "im2col kernel unavailable, using torch's unf
                            switch="NEOGLUON_CONV_KERNELS")
 
 
+def _threads(n):
+    """Threads for a C loop writing ``n`` values."""
+    return max(1, min(torch.get_num_threads(), n // _PER_THREAD))
+
+
 def _cols(x, w_shape, stride, pad):
     """im2col(x) as a (C*kh*kw, N*L) matrix."""
     kh, kw = int(w_shape[2]), int(w_shape[3])
@@ -213,9 +219,9 @@ def _cols(x, w_shape, stride, pad):
         n, c, h, wd = (int(v) for v in x.shape)
         oh, ow = _out_hw(x.shape, w_shape, stride, pad)
         cols = torch.empty((c * kh * kw, n * oh * ow), dtype=torch.float32)
-        threads = max(1, min(torch.get_num_threads(), cols.numel() // _PER_THREAD))
         _LIB.get().ng_im2col_kn(x.data_ptr(), cols.data_ptr(), n, c, h, wd, kh, kw,
-                                stride[0], stride[1], pad[0], pad[1], oh, ow, threads)
+                                stride[0], stride[1], pad[0], pad[1], oh, ow,
+                                _threads(cols.numel()))
         return cols
     cols = F.unfold(x, (kh, kw), padding=pad, stride=stride)   # (N, C*kh*kw, L)
     return cols.transpose(0, 1).reshape(cols.shape[1], -1)
@@ -239,9 +245,9 @@ def product_dgrad(grad, x_shape, w, stride, pad):
     if _LIB.enabled and _LIB.get() is not None:
         oh, ow = _out_hw(x_shape, w.shape, stride, pad)
         gx = torch.empty((n, c, h, wd), dtype=torch.float32)
-        threads = max(1, min(torch.get_num_threads(), gx.numel() // _PER_THREAD))
         _LIB.get().ng_col2im_kn(gx.data_ptr(), cols.data_ptr(), n, c, h, wd, kh, kw,
-                                stride[0], stride[1], pad[0], pad[1], oh, ow, threads)
+                                stride[0], stride[1], pad[0], pad[1], oh, ow,
+                                _threads(gx.numel()))
         return gx
     cols = cols.view(c * kh * kw, n, -1).transpose(0, 1)
     return F.fold(cols, (h, wd), (kh, kw), padding=pad, stride=stride)

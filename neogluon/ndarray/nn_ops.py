@@ -503,11 +503,16 @@ def _moving_update(mm, mv, mean, var, momentum):
 
     def hook(grad):
         with torch.no_grad():
-            # moving * momentum + batch * (1 - momentum), both statistics in two kernels
-            torch._foreach_mul_([mm, mv], momentum)
-            torch._foreach_add_([mm, mv], [mean, var], alpha=1.0 - momentum)
+            _fold_moving(mm, mv, mean, var, momentum)
         return None
     return hook
+
+
+def _fold_moving(mm, mv, mean, var, momentum):
+    """``moving = moving * momentum + batch * (1 - momentum)`` for both statistics, in place
+    (two kernels); the hook above and a CUDA-graphed backward (gluon._cudagraph) share it."""
+    torch._foreach_mul_([mm, mv], momentum)
+    torch._foreach_add_([mm, mv], [mean, var], alpha=1.0 - momentum)
 
 
 def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
