@@ -126,7 +126,9 @@ def _measure(step, nsteps, seconds, rounds, before_steady=None):
             "steady_steps_per_s": round(best, 2), "steady_steps_per_cpu_s": round(best_cpu, 2)}
 
 
-def worker_gluon(lib, mode, name, nsteps, seconds, rounds):
+def gluon_step(lib, mode, name):
+    """A Gluon training step for ``name`` (MXNet or neogluon, imperative or hybridized in
+    ``mode``); returns ``(step, wait_ready, net)``."""
     import numpy as np
     if lib == "mxnet":
         import mxnet as mx
@@ -166,14 +168,19 @@ def worker_gluon(lib, mode, name, nsteps, seconds, rounds):
             if "ready" in states or "failed" in states or net._compile_failed:
                 return
             step()
+    return step, wait_ready, net
 
+
+def worker_gluon(lib, mode, name, nsteps, seconds, rounds):
+    step, wait_ready, net = gluon_step(lib, mode, name)
     res = _measure(step, nsteps, seconds, rounds, wait_ready)
     if lib != "mxnet" and mode in ("sync", "auto"):
         res["compile_failed"] = net._compile_failed
     return res
 
 
-def worker_torch(mode, name, nsteps, seconds, rounds):
+def torch_step(mode, name):
+    """The same training step in plain torch (``mode``: eager or compile)."""
     import torch
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     torch.manual_seed(0)
@@ -190,52 +197,22 @@ def worker_torch(mode, name, nsteps, seconds, rounds):
         loss = lossf(fwd(x), y)
         loss.backward()
         opt.step()
-    return _measure(step, nsteps, seconds, rounds)
+    return step
+
+
+def worker_torch(mode, name, nsteps, seconds, rounds):
+    return _measure(torch_step(mode, name), nsteps, seconds, rounds)
 
 
 def inprocess(name, steps_per_round, rounds):
     """Steady-state CPU ms per step of the neogluon and torch configurations, interleaved in
     one process (compiled ones compiled first): ratios robust to a busy machine."""
-    import numpy as np
-    import torch
-    torch.set_num_threads(1)
-    import neogluon as mx
-    batch, shape = SHAPES[name]
     steps = {}
-    for mode in ("imperative", "off", "sync"):
-        mx.random.seed(0)
-        net = _gluon_net(mx, name)
-        net.initialize(mx.init.Xavier())
-        if mode != "imperative":
-            net.hybridize(static_alloc=True, static_shape=True, compile=mode)
-        trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01,
-                                                                 "momentum": 0.9})
-        loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
-        x = mx.nd.random.uniform(shape=(batch,) + shape)
-        y = mx.nd.array(np.random.randint(0, 10, size=(batch,)))
-
-        def step(net=net, x=x, y=y, trainer=trainer, loss_fn=loss_fn):
-            with mx.autograd.record():
-                loss = loss_fn(net(x), y)
-            loss.backward()
-            trainer.step(batch)
-        steps[{"off": "neogluon replay", "sync": "neogluon compiled"}.get(
-            mode, "neogluon imperative")] = step
+    for mode, label in (("imperative", "neogluon imperative"), ("replay", "neogluon replay"),
+                        ("sync", "neogluon compiled")):
+        steps[label] = gluon_step("neogluon", mode, name)[0]
     for mode in ("eager", "compile"):
-        torch.manual_seed(0)
-        model = _torch_net(name)
-        fwd = torch.compile(model) if mode == "compile" else model
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        lossf = torch.nn.CrossEntropyLoss()
-        x = torch.rand((batch,) + shape)
-        y = torch.randint(0, 10, (batch,))
-
-        def tstep(fwd=fwd, opt=opt, lossf=lossf, x=x, y=y):
-            opt.zero_grad()
-            loss = lossf(fwd(x), y)
-            loss.backward()
-            opt.step()
-        steps[f"torch {mode}"] = tstep
+        steps[f"torch {mode}"] = torch_step(mode, name)
     for step in steps.values():
         for _ in range(3):
             step()

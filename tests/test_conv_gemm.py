@@ -213,7 +213,10 @@ def test_hybridized_net_trains_the_same_either_way(monkeypatch):
                                             ((3, 64, 2, 2), (3, 3), (1, 1), (1, 1)),
                                             ((1, 8, 4, 4), (3, 3), (2, 2), (2, 2)),
                                             ((2, 3, 1, 1), (3, 3), (1, 1), (1, 1)),
-                                            ((4, 16, 8, 8), (1, 1), (2, 2), (0, 0))])
+                                            ((4, 16, 8, 8), (1, 1), (2, 2), (0, 0)),
+                                            # rows of >= 8 neighbours: the copying path
+                                            ((2, 3, 9, 10), (3, 3), (1, 1), (1, 1)),
+                                            ((2, 4, 12, 9), (2, 3), (2, 1), (2, 1))])
 def test_im2col_kernel_equals_unfold(shape, k, s, p, monkeypatch):
     x = torch.randn(shape)
     w_shape = (4, shape[1]) + k
@@ -247,7 +250,9 @@ def test_autocast_takes_torchs_path(monkeypatch):
                                                ((3, 64, 2, 2), 8, (3, 3), (1, 1), (1, 1)),
                                                ((1, 8, 4, 4), 3, (3, 3), (2, 2), (2, 2)),
                                                ((2, 3, 1, 1), 5, (3, 3), (1, 1), (1, 1)),
-                                               ((4, 16, 8, 8), 6, (1, 1), (2, 2), (0, 0))])
+                                               ((4, 16, 8, 8), 6, (1, 1), (2, 2), (0, 0)),
+                                               ((2, 3, 9, 10), 4, (3, 3), (1, 1), (1, 1)),
+                                               ((2, 4, 12, 9), 3, (2, 3), (2, 1), (2, 1))])
 def test_col2im_kernel_equals_fold(shape, o, k, s, p, monkeypatch):
     if G._LIB.get() is None:
         pytest.skip("no C compiler: the kernel is not there to compare")

@@ -113,3 +113,23 @@ def test_estimator_fit_example_resumes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Checkpoint resumed from epoch 1" in out and "continue to train for 1 epochs" in out
     assert "mlp-best.params" in os.listdir(tmp_path)
+
+
+def test_paired_benchmark_takes_turns(tmp_path):
+    # bench/paired.py: live processes answering 'run K' in turn; a per-round ratio for each
+    # configuration after the first
+    import json
+    import subprocess
+    import sys
+    out = tmp_path / "paired.json"
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "paired.py"), "--model", "mlp",
+                    "--rounds", "3", "--steps", "2", "--warmup", "1",
+                    "--configs", "neogluon/replay,torch/eager", "--json", str(out)],
+                   check=True, cwd=ROOT, timeout=240, capture_output=True)
+    rep = json.loads(out.read_text())
+    assert set(rep["ms_per_step"]) == {"neogluon/replay", "torch/eager"}
+    for v in rep["ms_per_step"].values():
+        assert 0 < v["wall_min"] <= v["wall_median"]
+    ratio = rep["neogluon/replay speed-up"]["torch/eager"]
+    assert ratio["quartiles"][0] <= ratio["per_round_median"] <= ratio["quartiles"][1]
+    assert ratio["min_over_min"] > 0
