@@ -98,13 +98,17 @@ def _torch_net(name):
     return tnn.Sequential(*layers)
 
 
-def _measure(step, nsteps, seconds, rounds, before_steady=None):
+def _measure(step, nsteps, seconds, rounds, before_steady=None, sync=lambda: None):
+    """Timings of ``step``; ``sync()`` waits for work still queued (MXNet's engine runs a
+    step's backward and update after ``step`` returns) before each reading of the clock."""
     t0 = time.perf_counter()
     c0 = time.process_time()
     step()
+    sync()
     first = time.perf_counter() - t0
     for _ in range(nsteps - 1):
         step()
+    sync()
     t_n = time.perf_counter() - t0
     c_n = time.process_time() - c0
     if before_steady is not None:
@@ -119,6 +123,7 @@ def _measure(step, nsteps, seconds, rounds, before_steady=None):
             n += 1
             if n % 3 == 0 and time.perf_counter() - w0 > seconds / rounds:
                 break
+        sync()
         best = max(best, n / (time.perf_counter() - w0))
         best_cpu = max(best_cpu, n / max(time.process_time() - c0, 1e-9))
     return {"first_step_s": round(first, 3), "time_to_n_s": round(t_n, 3),
@@ -128,7 +133,9 @@ def _measure(step, nsteps, seconds, rounds, before_steady=None):
 
 def gluon_step(lib, mode, name):
     """A Gluon training step for ``name`` (MXNet or neogluon, imperative or hybridized in
-    ``mode``); returns ``(step, wait_ready, net)``."""
+    ``mode``); returns ``(step, wait_ready, net, sync)``. ``step`` waits for the loss only, so
+    MXNet's engine may still run that step's backward and update when it returns (and overlap
+    them with the next step): time windows of steps end with ``sync()`` (``nd.waitall``)."""
     import numpy as np
     if lib == "mxnet":
         import mxnet as mx
@@ -168,12 +175,12 @@ def gluon_step(lib, mode, name):
             if "ready" in states or "failed" in states or net._compile_failed:
                 return
             step()
-    return step, wait_ready, net
+    return step, wait_ready, net, nd.waitall
 
 
 def worker_gluon(lib, mode, name, nsteps, seconds, rounds):
-    step, wait_ready, net = gluon_step(lib, mode, name)
-    res = _measure(step, nsteps, seconds, rounds, wait_ready)
+    step, wait_ready, net, sync = gluon_step(lib, mode, name)
+    res = _measure(step, nsteps, seconds, rounds, wait_ready, sync)
     if lib != "mxnet" and mode in ("sync", "auto"):
         res["compile_failed"] = net._compile_failed
     return res
@@ -320,9 +327,14 @@ def main():
                         print(name, key, json.dumps(res), file=sys.stderr, flush=True)
                 finally:
                     shutil.rmtree(cache, ignore_errors=True)
+    emit(report, args.json)
+
+
+def emit(report, path):
+    """Print the report as JSON, and write it to ``path`` when one is given."""
     print(json.dumps(report, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
+    if path:
+        with open(path, "w") as f:
             json.dump(report, f, indent=1)
 
 

@@ -33,12 +33,13 @@ import hybridize_compile as hc  # noqa: E402
 def serve(lib, mode, name, warmup):
     """Worker: build, warm up, print 'ready', then answer 'run K' lines until 'quit'."""
     if lib == "torch":
-        step = hc.torch_step(mode, name)
+        step, sync = hc.torch_step(mode, name), (lambda: None)
     else:
-        step, wait_ready, _ = hc.gluon_step(lib, mode, name)
+        step, wait_ready, _, sync = hc.gluon_step(lib, mode, name)
         wait_ready()
     for _ in range(warmup):
         step()
+    sync()
     print("ready", flush=True)
     for line in sys.stdin:
         cmd = line.split()
@@ -48,6 +49,7 @@ def serve(lib, mode, name, warmup):
         w0, c0 = time.perf_counter(), time.process_time()
         for _ in range(k):
             step()
+        sync()       # MXNet: the last step's backward and update are still queued
         print(json.dumps({"wall_ms": (time.perf_counter() - w0) * 1000 / k,
                           "cpu_ms": (time.process_time() - c0) * 1000 / k}), flush=True)
 
@@ -128,10 +130,7 @@ def main():
         report[f"{base} speed-up"][c] = {
             "per_round_median": round(med, 3), "quartiles": [round(q1, 3), round(q3, 3)],
             "min_over_min": round(min(wall[c]) / min(wall[base]), 3)}
-    print(json.dumps(report, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+    hc.emit(report, args.json)
 
 
 if __name__ == "__main__":
