@@ -2,10 +2,12 @@
 
 Usage: python bench/paired.py [--model resnet18] [--threads 1] [--rounds 20] [--steps 3]
            [--warmup 8] [--configs neogluon/replay,mxnet/hybrid,torch/eager] [--json out.json]
+       python bench/paired.py --configs neogluon/replay,neogluon/replay+NEOGLUON_CONV_KERNELS=0
 
 This host's speed drifts by up to 1.6x from one minute to the next, and
 ``hybridize_compile.py`` compares processes that ran minutes apart. Here every configuration
-(``lib/mode`` as in ``hybridize_compile.py``; ``mxnet`` runs in /tmp/mxref's interpreter) is
+(``lib/mode`` as in ``hybridize_compile.py``, optionally followed by ``+NAME=VALUE`` environment
+settings for that process alone; ``mxnet`` runs in /tmp/mxref's interpreter) is
 one process that builds its net, warms up and then waits. The driver tells them in turn to run
 ``--steps`` steps and report the wall and CPU time they took; the order rotates every round.
 Only one process works at a time, and the readings compared within a round are seconds apart,
@@ -55,10 +57,19 @@ def serve(lib, mode, name, warmup):
 
 
 def _start(cfg, args):
-    lib, mode = cfg.split("/")
+    """Start a worker for ``lib/mode`` or ``lib/mode+NAME=VALUE+...`` (environment settings
+    of that process only: to compare two settings of one library, such as a kernel on and
+    off)."""
+    name, *settings = cfg.split("+")
+    lib, mode = name.split("/")
     python = hc.MXREF if lib == "mxnet" else sys.executable
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads),
                MXNET_CPU_WORKER_NTHREADS=str(args.threads), PYTHONPATH=ROOT)
+    for kv in settings:
+        k, sep, v = kv.partition("=")
+        if not sep or not k:
+            raise SystemExit(f"{cfg}: settings after '+' must be NAME=VALUE")
+        env[k] = v
     p = subprocess.Popen([python, os.path.abspath(__file__), "--serve", lib, mode, args.model,
                           str(args.warmup)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True, env=env, cwd=ROOT)
