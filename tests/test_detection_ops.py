@@ -174,3 +174,16 @@ def test_mxnet_symbol_file_with_detection_ops():
     assert len(outs) == 5
     for j, o in enumerate(outs):
         np.testing.assert_allclose(o.asnumpy(), DATA[f"symbol/out{j}"], rtol=1e-5, atol=1e-6)
+
+
+def test_box_nms_drops_the_background_id_even_when_negative():
+    # MXNet 1.9.1: with id_index >= 0, rows whose id equals background_id (default -1) go
+    d = mx.nd.array([[[0, 0.9, 0, 0, 10, 10], [-1, 0.95, 0, 0, 1, 1], [0, 0.3, 20, 20, 30, 30],
+                      [-2, 0.8, 50, 50, 60, 60], [1, 0.7, 70, 70, 80, 80]]])
+    kw = dict(overlap_thresh=0.5, coord_start=2, score_index=1, id_index=0)
+    ids = lambda r: r.asnumpy()[0, :, 0].tolist()     # noqa: E731
+    assert ids(mx.nd.contrib.box_nms(d, **kw)) == [0, -2, 1, 0, -1]
+    assert ids(mx.nd.contrib.box_nms(d, background_id=-2, **kw)) == [-1, 0, 1, 0, -1]
+    assert ids(mx.nd.contrib.box_nms(d, background_id=0, **kw)) == [-1, -2, 1, -1, -1]
+    assert ids(mx.nd.contrib.box_nms(d, overlap_thresh=0.5, coord_start=2, score_index=1,
+                                     id_index=-1)) == [-1, 0, -2, 1, 0]

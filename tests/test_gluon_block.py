@@ -753,3 +753,18 @@ def test_print_in_hybrid_forward_shows_symbols_and_keeps_the_capture(capsys):
     assert printed[0] == "<Symbol data0> <Symbol data1> <Symbol pp_w>"
     assert printed[1].startswith("z=<Symbol ") and len(printed) == 2
     np.testing.assert_allclose(out.asnumpy(), np.full((2, 3), 5.0))
+
+
+def test_hybridized_outputs_are_lists_as_in_mxnet():
+    class Two(nn.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return x + 1, (x * 2, x * 3)
+    plain = Two()(nd.ones(2))
+    assert type(plain) is tuple and type(plain[1]) is tuple       # not hybridized: as written
+    for static in (False, True):
+        b = Two()
+        b.hybridize(static_alloc=static)
+        for _ in range(3):       # the capturing call and the replays
+            r = b(nd.ones(2))
+            assert type(r) is list and type(r[1]) is list
+            assert r[1][1].asnumpy().tolist() == [3.0, 3.0]

@@ -391,3 +391,89 @@ def test_concat_and_stack_accept_name_as_every_mxnet_op():
     np.testing.assert_array_equal(nd.concat(a, b, dim=1, name="hc").asnumpy(), [[1, 1, 0, 0]])
     np.testing.assert_array_equal(nd.Concat(a, b, dim=0, name="hc").shape, (2, 2))
     assert nd.stack(a, b, axis=0, name="s").shape == (2, 1, 2)
+
+
+# ---------------------------------------------------------------- checked against MXNet 1.9.1
+def test_comparisons_with_a_number_first():
+    x = nd.array([1, 2, 3])
+    assert nd.equal(2, x).asnumpy().tolist() == [0, 1, 0]
+    assert nd.greater(2, x).asnumpy().tolist() == [1, 0, 0]          # 2 > x
+    assert nd.lesser_equal(2, x).asnumpy().tolist() == [0, 1, 1]     # 2 <= x
+    assert nd.greater(2, x).dtype == np.float32
+    assert nd.greater(2, 3) == 0 and nd.equal(2, 2) == 1             # two numbers: a number
+
+
+def test_mod_by_zero_is_zero_and_keeps_the_divisor_sign_elsewhere():
+    assert (nd.array([5, -5]) % 0).asnumpy().tolist() == [0, 0]
+    assert (nd.array([5, -5], dtype="int32") % 0).asnumpy().tolist() == [0, 0]
+    assert (nd.array([5, -5]) % 3).asnumpy().tolist() == [2, 1]
+    assert (7 % nd.array([0, 3, -3])).asnumpy().tolist() == [0, 1, -2]
+    assert nd.modulo(nd.array([5, -5]), nd.array([0, 3])).asnumpy().tolist() == [0, 1]
+    assert nd.broadcast_mod(nd.array([[5], [-5]]), nd.array([0, 3])).asnumpy().tolist() == \
+        [[0, 2], [0, 1]]
+    y = nd.array([5, -5], dtype="int32")
+    y %= 0
+    assert y.asnumpy().tolist() == [0, 0] and y.dtype == np.int32
+
+
+def test_in_place_division_of_an_integer_array_truncates():
+    w = nd.array([4, 6, 8], dtype="int32")
+    w /= 3
+    assert w.asnumpy().tolist() == [1, 2, 2] and w.dtype == np.int32
+    w = nd.array([-4, 6, 8], dtype="int32")
+    w /= nd.array([3, 3, 3], dtype="int32")
+    assert w.asnumpy().tolist() == [-1, 2, 2]
+
+
+def test_take_raise_mode_and_unknown_modes():
+    a = nd.arange(12).reshape((3, 4))
+    with pytest.raises(MXNetError, match="out of bounds"):
+        nd.take(a, nd.array([5]), mode="raise")
+    assert nd.take(a, nd.array([1]), mode="raise").asnumpy().tolist() == [[4, 5, 6, 7]]
+    with pytest.raises(MXNetError, match="mode"):
+        nd.take(a, nd.array([1]), mode="nope")
+
+
+def test_clip_keeps_an_integer_dtype():
+    c = nd.clip(nd.array([-3, 0, 4], dtype="int32"), -1.5, 2.5)
+    assert c.dtype == np.int32 and c.asnumpy().tolist() == [-1, 0, 2]
+
+
+def test_batch_dot_with_several_batch_axes():
+    assert nd.batch_dot(nd.ones((2, 2, 2, 3)), nd.ones((2, 2, 3, 1))).shape == (2, 2, 2, 1)
+    r = nd.batch_dot(nd.ones((2, 2, 2, 3)), nd.ones((2, 2, 1, 3)), transpose_b=True)
+    assert r.shape == (2, 2, 2, 1) and r.asnumpy().ravel().tolist() == [3.0] * 8
+    with pytest.raises(MXNetError, match="not aligned"):
+        nd.batch_dot(nd.ones((2, 2, 2, 3)), nd.ones((3, 2, 3, 1)))
+
+
+def test_multinomial_with_a_float_dtype():
+    r = nd.random.multinomial(nd.array([0.1, 0.9]), dtype="float32")
+    assert r.shape == (1,) and r.dtype == np.float32
+    r = nd.random.multinomial(nd.array([[0.5, 0.5]] * 3), shape=2, dtype="float16")
+    assert r.shape == (3, 2) and r.dtype == np.float16
+
+
+def test_single_matrix_determinants_have_shape_1():
+    m = nd.array([[1, 2], [3, 4]])
+    assert nd.linalg.det(m).shape == (1,)
+    assert [a.shape for a in nd.linalg.slogdet(m)] == [(1,), (1,)]
+    assert nd.linalg.sumlogdiag(m).shape == (1,)
+    assert nd.linalg.det(nd.array([[[1, 2], [3, 4]]])).shape == (1,)
+    np.testing.assert_allclose(nd.linalg.det(m).asnumpy(), [-2.0], rtol=1e-6)
+
+
+def test_while_loop_keeps_a_bare_step_output_bare():
+    out, st = nd.contrib.while_loop(lambda i: i < 3, lambda i: (i * 2, i + 1),
+                                    [nd.array([0])], max_iterations=4)
+    assert isinstance(out, nd.NDArray) and out.shape == (4, 1)
+    assert out.asnumpy()[:3].ravel().tolist() == [0, 2, 4] and isinstance(st, list)
+    out, st = nd.contrib.while_loop(lambda i: i < 3, lambda i: ([i * 2], [i + 1]),
+                                    [nd.array([0])], max_iterations=4)
+    assert isinstance(out, list) and isinstance(st, list)
+
+
+def test_slice_assignment_from_an_overlapping_view_reads_first():
+    z = nd.arange(4)
+    z[1:3] = z[0:2]           # numpy's answer (MXNet 1.9.1's element-wise copy gives 0 0 0 3)
+    assert z.asnumpy().tolist() == [0, 0, 1, 3]

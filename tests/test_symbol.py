@@ -275,9 +275,11 @@ def test_operator_keywords_lr_mult_become_hidden_attributes():
     fc1 = mx.sym.FullyConnected(data=data, bias=mx.sym.var("fc1_bias", lr_mult=1.0),
                                 name="fc1", num_hidden=10, lr_mult=0)
     d = fc1.attr_dict()
-    assert d["fc1_weight"] == {"__lr_mult__": "0"}
-    assert d["fc1_bias"] == {"__lr_mult__": "1.0"}
-    assert d["fc1"] == {"num_hidden": "10", "__lr_mult__": "0"}
+    # (MXNet also lists each hidden key under its plain name; its implicit fc1_weight also
+    # shows the operator's num_hidden, which neogluon does not copy)
+    assert d["fc1_weight"] == {"__lr_mult__": "0", "lr_mult": "0"}
+    assert d["fc1_bias"] == {"__lr_mult__": "1.0", "lr_mult": "1.0"}
+    assert d["fc1"] == {"num_hidden": "10", "__lr_mult__": "0", "lr_mult": "0"}
 
 
 def test_missing_inputs_become_variables_and_cached_op_runs():
@@ -347,3 +349,14 @@ def test_mxnet_layer_zoo_exports_import_and_match(name, tmp_path):
                                      str(tmp_path / "again-0000.params"))
     with mx.autograd.predict_mode():
         np.testing.assert_allclose(back(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_hidden_attribute_keys_are_also_listed_plain():
+    v = mx.sym.var("x", lr_mult=2.0, wd_mult=0.5, attr={"__ctx_group__": "dev1", "foo": "bar"})
+    assert sorted(v.list_attr().items()) == [
+        ("__ctx_group__", "dev1"), ("__lr_mult__", "2.0"), ("__wd_mult__", "0.5"),
+        ("ctx_group", "dev1"), ("foo", "bar"), ("lr_mult", "2.0"), ("wd_mult", "0.5")]
+    assert v.attr("lr_mult") == "2.0" and v.attr("ctx_group") == "dev1"
+    assert v.attr_dict()["x"]["wd_mult"] == "0.5"
+    node = json.loads(v.tojson())["nodes"][0]
+    assert "lr_mult" not in node["attrs"] and node["attrs"]["__lr_mult__"] == "2.0"

@@ -924,8 +924,9 @@ def _flatten_out(out, tracer, flat):
     if isinstance(out, NDArray):
         raise _CaptureError("an output is not the result of an F operator")
     if isinstance(out, (list, tuple)):
-        return {"list" if isinstance(out, list) else "tuple":
-                [_flatten_out(o, tracer, flat) for o in out]}
+        # (a hybridized block returns its nested outputs as lists, tuples included, as
+        # MXNet's cached op regroups them)
+        return {"list": [_flatten_out(o, tracer, flat) for o in out]}
     raise _CaptureError(f"an output of type {type(out).__name__} cannot be recorded")
 
 
@@ -966,7 +967,7 @@ def _untrace(out):
         a._ag = out._ag
         return a
     if isinstance(out, (list, tuple)):
-        return type(out)(_untrace(o) for o in out)
+        return [_untrace(o) for o in out]    # lists, as the replays return (see _flatten_out)
     return out
 
 

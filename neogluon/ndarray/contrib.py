@@ -589,7 +589,7 @@ def while_loop(cond, func, loop_vars, max_iterations=None, name="while_loop"):
             items.append(empty((max_iterations - steps,) + tuple(items[0].shape[1:]),
                                ctx=items[0].context, dtype=items[0].dtype))
         stacked.append(concat(*items, dim=0))
-    if fmt is not None:
+    if outputs:      # (a bare NDArray step output gives a bare NDArray, as in MXNet)
         stacked = _regroup(stacked, fmt)
     return stacked, (loop_vars[0] if single else loop_vars)
 

@@ -216,7 +216,7 @@ def _nms_forward(data, overlap_thresh, valid_thresh, topk, cs, si, ii, backgroun
         return data.clone(), torch.arange(B * N, device=dev).reshape(B, N)
     scores = data[:, :, si]
     valid = scores.double() > _f32(valid_thresh)
-    if ii >= 0 and background_id >= 0:
+    if ii >= 0:   # (MXNet drops the background id whatever it is, -1 included)
         valid &= data[:, :, ii] != background_id
     key = torch.where(valid, scores.double(), torch.full_like(scores, -math.inf,
                                                                dtype=torch.float64))

@@ -51,6 +51,11 @@ def _out(r, like, out):
     return _assign_out(_new(r, like._ctx), out)
 
 
+def _vec(r):
+    """A single matrix's scalar result as shape (1,), as MXNet 1.x returns it."""
+    return r.reshape(1) if r.dim() == 0 else r
+
+
 def _tri(t, lower):
     return torch.tril(t) if lower else torch.triu(t)
 
@@ -242,7 +247,7 @@ def det(A, out=None, name=None):
     """The determinant of each square matrix."""
     a = _in(A, "det")
     _square(a, "det")
-    return _out(_call("det", torch.linalg.det, a), A, out)
+    return _out(_vec(_call("det", torch.linalg.det, a)), A, out)
 
 
 def slogdet(A, out=None, name=None):
@@ -250,15 +255,15 @@ def slogdet(A, out=None, name=None):
     a = _in(A, "slogdet")
     _square(a, "slogdet")
     sign, logabs = _call("slogdet", torch.linalg.slogdet, a)
-    return [_new(sign, A._ctx), _new(logabs, A._ctx)]
+    return [_new(_vec(sign), A._ctx), _new(_vec(logabs), A._ctx)]
 
 
 def sumlogdiag(A, out=None, name=None):
     """``sum(log(diag(A)))`` of each square matrix."""
     a = _in(A, "sumlogdiag")
     _square(a, "sumlogdiag")
-    return _out(_call("sumlogdiag",
-                      lambda: torch.log(torch.diagonal(a, 0, -2, -1)).sum(-1)), A, out)
+    return _out(_vec(_call("sumlogdiag",
+                           lambda: torch.log(torch.diagonal(a, 0, -2, -1)).sum(-1))), A, out)
 
 
 # ------------------------------------------------------------------ diagonals and triangles

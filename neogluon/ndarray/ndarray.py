@@ -585,10 +585,10 @@ class NDArray:
 
     # MXNet's % takes the divisor's sign, as Python's does.
     def __mod__(self, other):
-        return self._binary(other, torch.remainder)
+        return self._binary(other, mx_mod)
 
     def __rmod__(self, other):
-        return self._rbinary(other, torch.remainder)
+        return self._rbinary(other, mx_mod)
 
     def __pow__(self, other):
         return self._binary(other, torch.pow)
@@ -615,12 +615,13 @@ class NDArray:
         return self._inplace(other, _Tensor.mul_)
 
     def __itruediv__(self, other):
-        return self._inplace(other, _Tensor.div_)
+        # an integer array keeps its dtype: MXNet divides and truncates, as ``x / y`` does
+        return self._inplace(other, _Tensor.div_ if self._t.is_floating_point() else _idiv_trunc)
 
     __idiv__ = __itruediv__
 
     def __imod__(self, other):
-        return self._inplace(other, _Tensor.remainder_)
+        return self._inplace(other, _imod)
 
     # Comparisons return 0/1 in the array's own dtype, as MXNet does.
     def _compare(self, other, fn):
@@ -709,6 +710,11 @@ class NDArray:
                 v = v.to(t.dtype)
             if v.device != t.device:
                 v = v.to(t.device)
+            if v.untyped_storage().data_ptr() == t.untyped_storage().data_ptr():
+                # a view of the same array (``z[1:3] = z[0:2]``): read it before writing,
+                # as numpy does (MXNet 1.9.1 copies element by element over the overlap and
+                # gives [0, 0, 0, 3] for z = arange(4) there)
+                v = v.clone()
         elif isinstance(value, (int, float, bool)):
             v = value
         elif isinstance(value, np.generic):
@@ -917,6 +923,25 @@ def _fresh(r, src):
 
 def _int_div(a, b):
     return torch.div(a, b, rounding_mode="trunc")
+
+
+def _idiv_trunc(t, o):
+    return t.div_(o, rounding_mode="trunc")
+
+
+def mx_mod(a, b):
+    """MXNet's ``mod``: the remainder with the divisor's sign (``torch.remainder``), and 0
+    where the divisor is 0 (torch gives NaN for floats and raises for integers)."""
+    if type(b) is _Tensor:
+        zero = b == 0
+        return torch.remainder(a, b.masked_fill(zero, 1)).masked_fill(zero, 0)
+    if b == 0:
+        return torch.zeros_like(a)
+    return torch.remainder(a, b)
+
+
+def _imod(t, o):
+    return t.copy_(mx_mod(t, o))
 
 
 def _rebuild(data, dtype, dev_type, dev_id):

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from ..base import MXNetError, to_torch_dtype
 from .. import autograd as _ag_mod
-from .ndarray import NDArray, _new, _run, _assign_out, _fresh, concat, stack  # noqa: F401
+from .ndarray import NDArray, _new, _run, _assign_out, _fresh, concat, stack, mx_mod  # noqa: F401
 
 _state = _ag_mod._state
 
@@ -179,7 +179,11 @@ def clip(data, a_min, a_max, out=None, name=None):
     for nm, v in (("a_min", a_min), ("a_max", a_max)):
         if not isinstance(v, numbers.Real) or isinstance(v, bool):
             raise MXNetError(f"clip: {nm} must be a number, got {v!r}")
-    return _assign_out(_new(_run(torch.clamp, _t(data), a_min, a_max), data._ctx), out)
+    t = _t(data)
+    r = _run(torch.clamp, t, a_min, a_max)
+    if r.dtype is not t.dtype:   # an integer array keeps its dtype (float bounds truncated)
+        r = r.to(t.dtype)
+    return _assign_out(_new(r, data._ctx), out)
 
 
 @_export(fluent=False)
@@ -230,11 +234,11 @@ def _same_shape_fn(name, fn):
 for _name, _fn in {
     "add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div,
     "power": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
-    "modulo": torch.remainder, "hypot": torch.hypot, "arctan2": torch.atan2,
+    "modulo": mx_mod, "hypot": torch.hypot, "arctan2": torch.atan2,
     "broadcast_add": torch.add, "broadcast_sub": torch.sub, "broadcast_minus": torch.sub,
     "broadcast_mul": torch.mul, "broadcast_div": torch.div, "broadcast_power": torch.pow,
     "broadcast_maximum": torch.maximum, "broadcast_minimum": torch.minimum,
-    "broadcast_mod": torch.remainder, "broadcast_hypot": torch.hypot,
+    "broadcast_mod": mx_mod, "broadcast_hypot": torch.hypot,
 }.items():
     _export(fluent=False)(_binary_fn(_name, _fn))
 for _name, _fn in {"elemwise_add": torch.add, "elemwise_sub": torch.sub,
@@ -254,8 +258,17 @@ globals()["maximum"] = _binary_fn("maximum", _scalar_max(torch.maximum))
 globals()["minimum"] = _binary_fn("minimum", _scalar_max(torch.minimum))
 
 
+_SWAPPED = {torch.eq: torch.eq, torch.ne: torch.ne, torch.gt: torch.lt, torch.ge: torch.le,
+            torch.lt: torch.gt, torch.le: torch.ge}
+
+
 def _cmp(name, fn):
     def op(lhs, rhs, out=None, name=None):
+        if not isinstance(lhs, NDArray):
+            if not isinstance(rhs, NDArray):   # two numbers: a number, as MXNet returns
+                return int(bool(fn(torch.tensor(lhs), torch.tensor(rhs))))
+            # a number first: the array's comparison the other way round, in its dtype
+            return _assign_out(rhs._compare(lhs, _SWAPPED[fn]), out)
         return _assign_out(lhs._compare(rhs, fn), out)
     op.__name__ = name
     op.__doc__ = (f"Elementwise ``{name}`` comparison with broadcasting: 1 where true, 0 "
@@ -496,7 +509,10 @@ def slice_like(data, shape_like, axes=(), out=None, name=None):
 
 @_export()
 def take(a, indices, axis=0, mode="clip", out=None, name=None):
-    """Pick slices along ``axis`` at integer ``indices`` (clipped, or wrapped)."""
+    """Pick slices along ``axis`` at integer ``indices``: clipped into range, wrapped, or
+    (``mode='raise'``) an error for any index out of range."""
+    if mode not in ("clip", "wrap", "raise"):
+        raise MXNetError(f"take: mode must be 'clip', 'wrap' or 'raise', got {mode!r}")
     if getattr(a, "stype", "default") == "csr" and axis == 0 and \
             getattr(indices, "ndim", 0) == 1:
         from .sparse import _csr_take  # MXNet keeps a CSR matrix sparse here
@@ -504,7 +520,13 @@ def take(a, indices, axis=0, mode="clip", out=None, name=None):
     t = _t(a)
     idx = _t(indices, "indices").long()
     n = t.shape[axis]
-    idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
+    if mode == "raise":
+        if idx.numel() and bool(((idx < 0) | (idx >= n)).any()):
+            bad = idx[(idx < 0) | (idx >= n)].reshape(-1)[0].item()
+            raise MXNetError(f"take: index {bad} out of bounds for axis {axis} of size {n} "
+                             f"(mode='raise')")
+    else:
+        idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
     r = _run(torch.index_select, t, axis, idx.reshape(-1))
     axis = axis % t.dim()
     r = r.reshape(t.shape[:axis] + idx.shape + t.shape[axis + 1:])
@@ -784,10 +806,14 @@ def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, out=None, name=Non
         a = a.transpose(-1, -2)
     if transpose_b:
         b = b.transpose(-1, -2)
-    if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+    # (3-D or more: the leading axes are batch axes and must match, as in MXNet)
+    if a.dim() < 3 or a.dim() != b.dim() or a.shape[:-2] != b.shape[:-2] or \
+            a.shape[-1] != b.shape[-2]:
         raise MXNetError(f"batch_dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
                          f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
-    return _assign_out(_new(_run(torch.bmm, a, b), lhs._ctx), out)
+    if a.dim() == 3:
+        return _assign_out(_new(_run(torch.bmm, a, b), lhs._ctx), out)
+    return _assign_out(_new(_run(torch.matmul, a, b), lhs._ctx), out)
 
 
 @_export(fluent=False)

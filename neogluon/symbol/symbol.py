@@ -267,6 +267,11 @@ def _parse_attr(s):
 
 
 # ---------------------------------------------------------------------------- Symbol
+# Attributes MXNet stores as ``__key__`` and also lists under ``key`` (its kHiddenKeys).
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+                "profiler_scope")
+
+
 class Symbol:
     """A symbolic expression: one or more outputs of a graph of operators and variables."""
     __slots__ = ("_outputs", "__weakref__")
@@ -378,7 +383,19 @@ class Symbol:
         node = self._outputs[0][0]
         if len({id(n) for n, _ in self._outputs}) != 1:
             return None
-        return self._node_attrs(node).get(key)
+        return self._shown_attrs(node).get(key)
+
+    @classmethod
+    def _shown_attrs(cls, node):
+        """The attributes ``attr``/``list_attr``/``attr_dict`` show: the node's, with each
+        hidden key (``__lr_mult__`` ...) also under its plain name, as MXNet lists them (the
+        JSON file has the hidden form only)."""
+        d = cls._node_attrs(node)
+        for k in _HIDDEN_KEYS:
+            v = d.get(f"__{k}__")
+            if v is not None:
+                d.setdefault(k, v)
+        return d
 
     @staticmethod
     def _node_attrs(node):
@@ -396,13 +413,13 @@ class Symbol:
         if recursive:
             raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
                                      "Please use attr_dict instead.")
-        return self._node_attrs(self._outputs[0][0])
+        return self._shown_attrs(self._outputs[0][0])
 
     def attr_dict(self):
         """``{node name: {key: value}}`` for every node that has attributes."""
         res = {}
         for node in self._order():
-            d = self._node_attrs(node)
+            d = self._shown_attrs(node)
             if d:
                 res[node.name] = d
         return res
