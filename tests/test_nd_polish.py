@@ -477,3 +477,15 @@ def test_slice_assignment_from_an_overlapping_view_reads_first():
     z = nd.arange(4)
     z[1:3] = z[0:2]           # numpy's answer (MXNet 1.9.1's element-wise copy gives 0 0 0 3)
     assert z.asnumpy().tolist() == [0, 0, 1, 3]
+
+
+def test_logical_ops_take_a_number_on_either_side():
+    x = nd.array([1, 2, 0])
+    assert nd.logical_and(x, 0).asnumpy().tolist() == [0, 0, 0]
+    assert nd.logical_and(2, x).asnumpy().tolist() == [1, 1, 0]
+    assert nd.logical_or(x, 1.5).asnumpy().tolist() == [1, 1, 1]
+    assert nd.logical_xor(2, x).asnumpy().tolist() == [0, 0, 1]
+    assert nd.logical_and(2, 3) == 1 and nd.logical_or(0, 3) == 1 and nd.logical_xor(2, 3) == 0
+    assert nd.logical_and(nd.array([1, 0], dtype="int32"), 1).dtype == np.int32
+    with pytest.raises(AssertionError):
+        nd.logical_and(x, "a")

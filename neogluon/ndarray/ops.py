@@ -1042,6 +1042,16 @@ _logical = {"logical_and": torch.logical_and, "logical_or": torch.logical_or,
 for _name, _fn in list(_logical.items()):
     def _mk(name, fn):
         def op(lhs, rhs, out=None, name=None):
+            if not isinstance(lhs, NDArray) or not isinstance(rhs, NDArray):
+                # a number on either side (MXNet's scalar forms); two numbers: 0 or 1
+                if not isinstance(lhs, NDArray) and not isinstance(rhs, NDArray):
+                    return int(bool(fn(torch.tensor(lhs != 0), torch.tensor(rhs != 0))))
+                arr, num = (lhs, rhs) if isinstance(lhs, NDArray) else (rhs, lhs)
+                if not isinstance(num, numbers.Number):
+                    _t(num, "lhs" if arr is rhs else "rhs")     # raises: not an array
+                a = arr._t.detach() != 0
+                r = fn(a, torch.full_like(a, bool(num != 0)))
+                return _assign_out(_new(r.to(arr._t.dtype), arr._ctx), out)
             a, b = _t(lhs, "lhs"), _t(rhs, "rhs")
             if a.dtype is not b.dtype:
                 raise MXNetError(f"{name}: dtype mismatch, {lhs.dtype.__name__} and "
