@@ -489,3 +489,10 @@ def test_logical_ops_take_a_number_on_either_side():
     assert nd.logical_and(nd.array([1, 0], dtype="int32"), 1).dtype == np.int32
     with pytest.raises(AssertionError):
         nd.logical_and(x, "a")
+
+
+def test_empty_arange_raises_mxnet_error():
+    for args in [(5, 1), (0, 3, -1), (2, 2)]:      # MXNet 1.9.1 raises MXNetError for each
+        with pytest.raises(MXNetError, match="empty"):
+            nd.arange(*args)
+    assert nd.arange(3, 0, -1).asnumpy().tolist() == [3, 2, 1]

@@ -12,6 +12,8 @@ import numbers
 import warnings
 import weakref
 
+import math
+
 import numpy as np
 import torch
 
@@ -1276,6 +1278,9 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
         raise MXNetError(f"arange: step must not be 0 (start={start}, stop={stop})")
     if int(repeat) != repeat or repeat < 1:
         raise MXNetError(f"arange: repeat must be a positive integer, got {repeat}")
+    if math.ceil((stop - start) / step) <= 0:
+        raise MXNetError(f"arange: the range from {start} to {stop} by {step} is empty "
+                         "(MXNet makes no empty arange)")
     ctx, dt = _ctx_dtype(ctx, dtype)
     t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
     if repeat != 1:
