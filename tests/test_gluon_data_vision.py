@@ -110,22 +110,30 @@ def test_flips_and_colour():
     close(_image.adjust_lighting(_x8(), (2.0, -1.0, 0.5)), A["lighting_8"], rtol=0, atol=1.0)
 
 
-def test_random_transforms_draw_from_numpy():
+def test_random_transforms_draw_from_mx_random():
+    # as MXNet 1.9.1's, which call its random image operators: mx.random.seed repeats them
     x = _xf()
     flips = set()
-    np.random.seed(0)
+    mx.random.seed(0)
     for _ in range(20):
         y = T.RandomFlipLeftRight()(x).asnumpy()
         flips.add(bool(np.array_equal(y, A["flip_lr"])))
         assert np.array_equal(y, A["flip_lr"]) or np.array_equal(y, A["imgf"])
     assert flips == {True, False}
-    np.random.seed(3)
+    for t in (T.RandomFlipLeftRight(), T.RandomBrightness(0.5), T.RandomContrast(0.3),
+              T.RandomSaturation(0.3), T.RandomHue(0.1), T.RandomColorJitter(0.3, 0.3, 0.3, 0.1),
+              T.RandomLighting(0.1)):
+        mx.random.seed(3)
+        a = [t(x).asnumpy() for _ in range(4)]
+        mx.random.seed(3)
+        b = [t(x).asnumpy() for _ in range(4)]
+        assert all(np.array_equal(u, v) for u, v in zip(a, b)), t
+    mx.random.seed(3)
     a = T.RandomBrightness(0.5)(x).asnumpy()
-    np.random.seed(3)
-    b = T.RandomBrightness(0.5)(x).asnumpy()
-    assert np.array_equal(a, b)
     ratio = a / np.maximum(A["imgf"], 1e-6)
     assert 0.5 - 1e-4 <= np.median(ratio) <= 1.5 + 1e-4
+    with pytest.raises(mx.base.MXNetError):       # a batch (NHWC): MXNet's operators refuse it
+        T.RandomFlipLeftRight()(mx.nd.zeros((2, 4, 4, 3)))
     y = T.RandomColorJitter(0.3, 0.3, 0.3, 0.1)(x)
     assert y.shape == x.shape
     assert T.RandomHue(0.2)(_x8()).dtype == np.uint8

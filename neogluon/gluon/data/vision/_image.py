@@ -24,6 +24,16 @@ adjust_contrast = _nd_image._adjust_contrast
 adjust_saturation = _nd_image._adjust_saturation
 adjust_hue = _nd_image._adjust_hue
 adjust_lighting = _nd_image._adjust_lighting
+# the random transforms draw from neogluon's generator (``mx.random.seed`` repeats them), as
+# MXNet's call its random image operators
+random_flip_left_right = _nd_image.random_flip_left_right
+random_flip_top_bottom = _nd_image.random_flip_top_bottom
+random_brightness = _nd_image.random_brightness
+random_contrast = _nd_image.random_contrast
+random_saturation = _nd_image.random_saturation
+random_hue = _nd_image.random_hue
+random_color_jitter = _nd_image.random_color_jitter
+random_lighting = _nd_image.random_lighting
 
 
 def normalize(x, mean=0.0, std=1.0):

@@ -262,14 +262,14 @@ class RandomFlipLeftRight(_Imperative):
     """Flip HWC images horizontally with probability 0.5."""
 
     def hybrid_forward(self, F, x):
-        return _image.flip(x, 1) if np.random.random() < 0.5 else x
+        return _image.random_flip_left_right(x)
 
 
 class RandomFlipTopBottom(_Imperative):
     """Flip HWC images vertically with probability 0.5."""
 
     def hybrid_forward(self, F, x):
-        return _image.flip(x, 0) if np.random.random() < 0.5 else x
+        return _image.random_flip_top_bottom(x)
 
 
 def _factor_range(v):
@@ -284,7 +284,7 @@ class RandomBrightness(_Imperative):
         self._args = _factor_range(brightness)
 
     def hybrid_forward(self, F, x):
-        return _image.adjust_brightness(x, np.random.uniform(*self._args))
+        return _image.random_brightness(x, *self._args)
 
 
 class RandomContrast(_Imperative):
@@ -296,7 +296,7 @@ class RandomContrast(_Imperative):
         self._args = _factor_range(contrast)
 
     def hybrid_forward(self, F, x):
-        return _image.adjust_contrast(x, np.random.uniform(*self._args))
+        return _image.random_contrast(x, *self._args)
 
 
 class RandomSaturation(_Imperative):
@@ -308,7 +308,7 @@ class RandomSaturation(_Imperative):
         self._args = _factor_range(saturation)
 
     def hybrid_forward(self, F, x):
-        return _image.adjust_saturation(x, np.random.uniform(*self._args))
+        return _image.random_saturation(x, *self._args)
 
 
 class RandomHue(_Imperative):
@@ -320,7 +320,7 @@ class RandomHue(_Imperative):
         self._args = _factor_range(hue)
 
     def hybrid_forward(self, F, x):
-        return _image.adjust_hue(x, np.random.uniform(*self._args) - 1)
+        return _image.random_hue(x, *self._args)
 
 
 class RandomColorJitter(_Imperative):
@@ -337,21 +337,7 @@ class RandomColorJitter(_Imperative):
         self._args = (brightness, contrast, saturation, hue)
 
     def hybrid_forward(self, F, x):
-        brightness, contrast, saturation, hue = self._args
-        steps = []
-        if hue > 0:
-            lo, hi = _factor_range(hue)
-            steps.append((_image.adjust_hue, (lo - 1, hi - 1)))
-        if brightness > 0:
-            steps.append((_image.adjust_brightness, _factor_range(brightness)))
-        if contrast > 0:
-            steps.append((_image.adjust_contrast, _factor_range(contrast)))
-        if saturation > 0:
-            steps.append((_image.adjust_saturation, _factor_range(saturation)))
-        for i in np.random.permutation(len(steps)):
-            fn, rng = steps[i]
-            x = fn(x, np.random.uniform(*rng))
-        return x
+        return _image.random_color_jitter(x, *self._args)
 
 
 class RandomLighting(_Imperative):
@@ -368,7 +354,7 @@ class RandomLighting(_Imperative):
         self._alpha = alpha
 
     def hybrid_forward(self, F, x):
-        return _image.adjust_lighting(x, np.random.normal(0, self._alpha, size=(3,)))
+        return _image.random_lighting(x, self._alpha)
 
 
 class RandomApply(Sequential):
