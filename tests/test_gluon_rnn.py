@@ -309,3 +309,38 @@ def test_nd_rnn_flat_parameters_equal_the_layer():
     with pytest.raises(mx.MXNetError, match="parameters has"):
         nd.RNN(x, flat[:10], *layer.begin_state(2), state_size=4, num_layers=2, mode="lstm",
                bidirectional=True)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("layer", ["LSTM", "GRU", "RNN"])
+def test_rnn_layer_refuses_a_wrong_feature_size_and_extra_states(layer, hybridize):
+    # MXNet 1.9.1 raises for both; torch's oneDNN LSTM kernel would read past the input
+    net = getattr(rnn, layer)(4, input_size=5)
+    net.initialize()
+    if hybridize:
+        net.hybridize()
+    with pytest.raises(mx.base.MXNetError, match="6 features, the layer expects 5"):
+        net(mx.nd.ones((3, 2, 6)))
+    st = net.begin_state(2)
+    out, states = net(mx.nd.ones((3, 2, 5)), st)
+    assert out.shape == (3, 2, 4) and len(states) == len(st)
+    if not hybridize:
+        with pytest.raises(mx.base.MXNetError, match="begin state"):
+            net(mx.nd.ones((3, 2, 5)), st + st)
+
+
+def test_rnn_layer_checks_the_feature_size_after_deferred_init():
+    net = rnn.LSTM(4, layout="NTC")
+    net.initialize()
+    assert net(mx.nd.ones((2, 3, 7))).shape == (2, 3, 4)
+    with pytest.raises(mx.base.MXNetError, match="8 features, the layer expects 7"):
+        net(mx.nd.ones((2, 3, 8)))
+
+
+def test_bidirectional_cell_repr_and_symbolic_unroll_with_valid_length():
+    bi = rnn.BidirectionalCell(rnn.LSTMCell(4, input_size=3), rnn.GRUCell(2, input_size=3))
+    assert repr(bi) == "BidirectionalCell(forward=LSTMCell(3 -> 16), backward=GRUCell(3 -> 6))"
+    bi = rnn.BidirectionalCell(rnn.LSTMCell(3), rnn.LSTMCell(3))
+    out, _ = bi.unroll(3, mx.sym.var("data"), layout="NTC", merge_outputs=True,
+                       valid_length=mx.sym.var("vl"))
+    assert out.infer_shape(data=(2, 3, 3), vl=(2,))[1] == [(2, 3, 6)]    # MXNet 1.9.1's

@@ -676,6 +676,15 @@ class ResidualCell(ModifierCell):
         return [F.elemwise_add(o, i) for o, i in zip(outputs, inputs)], states
 
 
+def _reverse_valid(F, steps, valid_length, length):
+    """The ``length`` steps with each sequence's first ``valid_length`` reversed in time."""
+    parts = F.split(F.SequenceReverse(F.stack(*steps, axis=0), sequence_length=valid_length,
+                                      use_sequence_length=True),
+                    axis=0, num_outputs=length, squeeze_axis=True)
+    # (a Symbol with several outputs is one object: take the outputs one by one)
+    return [parts[i] for i in range(length)] if isinstance(parts, Symbol) else _as_list(parts)
+
+
 class BidirectionalCell(HybridRecurrentCell):
     """Runs one cell forward and another backward in time; outputs are concatenated.
 
@@ -687,6 +696,10 @@ class BidirectionalCell(HybridRecurrentCell):
         self.register_child(l_cell, "l_cell")
         self.register_child(r_cell, "r_cell")
         self._output_prefix = output_prefix
+
+    def __repr__(self):
+        l_cell, r_cell = self._children.values()
+        return f"{type(self).__name__}(forward={l_cell}, backward={r_cell})"
 
     def __call__(self, inputs, states):
         raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
@@ -702,10 +715,8 @@ class BidirectionalCell(HybridRecurrentCell):
         self.reset()
         inputs, axis, batch_size = _format_sequence(length, inputs, layout, False)
         F = _F_of(inputs)
-        reversed_inputs = list(reversed(inputs)) if valid_length is None else _as_list(
-            F.split(F.SequenceReverse(F.stack(*inputs, axis=0), sequence_length=valid_length,
-                                      use_sequence_length=True),
-                    axis=0, num_outputs=length, squeeze_axis=True))
+        reversed_inputs = list(reversed(inputs)) if valid_length is None else \
+            _reverse_valid(F, inputs, valid_length, length)
         if begin_state is None:
             begin_state = _begin_state(self, F, inputs, batch_size)
         states = begin_state
@@ -717,12 +728,8 @@ class BidirectionalCell(HybridRecurrentCell):
         r_outputs, r_states = r_cell.unroll(length, inputs=reversed_inputs,
                                             begin_state=states[nl:], layout=layout,
                                             merge_outputs=False, valid_length=valid_length)
-        if valid_length is None:
-            reversed_r = list(reversed(r_outputs))
-        else:
-            reversed_r = _as_list(F.split(F.SequenceReverse(
-                F.stack(*r_outputs, axis=0), sequence_length=valid_length,
-                use_sequence_length=True), axis=0, num_outputs=length, squeeze_axis=True))
+        reversed_r = list(reversed(r_outputs)) if valid_length is None else \
+            _reverse_valid(F, r_outputs, valid_length, length)
         if merge_outputs is None:
             merge_outputs = isinstance(l_outputs, _TENSORS)
             l_outputs, _, _ = _format_sequence(None, l_outputs, layout, merge_outputs)

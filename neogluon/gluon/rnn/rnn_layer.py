@@ -172,7 +172,17 @@ class _RNNLayer(HybridBlock):
     def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
         if isinstance(inputs, NDArray):
             batch_size = inputs.shape[self._layout.find("N")]
-            for state, info in zip(states, self.state_info(batch_size)):
+            infos = self.state_info(batch_size)
+            if len(states) != len(infos):
+                raise MXNetError(f"{self.name}: expected {len(infos)} begin state(s), got "
+                                 f"{len(states)}")
+            w = kwargs.get("l0_i2h_weight")
+            if w is not None and inputs.ndim == 3 and inputs.shape[2] != w.shape[1]:
+                # (torch's oneDNN LSTM kernel does not check it and reads past the input)
+                raise MXNetError(f"{self.name}: input has {inputs.shape[2]} features, the "
+                                 f"layer expects {w.shape[1]} (input shape {inputs.shape}, "
+                                 f"layout {self._layout})")
+            for state, info in zip(states, infos):
                 if state.shape != info["shape"]:
                     raise ValueError(f"Invalid recurrent state shape. Expecting "
                                      f"{info['shape']}, got {state.shape}.")
