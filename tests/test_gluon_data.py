@@ -250,6 +250,23 @@ def test_loader_worker_processes(fx):
         list(bad)
 
 
+def test_two_passes_at_once_over_worker_processes():
+    # MXNet 1.9.1: each iterator has its own batches; torch's persistent loader has one
+    # iterator, so a second pass started under the first gets workers of its own
+    ds = gdata.SimpleDataset([np.full(2, i, dtype=np.float32) for i in range(6)])
+    dl = gdata.DataLoader(ds, batch_size=2, num_workers=2)
+    pairs = [(x[:, 0].asnumpy().tolist(), y[:, 0].asnumpy().tolist()) for x, y in zip(dl, dl)]
+    assert pairs == [([0, 1], [0, 1]), ([2, 3], [2, 3]), ([4, 5], [4, 5])]
+    it1 = iter(dl)
+    first = next(it1)[:, 0].asnumpy().tolist()
+    assert [b[:, 0].asnumpy().tolist() for b in dl] == [[0, 1], [2, 3], [4, 5]]
+    assert [first] + [b[:, 0].asnumpy().tolist() for b in it1] == [[0, 1], [2, 3], [4, 5]]
+    for _ in dl:        # a pass left early does not hold the kept workers
+        break
+    assert dl._passes == 0
+    assert [b[:, 0].asnumpy().tolist() for b in dl] == [[0, 1], [2, 3], [4, 5]]
+
+
 def test_loader_auto_reload_and_len():
     ds = _dataset()
     dl = gdata.DataLoader(ds, batch_size=5, auto_reload=True)

@@ -291,6 +291,7 @@ class DataLoader:
             batchify_fn = default_mp_batchify_fn if num_workers > 0 else default_batchify_fn
         self._batchify_fn = batchify_fn
         self._torch_loader = None
+        self._passes = 0        # passes over _torch_loader's workers not finished
         self._executor = None
         self._lock = threading.Lock()
         self.auto_reload = auto_reload
@@ -368,33 +369,54 @@ class DataLoader:
                 raise _timeout_error(self._timeout, True) from None
             yield self._finish(batch)
 
-    def _process_iter(self):
-        with self._lock, warnings.catch_warnings():
+    def _new_torch_loader(self, persistent):
+        with warnings.catch_warnings():
             # torch warns when num_workers exceeds the CPUs it counts; MXNet starts the
             # workers it is asked for without a word (scripts say num_workers=4 everywhere).
             warnings.filterwarnings("ignore", message="This DataLoader will create")
-            if self._torch_loader is None:
-                self._torch_loader = torch.utils.data.DataLoader(
-                    self._dataset, batch_sampler=_BatchSamplerView(self._batch_sampler),
-                    num_workers=self._num_workers,
-                    collate_fn=_WorkerCollate(self._batchify_fn),
-                    prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
-                    persistent_workers=True, timeout=self._timeout,
-                    generator=torch.Generator().manual_seed(_worker_base_seed()))
-            it = iter(self._torch_loader)
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                return
-            except BaseException as err:
-                # Stop the workers now, as MXNet terminates its pool: left to the garbage
-                # collector, torch's shutdown stalls for seconds on half-finalised queues.
-                self._shutdown_workers(terminate=True)
-                if isinstance(err, RuntimeError) and "timed out" in str(err):
-                    raise _timeout_error(self._timeout, False) from None
-                raise
-            yield self._finish(_unpack(batch))
+            return torch.utils.data.DataLoader(
+                self._dataset, batch_sampler=_BatchSamplerView(self._batch_sampler),
+                num_workers=self._num_workers, collate_fn=_WorkerCollate(self._batchify_fn),
+                prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
+                persistent_workers=persistent, timeout=self._timeout,
+                generator=torch.Generator().manual_seed(_worker_base_seed()))
+
+    def _process_iter(self):
+        with self._lock, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="This DataLoader will create")
+            if self._passes:
+                # a pass over the kept workers is still under way (``zip(loader, loader)``,
+                # an iterator kept while another starts): torch's persistent loader has one
+                # iterator, which a new pass would reset under the first one, so this pass
+                # gets workers of its own, as each of MXNet's iterators does
+                loader, shared = self._new_torch_loader(persistent=False), False
+            else:
+                if self._torch_loader is None:
+                    self._torch_loader = self._new_torch_loader(persistent=True)
+                loader, shared = self._torch_loader, True
+                self._passes += 1
+            it = iter(loader)
+        try:
+            while True:
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    return
+                except BaseException as err:
+                    # Stop the workers now, as MXNet terminates its pool: left to the garbage
+                    # collector, torch's shutdown stalls for seconds on half-finalised queues.
+                    if shared:
+                        self._shutdown_workers(terminate=True)
+                    else:
+                        _stop_workers(it, terminate=True)
+                    if isinstance(err, RuntimeError) and "timed out" in str(err):
+                        raise _timeout_error(self._timeout, False) from None
+                    raise
+                yield self._finish(_unpack(batch))
+        finally:
+            if shared:
+                with self._lock:
+                    self._passes -= 1
 
     def _shutdown_workers(self, terminate=False):
         loader = self._torch_loader
@@ -402,12 +424,7 @@ class DataLoader:
         it = getattr(loader, "_iterator", None)
         if it is not None:
             loader._iterator = None
-            if terminate:
-                # after an error the workers may be stuck in user code: do not wait for them
-                for w in getattr(it, "_workers", ()):
-                    if w.is_alive():
-                        w.terminate()
-            it._shutdown_workers()
+            _stop_workers(it, terminate)
 
     def __del__(self):
         if getattr(self, "_torch_loader", None) is not None:
@@ -418,6 +435,18 @@ class DataLoader:
         executor = getattr(self, "_executor", None)
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _stop_workers(it, terminate=False):
+    """Shut down the workers of a torch multiprocess iterator (``terminate``: after an error,
+    when they may be stuck in user code: do not wait for them)."""
+    if terminate:
+        for w in getattr(it, "_workers", ()):
+            if w.is_alive():
+                w.terminate()
+    shutdown = getattr(it, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
 
 
 # ----------------------------------------------------------------- MXNet's pool-based workers
