@@ -439,3 +439,14 @@ def test_opencv_resize_path_gives_the_torch_paths_bits(interp):
             assert torch.equal(fast, slow), (h, w, nh, nw)
     finally:
         ndimage._CV2[:] = saved
+
+
+def test_copy_make_border_values_fill_the_channels_they_name():
+    # MXNet 1.9.1: values (a number or a tuple) fills its channels and 0 the rest
+    img = mx.nd.array(np.ones((2, 2, 3)) * 100, dtype="uint8")
+    for kw, want in [(dict(values=7), [7, 0, 0]), (dict(values=(7,)), [7, 0, 0]),
+                     (dict(values=(7, 8)), [7, 8, 0]), (dict(value=5), [5, 5, 5]),
+                     (dict(values=(7, 8, 9)), [7, 8, 9])]:
+        r = mx.image.copyMakeBorder(img, 1, 0, 0, 1, **kw)
+        assert r.asnumpy()[0, 0].tolist() == want, kw
+        assert r.asnumpy()[1, 0].tolist() == [100, 100, 100]

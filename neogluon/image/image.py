@@ -12,6 +12,8 @@ import io
 import random
 import warnings
 
+import numbers
+
 import numpy as np
 import torch
 
@@ -510,9 +512,12 @@ def copyMakeBorder(src=None, top=None, bot=None, left=None, right=None, type=0, 
     r = t.detach().index_select(0, torch.as_tensor(np.maximum(yi, 0), device=dev))
     r = r.index_select(1, torch.as_tensor(np.maximum(xi, 0), device=dev))
     if type == 0:
-        vals = list(values) if len(values) else [value]
-        fill = [float(vals[i]) if i < len(vals) else (float(vals[0]) if len(vals) == 1 else 0.0)
-                for i in range(c)]
+        # MXNet: ``values`` (a number or a tuple) fills the channels it names and 0 the rest;
+        # without it, ``value`` fills every channel
+        if isinstance(values, numbers.Number):
+            values = (values,)
+        fill = [float(values[i]) if i < len(values) else 0.0 for i in range(c)] \
+            if len(values) else [float(value)] * c
         fill_t = _ndimg._saturate(torch.tensor(fill, dtype=torch.float64, device=dev), t.dtype)
         mask = torch.as_tensor((yi[:, None] < 0) | (xi[None, :] < 0), device=dev)
         r = torch.where(mask[..., None], fill_t.reshape(1, 1, c), r)
