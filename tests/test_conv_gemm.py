@@ -91,53 +91,40 @@ def test_convolution_gradients_with_the_choice_fixed(mode, monkeypatch):
 
 
 @pytest.mark.parametrize("winner", ["product", "onednn"])
-def test_auto_takes_turns_in_the_steps_and_keeps_the_faster(winner, monkeypatch):
+def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, monkeypatch):
     monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
     monkeypatch.setattr(G, "_choice", {})
-    monkeypatch.setattr(G, "_trials", {})
-    ways = []
-
-    def timed(fn, which):
-        ways.append(which)
-        return (0.1 if which == winner else 1.0), fn()
-    monkeypatch.setattr(G, "_timed", timed)
+    monkeypatch.setattr(G, "_timed", lambda fn, which: (0.1 if which == winner else 1.0, fn()))
     calls = _counting(monkeypatch)
     data = _data()
+    _check_conv(*data)
     fkey = ("forward", (6, 96, 4, 4), (10, 96, 3, 3), (2, 2), (1, 1), torch.get_num_threads())
     wkey = ("wgrad",) + fkey[1:]
     dkey = ("dgrad",) + fkey[1:]
-    turns = 2 * (G._SAMPLES + 1)
-    for i in range(turns):
-        _check_conv(*data)       # every call, whichever way it took, gives the right numbers
-        if i < turns - 1:
-            assert fkey not in G._choice and dkey not in G._choice
-    # each call ran one way only, oneDNN first, then in turn
-    assert ways[:3] == ["onednn", "onednn", "onednn"]       # forward, dgrad, wgrad of call 1
-    # the weight gradient took its turns only in the calls whose forward was oneDNN's (a
-    # product forward keeps its im2col for it): four of the eight, too few to choose
-    assert G._choice == {fkey: winner == "product", dkey: winner == "product"}
-    assert wkey not in G._choice
-    ways.clear()
+    if winner == "product":
+        # forward and input gradient measured (one untimed + three timed calls each way);
+        # the weight gradient then comes from the kept im2col, unmeasured
+        assert G._choice == {fkey: True, dkey: True}
+        assert calls == {"forward": 4, "wgrad": 1, "dgrad": 4}
+    else:
+        assert G._choice == {fkey: False, wkey: False, dkey: False}
+        assert calls == {"forward": 4, "wgrad": 4, "dgrad": 4}
     calls.update(forward=0, wgrad=0, dgrad=0)
-    _check_conv(*data)          # forward and input gradient chosen: not timed again
-    assert calls["forward"] == calls["dgrad"] == (1 if winner == "product" else 0)
-    # a product forward's kept im2col makes the weight gradient; after an oneDNN forward
-    # the weight gradient takes its next turn (its fifth call: oneDNN's)
-    assert ways == ([] if winner == "product" else ["onednn"])
-    assert calls["wgrad"] == (1 if winner == "product" else 0)
+    _check_conv(*data)          # nothing measured again
+    assert calls == ({"forward": 1, "wgrad": 1, "dgrad": 1} if winner == "product" else
+                     {"forward": 0, "wgrad": 0, "dgrad": 0})
+    assert len(G._choice) == (2 if winner == "product" else 3)
 
 
 def test_large_im2col_is_not_kept_and_the_weight_gradient_is_measured(monkeypatch):
     monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
     monkeypatch.setattr(G, "_choice", {})
-    monkeypatch.setattr(G, "_trials", {})
     monkeypatch.setattr(G, "_MAX_KEPT", 10)
     monkeypatch.setattr(G, "_timed", lambda fn, which: (0.1 if which == "product" else 1.0,
                                                         fn()))
     calls = _counting(monkeypatch)
-    for _ in range(2 * (G._SAMPLES + 1)):
-        _check_conv(*_data())
-    assert calls == {"forward": 0, "wgrad": G._SAMPLES + 1, "dgrad": G._SAMPLES + 1}
+    _check_conv(*_data())
+    assert calls == {"forward": 0, "wgrad": 4, "dgrad": 4}
     assert sorted(k[0] for k in G._choice) == ["dgrad", "wgrad"]
     assert all(G._choice.values())
 
@@ -280,3 +267,17 @@ def test_col2im_kernel_equals_fold(shape, o, k, s, p, monkeypatch):
     xd = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
     F.conv2d(xd, w.double(), None, s, p).backward(gy.double())
     np.testing.assert_allclose(got.numpy(), xd.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_auto_takes_one_way_from_the_first_call(monkeypatch):
+    # Measuring runs both ways on the first call but returns the chosen way's result, so the
+    # same inputs give the same bits from then on (MXNet's test_conv2d_16c compares a
+    # hybridized and an imperative run of a 150528-term convolution at 1e-5; a trial that
+    # took the two ways in turn over the first calls failed it)
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
+    monkeypatch.setattr(G, "_choice", {})
+    x, w, b, gy = _data()
+    runs = [_nd_conv_grads(x, w, b, (2, 2), (1, 1), gy) for _ in range(3)]
+    for run in runs[1:]:
+        for got, first in zip(run, runs[0]):
+            assert np.array_equal(got, first)

@@ -14,10 +14,9 @@ oneDNN's 9); when it is taken, its ``im2col`` is kept for the weight gradient (u
 per layer), which is then one product with no measuring.
 
 Which way is faster depends on the shape, the processor and the thread count, so it is
-measured, in the training steps themselves: the first eight forwards (and weight gradients
-where the forward stays oneDNN's) of each shape and thread count take the two ways in turn,
-each call timed, and the faster (by the best of three timed calls each, after one untimed
-call each) is kept. Only shapes where the product can win are tried
+measured: the first forward (and, where the forward stays oneDNN's, the first weight
+gradient) of each shape and thread count runs both ways, one untimed and three timed calls
+each, alternating, and keeps the faster. Only shapes where the product can win are tried
 (``L <= 64`` output pixels, ``C*kh*kw >= 512``, ``im2col`` under 64 MiB).
 ``NEOGLUON_CONV_WGRAD=gemm`` always takes the products for those shapes, ``=onednn`` never
 (for runs that must round identically from one process to the next). The input gradient
@@ -317,11 +316,9 @@ def _timed(fn, which):
 
 
 def _faster(kind, key, onednn, product):
-    """Which way to take for ``(kind, key)``: ``(True, result)`` for the product, ``(False,
-    result)`` for oneDNN, ``result`` None when the caller is to run the chosen way itself.
-    ``NEOGLUON_CONV_WGRAD=gemm|onednn`` fixes the choice; otherwise the first calls of each
-    key take the two ways in turn inside the training steps themselves and time them (see
-    ``_trial``), and the faster is kept."""
+    """Whether ``product()`` beats ``onednn()`` for ``(kind, key)``, measured on the first
+    call and kept; returns ``(choice, result)``, the result when this call measured (else
+    None). ``NEOGLUON_CONV_WGRAD=gemm|onednn`` fixes the choice."""
     m = mode()
     if m != "auto":
         return m == "gemm", None
@@ -329,36 +326,19 @@ def _faster(kind, key, onednn, product):
     hit = _choice.get(key)
     if hit is not None:
         return hit, None
-    return _trial(key, onednn, product)
-
-
-_SAMPLES = 3            # timed calls of each way before a choice (after one untimed call each)
-_trials: dict = {}      # key -> {"onednn": [seconds], "product": [seconds], "calls": n}
-
-
-def _trial(key, onednn, product):
-    """One call of a key still being measured: oneDNN and the product take turns (oneDNN
-    first), each call timed where it runs, in the step, so with the caches and memory a
-    training step leaves (timing the two back to back on the same hot data favoured oneDNN:
-    in ResNet-18's steps its convolutions ran up to 1.7x slower than so timed, the products
-    ~1.1x; and the first step ran every candidate eight times: 1.0 s against 0.5 now).
-    Each way's first call is not counted (oneDNN creates its primitive then); after
-    ``_SAMPLES`` more of each, the one with the lower minimum is kept."""
     with _lock:
         hit = _choice.get(key)
         if hit is not None:
             return hit, None
-        t = _trials.setdefault(key, {"onednn": [], "product": [], "calls": 0})
-        use_product = t["calls"] % 2 == 1
-        t["calls"] += 1
-    which = "product" if use_product else "onednn"
-    seconds, r = _timed(product if use_product else onednn, which)
-    with _lock:
-        t[which].append(seconds)
-        if key not in _choice and min(len(t["onednn"]), len(t["product"])) > _SAMPLES:
-            _choice[key] = min(t["product"][1:]) < min(t["onednn"][1:])
-            _trials.pop(key, None)
-    return use_product, r
+        # one untimed call each (oneDNN creates its primitive then), then three timed calls
+        # each, alternating, and the best of each: the host's noise is not one-sided
+        r_dnn, r_mm = onednn(), product()
+        t_dnn = t_mm = float("inf")
+        for _ in range(3):
+            t_dnn = min(t_dnn, _timed(onednn, "onednn")[0])
+            t_mm = min(t_mm, _timed(product, "product")[0])
+        _choice[key] = t_mm < t_dnn
+        return _choice[key], (r_mm if _choice[key] else r_dnn)
 
 
 class _ConvProduct(torch.autograd.Function):
