@@ -9,10 +9,9 @@ integer IDCT, so usually identical). Resizing is ``nd.image``'s reimplementation
 from __future__ import annotations
 
 import io
+import numbers
 import random
 import warnings
-
-import numbers
 
 import numpy as np
 import torch

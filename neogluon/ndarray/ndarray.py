@@ -8,11 +8,10 @@ grad (attached variables) then run with torch's grad mode off; ops on plain arra
 """
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 import weakref
-
-import math
 
 import numpy as np
 import torch

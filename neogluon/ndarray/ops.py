@@ -811,8 +811,6 @@ def batch_dot(lhs, rhs, transpose_a=False, transpose_b=False, out=None, name=Non
             a.shape[-1] != b.shape[-2]:
         raise MXNetError(f"batch_dot: shapes {lhs.shape} and {rhs.shape} (transpose_a="
                          f"{transpose_a}, transpose_b={transpose_b}) are not aligned")
-    if a.dim() == 3:
-        return _assign_out(_new(_run(torch.bmm, a, b), lhs._ctx), out)
     return _assign_out(_new(_run(torch.matmul, a, b), lhs._ctx), out)
 
 

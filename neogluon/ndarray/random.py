@@ -345,13 +345,10 @@ def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
     return _new_on(t.to(dt), p.ctx)
 
 
-_MANTISSA_BITS = {torch.float16: 10, torch.bfloat16: 7, torch.float32: 23, torch.float64: 52}
-
-
 def _max_exact_int(dt):
     """The largest category index ``dt`` holds exactly."""
     if dt.is_floating_point:
-        return 2 ** (_MANTISSA_BITS.get(dt, 23) + 1)
+        return int(2 / torch.finfo(dt).eps)     # 2 ** (mantissa bits + 1)
     return torch.iinfo(dt).max
 
 

@@ -370,19 +370,17 @@ class DataLoader:
             yield self._finish(batch)
 
     def _new_torch_loader(self, persistent):
-        with warnings.catch_warnings():
-            # torch warns when num_workers exceeds the CPUs it counts; MXNet starts the
-            # workers it is asked for without a word (scripts say num_workers=4 everywhere).
-            warnings.filterwarnings("ignore", message="This DataLoader will create")
-            return torch.utils.data.DataLoader(
-                self._dataset, batch_sampler=_BatchSamplerView(self._batch_sampler),
-                num_workers=self._num_workers, collate_fn=_WorkerCollate(self._batchify_fn),
-                prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
-                persistent_workers=persistent, timeout=self._timeout,
-                generator=torch.Generator().manual_seed(_worker_base_seed()))
+        return torch.utils.data.DataLoader(
+            self._dataset, batch_sampler=_BatchSamplerView(self._batch_sampler),
+            num_workers=self._num_workers, collate_fn=_WorkerCollate(self._batchify_fn),
+            prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
+            persistent_workers=persistent, timeout=self._timeout,
+            generator=torch.Generator().manual_seed(_worker_base_seed()))
 
     def _process_iter(self):
         with self._lock, warnings.catch_warnings():
+            # torch warns when num_workers exceeds the CPUs it counts; MXNet starts the
+            # workers it is asked for without a word (scripts say num_workers=4 everywhere).
             warnings.filterwarnings("ignore", message="This DataLoader will create")
             if self._passes:
                 # a pass over the kept workers is still under way (``zip(loader, loader)``,
