@@ -40,12 +40,21 @@ def __getattr__(name):
             "numpy": ".numpy", "np": ".numpy", "numpy_extension": ".numpy_extension",
             "npx": ".numpy_extension", "model": ".model",
             "sym": ".symbol", "symbol": ".symbol", "name": ".name", "onnx": ".onnx",
-            "operator": ".operator", "registry": ".registry"}
+            "operator": ".operator", "registry": ".registry",
+            # MXNet 1.x's symbolic training stack
+            "executor": ".executor", "module": ".module", "mod": ".module",
+            "callback": ".callback", "monitor": ".monitor", "mon": ".monitor",
+            "visualization": ".visualization", "viz": ".visualization",
+            "attribute": ".attribute", "rnn": ".rnn", "log": ".log", "engine": ".engine"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         # Through setattr (not globals()), so the ``mxnet`` alias module sees it too.
         setattr(_sys.modules[__name__], name, mod)
         return mod
+    if name == "AttrScope":   # MXNet's top level re-exports it from mx.attribute
+        from .attribute import AttrScope
+        setattr(_sys.modules[__name__], name, AttrScope)
+        return AttrScope
     raise AttributeError(f"module 'neogluon' has no attribute {name!r}")
 
 # MXNet's job layouts start the same script as scheduler and server processes too

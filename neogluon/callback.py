@@ -1,0 +1,1 @@
+"""mx.callback (being written)."""

@@ -1,0 +1,1 @@
+"""mx.engine (being written)."""

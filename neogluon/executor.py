@@ -1,0 +1,1 @@
+"""mx.executor (being written)."""

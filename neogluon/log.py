@@ -1,0 +1,1 @@
+"""mx.log (being written)."""

@@ -1,0 +1,1 @@
+"""mx.monitor (being written)."""

@@ -1,0 +1,1 @@
+"""mx.visualization (being written)."""
