@@ -1255,23 +1255,23 @@ class _Namespace:
 # Creation operators: no symbol inputs, recorded under MXNet's internal names.
 def zeros(shape, dtype=None, **kwargs):
     """A symbol of zeros (``_zeros``)."""
-    return _creation("_zeros", "zeros", {"shape": _shape_tuple(shape), "dtype": dtype}, kwargs)
+    return _creation("_zeros", "_zeros", {"shape": _shape_tuple(shape), "dtype": dtype}, kwargs)
 
 
 def ones(shape, dtype=None, **kwargs):
     """A symbol of ones (``_ones``)."""
-    return _creation("_ones", "ones", {"shape": _shape_tuple(shape), "dtype": dtype}, kwargs)
+    return _creation("_ones", "_ones", {"shape": _shape_tuple(shape), "dtype": dtype}, kwargs)
 
 
 def full(shape, val, dtype=None, **kwargs):
     """A symbol filled with ``val`` (``_full``)."""
-    return _creation("_full", "full", {"shape": _shape_tuple(shape), "dtype": dtype,
+    return _creation("_full", "_full", {"shape": _shape_tuple(shape), "dtype": dtype,
                                        "value": float(val)}, kwargs)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
     """A symbol of evenly spaced values (``_arange``)."""
-    return _creation("_arange", "arange", {"start": start, "stop": stop, "step": step,
+    return _creation("_arange", "_arange", {"start": start, "stop": stop, "step": step,
                                            "repeat": repeat, "dtype": dtype},
                      {"name": name})
 
