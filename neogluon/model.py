@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import namedtuple
 
 import numpy as np
 
 from . import kvstore as kvs
 from .base import MXNetError
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
+__all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
+
+# What a batch-end callback (mx.callback.Speedometer, ...) receives: the epoch, the batch index
+# within it, the training metric (or None) and the caller's locals(). The type is named
+# 'BatchEndParams' as in MXNet, so reprs read the same.
+BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
 
 
 def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
