@@ -2,14 +2,16 @@
 
 ``mx.contrib.amp`` is :mod:`neogluon.amp`; ``mx.contrib.nd`` / ``mx.contrib.ndarray`` is
 :mod:`neogluon.ndarray.contrib` (the same module as ``mx.nd.contrib``); ``mx.contrib.io``
-has ``DataLoaderIter``; ``mx.contrib.text`` vocabularies and token embeddings. Submodules load
+has ``DataLoaderIter``; ``mx.contrib.text`` vocabularies and token embeddings;
+``mx.contrib.tensorboard`` a metrics callback writing TensorBoard events. Submodules load
 on first use.
 """
 import importlib as _importlib
 
 # name -> the module (inside this package) that provides it
 _LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
-         "io": ".io", "text": ".text", "onnx": ".onnx", "symbol": ".symbol", "sym": ".symbol"}
+         "io": ".io", "text": ".text", "onnx": ".onnx", "symbol": ".symbol", "sym": ".symbol",
+         "tensorboard": ".tensorboard"}
 
 
 def __getattr__(name):
