@@ -379,6 +379,41 @@ def test_monitor_toc_print_logs_mxnets_lines():
                                                                      value + "\t")]]
 
 
+def _bound_monitor_executor():
+    """The fixture's graph bound with its recorded arguments, or a skip while neogluon has
+    no executor."""
+    fx = DATA["monitor"]
+    data = mx.sym.Variable("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=4, name="fc1")
+    act = mx.sym.Activation(fc1, act_type="tanh", name="act1")
+    net = mx.sym.FullyConnected(act, num_hidden=2, name="fc2")
+    try:
+        exe = net.simple_bind(mx.cpu(), grad_req="null",
+                              **{k: tuple(v) for k, v in fx["shapes"].items()})
+    except MXNetError as err:
+        if "no symbolic executors" in str(err):
+            pytest.skip("Symbol.simple_bind is not available yet")
+        raise
+    for name, value in fx["args"].items():
+        exe.arg_dict[name][:] = np.array(value, dtype="float32")
+    return exe
+
+
+@pytest.mark.parametrize("case", DATA["monitor"]["cases"],
+                         ids=lambda c: f"{c['pattern']}-sort{c['sort']}")
+def test_monitor_on_a_bound_executor_matches_mxnet(case):
+    exe = _bound_monitor_executor()
+    mon = mx.mon.Monitor(1, stat_func=_mean_abs, pattern=case["pattern"], sort=case["sort"])
+    mon.install(exe)
+    mon.tic()
+    exe.forward(is_train=False)
+    res = mon.toc()
+    assert [(n, k) for n, k, _ in res] == [(n, k) for n, k, _ in case["result"]]
+    for (_, name, text), (_, _, expected) in zip(res, case["result"]):
+        assert text.endswith("\t")
+        assert float(text) == pytest.approx(float(expected), rel=1e-5), name
+
+
 def test_monitor_refuses_bad_arguments():
     with pytest.raises(MXNetError, match="interval"):
         mx.mon.Monitor(0)
