@@ -255,11 +255,13 @@ def _engine_grad(outputs, grad_outputs, inputs, retain_graph):
         _unstash_tls("context")
 
 
-def _live_variables():
-    """(variables, their leaf tensors) for backward: attached, not 'null', differentiable."""
+def _live_variables(among=None):
+    """(variables, their leaf tensors) for backward: attached, not 'null', differentiable;
+    every registered variable, or those of ``among`` (an executor's own arrays)."""
     vs, ts = [], []
-    for r in list(_variables._refs.values()):
-        v = r()
+    if among is None:
+        among = [r() for r in list(_variables._refs.values())]
+    for v in among:
         if v is None:
             continue
         ag = v._ag
@@ -301,7 +303,8 @@ def _backward_with_listeners(heads, head_grads, retain_graph, train_mode):
             lst.end(ok)
 
 
-def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True):
+def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True,
+              variables=None):
     """Compute the gradients of ``heads`` with respect to every attached variable.
 
     Gradients are written into each variable's buffer: overwritten for ``grad_req='write'``,
@@ -317,11 +320,14 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
         Keep the graph so that it can be differentiated again.
     train_mode : bool
         Accepted for MXNet compatibility; operators decide their mode when they run.
+    variables : list of NDArray, optional
+        Only these attached arrays get gradients (an executor's arguments); by default every
+        registered variable does.
     """
     heads, _ = _as_list(heads)
     _check_heads(heads)
     hg = _head_grads(heads, head_grads)
-    variables, leaves = _live_variables()
+    variables, leaves = _live_variables(variables)
     heads_t = [_head_t(h) for h in heads]
     grads_out = [torch.ones_like(h) if g is None else (g if g.dtype is h.dtype else g.to(h.dtype))
                  for h, g in zip(heads_t, hg)]
@@ -464,10 +470,13 @@ def _head_t(h):
     return s if shadow is None else shadow
 
 
-def _attach(arr, grad_req="write", grad_buf=None):
+def _attach(arr, grad_req="write", grad_buf=None, register=True):
+    """Make ``arr`` a variable whose gradient goes to ``grad_buf`` (a new zero array when
+    None). ``register=False`` keeps it out of the process-wide set that a plain
+    ``autograd.backward`` differentiates (an executor's private aliases)."""
     if arr.stype != "default":
         from .ndarray.sparse import _attach_sparse_var
-        return _attach_sparse_var(arr, grad_req, grad_buf)
+        return _attach_sparse_var(arr, grad_req, grad_buf, register)
     if grad_req not in _GRAD_REQS:
         raise _GradReqError(f"grad_req must be one of {_GRAD_REQS}, got {grad_req!r}")
     from .ndarray.ndarray import _new
@@ -489,7 +498,7 @@ def _attach(arr, grad_req="write", grad_buf=None):
     # with ==, which is elementwise.
     known = arr._ag is not None
     arr._ag = _AutogradInfo(grad_buf, grad_req)
-    if not known:
+    if not known and register:
         _variables.add(arr)
 
 

@@ -1637,7 +1637,7 @@ def _attach_sparse_grad(arr, grad_req="write", stype=None):
     _ag_mod._attach(arr, grad_req, buf)
 
 
-def _attach_sparse_var(arr, grad_req, grad_buf):
+def _attach_sparse_var(arr, grad_req, grad_buf, register=True):
     """Make the sparse array ``arr`` a variable: its values tensor becomes the torch leaf."""
     if grad_req not in _ag_mod._GRAD_REQS:
         raise ValueError(f"grad_req must be one of {_ag_mod._GRAD_REQS}, got {grad_req!r}")
@@ -1652,7 +1652,8 @@ def _attach_sparse_var(arr, grad_req, grad_buf):
     if grad_buf is None:
         grad_buf = zeros(arr.stype, arr.shape, ctx=arr._ctx, dtype=arr.dtype)
     arr._ag = _ag_mod._AutogradInfo(grad_buf, grad_req)
-    _ag_mod._variables.add(arr)
+    if register:
+        _ag_mod._variables.add(arr)
 
 
 def _grad_source(v, g):
