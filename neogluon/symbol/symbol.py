@@ -2143,6 +2143,12 @@ class _Inference:
                     changed |= self._unify(b, self.shape[a], node.name)
         elif node.op == "FullyConnected" and keys:
             changed |= self._fc(node, keys[0], out0)
+        elif node.op == "Convolution" and keys:
+            # MXNet's Convolution gives its data the output's batch size (the legacy
+            # ConvRNN cells' zeros((0, C, H, W)) begin states feed only a convolution)
+            d, o = self.shape.get(keys[0]), self.shape.get(out0)
+            if d is not None and o is not None and len(d) == len(o) and o[0] and not d[0]:
+                changed |= self._unify(keys[0], (o[0],) + (0,) * (len(d) - 1), node.name)
         elif node.op == "Custom" and keys:
             changed |= self._custom(node, keys)
         elif node.op in ("_gluon_rnn", "RNN") and keys:
