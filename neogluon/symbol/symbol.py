@@ -32,6 +32,7 @@ from ..context import Context, cpu, current_context
 from .. import ndarray as _nd
 from ..ndarray.ndarray import NDArray, _new
 from ..name import NameManager
+from ..attribute import AttrScope
 from . import _import_ops  # noqa: F401  (registers the nd operators imported graphs need)
 from . import _shape_rules
 from ..ndarray import quantization as _quant
@@ -272,6 +273,27 @@ _HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_st
                 "profiler_scope")
 
 
+def _stored_key(key):
+    """The key an attribute is stored under: a hidden key given plainly (``lr_mult``) is
+    kept as ``__lr_mult__``, as MXNet stores it."""
+    return f"__{key}__" if key in _HIDDEN_KEYS else key
+
+
+def _scoped_attrs(attr):
+    """``attr`` (a creating call's ``attr=``) merged over the current :class:`AttrScope`'s
+    attributes, split as MXNet splits them for an operator node: ``({stored key: str}`` for
+    hidden and ``__key__`` attributes, ``{key: value}`` for the other keys, which MXNet takes
+    as operator arguments``)``."""
+    stored, args = {}, {}
+    for key, value in AttrScope._active().get(attr).items():
+        key = _stored_key(key)
+        if key.startswith("__") and key.endswith("__"):
+            stored[key] = str(value)
+        else:
+            args[key] = value
+    return stored, args
+
+
 class Symbol:
     """A symbolic expression: one or more outputs of a graph of operators and variables."""
     __slots__ = ("_outputs", "__weakref__")
@@ -428,6 +450,7 @@ class Symbol:
         for k, v in kwargs.items():
             if not isinstance(v, str):
                 raise ValueError("Set Attr only accepts string values")
+            k = _stored_key(k)
             node = self._outputs[0][0]
             if node.is_var:
                 node.attrs[k] = v
@@ -942,11 +965,11 @@ def var(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, ini
     """
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
-    attrs = {}
-    if attr is not None:
-        if not isinstance(attr, dict):
-            raise TypeError("attr must be a dict of str to str")
-        attrs.update({k: str(v) for k, v in attr.items()})
+    if attr is not None and not isinstance(attr, dict):
+        raise TypeError("attr must be a dict of str to str")
+    # The current AttrScope's attributes, then attr's; every key is kept (hidden ones as
+    # __key__), plain keys included: on a variable they are user attributes.
+    attrs = {_stored_key(k): str(v) for k, v in AttrScope._active().get(attr).items()}
     if shape is not None:
         if isinstance(shape, int):
             shape = (shape,)
@@ -1052,6 +1075,11 @@ def _entry(sym, opname):
 
 def _make_node(op, inputs, attrs, hint=None, name=None, path=None, input_names=None,
                variadic=False, extra=None):
+    extra, plain = _scoped_attrs(extra)
+    if plain:
+        raise MXNetError(f"operator {op!r}: attribute(s) {sorted(plain)} (from attr= or the "
+                         "AttrScope) are not arguments of the operator; user attributes are "
+                         "written __name__")
     name = NameManager.current.get(name, hint or op.lower())
     entries = [_entry(s, op) for s in inputs]
     node = _Node(op, name, attrs, entries, input_names=input_names, path=path,
@@ -1109,16 +1137,30 @@ def _make_op(fn, path, args, kwargs):
     canon = _canonical(path)
     fname = path.rsplit(".", 1)[-1]
     name = kwargs.pop("name", None)
-    attr = dict(kwargs.pop("attr", None) or {})
+    user_attr = kwargs.pop("attr", None)
     kwargs.pop("out", None)
     # MXNet stores these operator keywords as hidden attributes ('lr_mult' -> '__lr_mult__'),
     # which the variables the call creates inherit.
+    attr = {}
     for k in _HIDDEN_KEYS:
         if k in kwargs:
-            attr[f"__{k}__"] = kwargs.pop(k)
+            attr[f"__{k}__"] = str(kwargs.pop(k))
     sig = _signature(fn)
     if not sig:
         raise MXNetError(f"mx.sym.{path}: the operator's arguments cannot be inspected")
+    # attr= over the current AttrScope: hidden and __key__ entries are node attributes; MXNet
+    # passes any other key to the operator as an argument (a string it parses).
+    scoped, plain = _scoped_attrs(user_attr)
+    attr.update(scoped)
+    if plain:
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD
+                        for p in sig.parameters.values())
+        for k, v in plain.items():
+            if k not in sig.parameters and not takes_any:
+                raise MXNetError(f"mx.sym.{path}: attribute {k!r} (from attr= or the AttrScope) "
+                                 "is not an argument of the operator; user attributes are "
+                                 f"written __{k}__")
+            kwargs[k] = _parse_attr(v) if isinstance(v, str) else v
     try:
         bound = sig.bind_partial(*args, **kwargs)
     except TypeError as err:
@@ -1153,7 +1195,10 @@ def _make_op(fn, path, args, kwargs):
         else:
             attrs[pname] = val
     node_name = NameManager.current.get(name, fname.lower())
-    hidden = {k: str(v) for k, v in attr.items() if k.startswith("__") and k.endswith("__")}
+    # A variable the call creates for a missing input gets all of the node's attributes
+    # (its arguments as strings and the user's), as MXNet's composition copies them.
+    inherited = {k: _attr_str(k, v) for k, v in attrs.items()}
+    inherited.update(attr)
     auto = _auto_inputs(canon, attrs)
     if not variadic:
         # Required tensor inputs left out become variables too ('convolution0_data').
@@ -1165,7 +1210,7 @@ def _make_op(fn, path, args, kwargs):
              inspect.Parameter.empty]
     for iname in auto:
         if iname not in inputs:
-            inputs[iname] = var(f"{node_name}_{iname}", **hidden)
+            inputs[iname] = Symbol([(_Node("null", f"{node_name}_{iname}", dict(inherited)), 0)])
     if variadic:
         # In the signature's order: evaluation passes the inputs positionally, so a named
         # input before *args (fn(data, *arrays)) must stay in front of the variadic ones.
@@ -1182,12 +1227,35 @@ def _make_op(fn, path, args, kwargs):
         order = [k for k in params if k in inputs] + [k for k in inputs if k not in params]
         ins = [inputs[k] for k in order]
         in_names = order
-    extra = {k: str(v) for k, v in (attr or {}).items()}
     entries = [_entry(s, path) for s in ins]
+    _set_input_var_attrs(canon, attrs, entries)
     node = _Node(canon, node_name, attrs, entries, input_names=in_names, path=path,
-                 variadic=bool(variadic), extra=extra)
+                 variadic=bool(variadic), extra=attr)
     n = _n_visible(node)
     return Symbol([(node, i) for i in range(n)])
+
+
+_ZERO_INIT, _ONE_INIT = '["zero", {}]', '["one", {}]'
+# Initializers some operators give the variables at these input positions when composed
+# (MXNet's FSetInputVarAttrOnCompose): a variable that has its own __init__ keeps it.
+_COMPOSE_INIT = {"BatchNorm": {3: _ZERO_INIT, 4: _ONE_INIT},
+                 "BatchNorm_v1": {3: _ZERO_INIT, 4: _ONE_INIT},
+                 "_contrib_SyncBatchNorm": {3: _ZERO_INIT, 4: _ONE_INIT},
+                 "_contrib_BatchNormWithReLU": {3: _ZERO_INIT, 4: _ONE_INIT},
+                 "IdentityAttachKLSparseReg": {1: _ZERO_INIT}}
+
+
+def _set_input_var_attrs(canon, attrs, entries):
+    inits = _COMPOSE_INIT.get(canon)
+    if canon == "LeakyReLU" and attrs.get("act_type") == "prelu":
+        inits = {1: '["Constant", {"value": 0.25}]'}
+    elif canon == "UpSampling" and attrs.get("sample_type") == "bilinear":
+        inits = {1: '["bilinear", {}]'}
+    if not inits:
+        return
+    for pos, init in inits.items():
+        if pos < len(entries) and entries[pos][0].is_var:
+            entries[pos][0].attrs.setdefault("__init__", init)
 
 
 _TENSOR_PARAMS = {"bias", "gamma", "beta", "weight", "sequence_length", "length",
