@@ -408,3 +408,38 @@ def encode(mx):
                                             unknown_token="UNK")
     res["unknown_once"] = [enc, vocab]
     return res
+
+
+# ---------------------------------------------------------------- bound (executor) graphs
+BOUND_CASES = {
+    "lstm": (lambda mx: mx.rnn.LSTMCell(8, forget_bias=2.0).unroll(
+        3, mx.sym.Variable("data"), layout="TNC", merge_outputs=True), {"data": (3, 4, 6)}),
+    "fused_lstm_bi": (lambda mx: mx.rnn.FusedRNNCell(
+        5, num_layers=2, mode="lstm", bidirectional=True, get_next_state=True,
+        prefix="f_").unroll(3, mx.sym.Variable("data"), layout="TNC", merge_outputs=True),
+        {"data": (3, 4, 7)}),
+    "fused_gru_ntc": (lambda mx: mx.rnn.FusedRNNCell(4, mode="gru", get_next_state=True).unroll(
+        3, mx.sym.Variable("data"), merge_outputs=True), {"data": (2, 3, 5)}),
+    "conv_lstm": (lambda mx: mx.rnn.ConvLSTMCell((2, 3, 8, 6), 4, prefix="c_").unroll(
+        2, mx.sym.Variable("data"), merge_outputs=True), {"data": (2, 2, 3, 8, 6)}),
+    "bi_residual": (lambda mx: mx.rnn.ResidualCell(mx.rnn.BidirectionalCell(
+        mx.rnn.GRUCell(3, prefix="l_"), mx.rnn.LSTMCell(3, prefix="r_"))).unroll(
+        3, mx.sym.Variable("data"), merge_outputs=True), {"data": (2, 3, 6)}),
+}
+
+
+def bound(mx, name):
+    """Outputs and gradients (all-ones head gradients) of a cell's graph run by
+    ``simple_bind`` in training mode, for deterministic argument values."""
+    build, shapes = BOUND_CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, states = build(mx)
+    sym = _group(mx, out, states)
+    ex = sym.simple_bind(mx.cpu(), **shapes)
+    for j, arg in enumerate(sym.list_arguments()):
+        ex.arg_dict[arg][:] = mx.nd.array(det(ex.arg_dict[arg].shape, 30 + j))
+    outs = ex.forward(is_train=True)
+    ex.backward([mx.nd.ones(o.shape) for o in outs])
+    return {"outputs": [o.asnumpy() for o in outs],
+            "grads": {k: v.asnumpy() for k, v in ex.grad_dict.items()}}

@@ -73,6 +73,13 @@ def test_graph_matches_mxnet(ref, scenario):
     assert_same(got, ref[f"graph.{scenario.__name__}"], scenario.__name__)
 
 
+@pytest.mark.parametrize("name", list(C.BOUND_CASES))
+def test_bound_graph_matches_mxnet(ref, name):
+    """The cells' graphs through simple_bind: forward in training mode and backward."""
+    got = fresh(C.bound, name)
+    assert_same(got, ref[f"bound.{name}"], name)
+
+
 def test_mxnet_conformance_names():
     """The names MXNet's own test_rnn.py checks, for the cells it does not cover in the
     fixture scenarios' form."""

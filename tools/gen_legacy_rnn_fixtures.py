@@ -2,10 +2,11 @@
 
 The scenarios live in tests/legacy_rnn_cases.py, written against the MXNet API, so that
 tests/test_legacy_rnn.py runs the same code on neogluon: the graphs the ``mx.rnn`` cells
-build (names, JSON nodes, shapes, outputs for fixed weights), unpack/pack of gate and fused
-weights and fused-vs-unfused outputs, the initializers set on the weight variables,
-``BucketSentenceIter`` batches for fixed seeds, ``encode_sentences``, and a checkpoint written
-by ``save_rnn_checkpoint`` (ckpt-symbol.json, ckpt-0003.params).
+build (names, JSON nodes, shapes, outputs for fixed weights; outputs and gradients through
+``simple_bind``), unpack/pack of gate and fused weights and fused-vs-unfused outputs, the
+initializers set on the weight variables, ``BucketSentenceIter`` batches for fixed seeds,
+``encode_sentences``, and a checkpoint written by ``save_rnn_checkpoint``
+(ckpt-symbol.json, ckpt-0003.params).
 """
 import json
 import os
@@ -50,6 +51,8 @@ def main():
         rec.put(f"graph.{fn.__name__}", fresh(fn))
     for name in C.FUSED_CONFIGS:
         rec.put(f"fused.{name}", fresh(C.fused_weights, name))
+    for name in C.BOUND_CASES:
+        rec.put(f"bound.{name}", fresh(C.bound, name))
     rec.put("cell_weights", fresh(C.cell_weights))
     rec.put("initializers", fresh(C.initializers))
     for name, case in C.BUCKET_CASES.items():
