@@ -48,6 +48,10 @@ def _check(condition, message):
         raise _CellUsageError(message)
 
 
+def _cells_state_shape(cells):
+    return [shape for cell in cells for shape in cell.state_shape]
+
+
 def _cells_state_info(cells):
     return [info for cell in cells for info in cell.state_info]
 
@@ -799,7 +803,7 @@ class DropoutCell(BaseRNNCell):
 
     def __init__(self, dropout, prefix="dropout_", params=None):
         super().__init__(prefix, params)
-        if not isinstance(dropout, numeric_types) or isinstance(dropout, bool):
+        if not isinstance(dropout, numeric_types):
             raise _CellUsageError(f"DropoutCell: dropout must be a number, got {dropout!r}")
         self.dropout = dropout
 
