@@ -157,3 +157,74 @@ def _create_kvstore(kvstore, num_device, arg_params):
     else:
         update_on_kvstore &= bool(kv.is_capable(kvs.KVStoreBase.OPTIMIZER))
     return kv, update_on_kvstore
+
+
+def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_on_kvstore):
+    """Put each parameter into the store: ``init`` (the store keeps the value), or, when the
+    store runs the optimizer on dense weights, ``broadcast`` (init, then every device's copy
+    pulls it)."""
+    for idx, param_on_devs in enumerate(param_arrays):
+        name = param_names[idx]
+        if not update_on_kvstore or arg_params[name].stype != "default":
+            kvstore.init(name, arg_params[name])
+        else:
+            kvstore.broadcast(name, arg_params[name], out=param_on_devs)
+
+
+def _update_params_on_kvstore_nccl(param_arrays, grad_arrays, kvstore, param_names):
+    """Push gradients and pull weights in groups of ``MXNET_UPDATE_AGGREGATION_SIZE``
+    (default 16) parameters per call."""
+    valid = [i for i, g in enumerate(grad_arrays) if g[0] is not None]
+    batch = int(os.getenv("MXNET_UPDATE_AGGREGATION_SIZE", "16"))
+    for start in range(0, len(valid), batch):
+        part = valid[start:start + batch]
+        kvstore.pushpull([param_names[i] for i in part], [grad_arrays[i] for i in part],
+                         out=[param_arrays[i] for i in part], priority=-start)
+
+
+def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
+    """The store runs the optimizer: push each gradient, pull the updated weight."""
+    for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
+        if grad_list[0] is None:
+            continue
+        name = param_names[index]
+        if grad_list[0].stype == "default" and arg_list[0].stype == "default":
+            kvstore.pushpull(name, grad_list, out=arg_list, priority=-index)
+        else:
+            kvstore.push(name, grad_list, priority=-index)
+            kvstore.pull(name, out=arg_list, priority=-index)
+
+
+def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
+                   param_names=None):
+    """Update every device's copy with ``updater`` (after summing the gradients over the
+    devices through ``kvstore`` when there is one). Index ``i * num_device + k`` is
+    parameter ``i`` on device ``k``, so each copy keeps its own optimizer state, as in
+    MXNet; each device's parameters go to the updater as one list (a multi-tensor update)."""
+    updates = [[] for _ in range(num_device)]
+    for i, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
+        if grad_list[0] is None:
+            continue
+        if kvstore:
+            name = param_names[i]
+            if grad_list[0].stype == "default" and arg_list[0].stype == "default":
+                kvstore.pushpull(name, grad_list, priority=-i)
+            else:
+                kvstore.push(name, grad_list, priority=-i)
+                kvstore.pull(name, out=grad_list, priority=-i)
+        for k, (w, g) in enumerate(zip(arg_list, grad_list)):
+            updates[k].append((i * num_device + k, g, w))
+    for dev_updates in updates:
+        if dev_updates:
+            idx, grads, weights = zip(*dev_updates)
+            updater(list(idx), list(grads), list(weights))
+
+
+def _multiple_callbacks(callbacks, *args, **kwargs):
+    """Call ``callbacks`` (None, one callable or a list of them) with the arguments."""
+    if isinstance(callbacks, list):
+        for cb in callbacks:
+            cb(*args, **kwargs)
+        return
+    if callbacks:
+        callbacks(*args, **kwargs)

@@ -178,8 +178,17 @@ def test_update_counts_and_begin_num_update():
 def test_constructor_arguments():
     opt = mx.optimizer.Adam(aggregate_num=7, multi_precision=True, clip_gradient=2.0)
     assert opt.aggregate_num == 7 and opt.multi_precision and opt.clip_gradient == 2.0
-    with pytest.raises(MXNetError, match="sym"):
+    with pytest.raises(MXNetError, match="sym must be a Symbol"):
         mx.optimizer.SGD(sym=object())
+    # a Symbol's lr_mult/wd_mult attributes are the default multipliers, as in MXNet
+    w = mx.sym.var("fc_weight", lr_mult=0.5, wd_mult=2.0)
+    b = mx.sym.var("fc_bias")
+    net = mx.sym.FullyConnected(mx.sym.var("data"), weight=w, bias=b, num_hidden=2, name="fc")
+    opt = mx.optimizer.SGD(sym=net, param_idx2name={0: "fc_weight", 1: "fc_bias"})
+    assert opt.lr_mult == {"fc_weight": 0.5}
+    assert opt.wd_mult == {"fc_weight": 2.0, "fc_bias": 0.0}
+    opt.set_lr_mult({"fc_bias": 3.0})
+    assert opt.lr_mult == {"fc_weight": 0.5, "fc_bias": 3.0}
     with pytest.raises(AssertionError):
         mx.optimizer.SGD(param_idx2name=[1, 2])
 

@@ -661,14 +661,18 @@ class Executor:
                if self._monitor_callback is not None or self._placement is not None else
                "captured once per input signature and replayed (hybridize machinery)")
         lines.append("--------------------")
-        reqs = [r if g is not None else "null" for r, g in zip(self._reqs, self.grad_arrays)]
-        mb = _plan_megabytes(self._run_symbol, [a.shape for a in self.arg_arrays],
-                             [a.dtype for a in self.arg_arrays], reqs)
-        lines.append(f"Total {mb} MB allocated (intermediate results and their gradients, "
-                     "from the inferred shapes)")
         lines.append(f"Execution on {self._ctx}: {how}; gradients for "
                      f"{sum(1 for r, g in zip(self._reqs, self.grad_arrays) if r != 'null' and g is not None)}"
                      f" of {len(self._arg_names)} arguments")
+        reqs = [r if g is not None else "null" for r, g in zip(self._reqs, self.grad_arrays)]
+        mb = _plan_megabytes(self._run_symbol, [a.shape for a in self.arg_arrays],
+                             [a.dtype for a in self.arg_arrays], reqs)
+        # The last lines as MXNet writes them (Module's executor group reads the MB figure
+        # from the third line from the end): an estimate of the plan's intermediate memory
+        # from the inferred shapes, and no temporary-space resources.
+        lines.append(f"Total {mb} MB allocated")
+        lines.append("Total 0 TempSpace resource requested")
+        lines.append("")
         return "\n".join(lines)
 
     def get_optimized_symbol(self):

@@ -40,6 +40,12 @@ _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
 _Tensor = torch.Tensor
 
+# MXNet's dtype codes (the ``__dtype__`` attribute of symbol variables, the type_flag of its
+# files), under MXNet's names: code readers such as Module's executor group use them.
+_DTYPE_NP_TO_MX = {None: -1, np.float32: 0, np.float64: 1, np.float16: 2, np.uint8: 3,
+                   np.int32: 4, np.int8: 5, np.int64: 6, np.bool_: 7}
+_DTYPE_MX_TO_NP = {v: k for k, v in _DTYPE_NP_TO_MX.items()}
+
 
 def _new(t: torch.Tensor, ctx: Context) -> "NDArray":
     """Wrap a tensor without copying (internal fast constructor)."""

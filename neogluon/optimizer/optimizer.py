@@ -127,10 +127,12 @@ class Optimizer:
         if not isinstance(param_idx2name, dict):
             raise AssertionError("param_idx2name should be a dict of param indexes to names.")
         self.idx2name = param_idx2name.copy()
-        if sym is not None:
-            raise MXNetError("Optimizer(sym=...) is not supported by neogluon: symbols do not "
-                             "exist here; use param_dict or set_lr_mult/set_wd_mult")
-        self.sym_info = ()
+        # A Symbol's variables may carry lr_mult/wd_mult attributes (Module passes its
+        # symbol): they are the default multipliers by argument name.
+        if sym is not None and not (hasattr(sym, "attr_dict") and
+                                    hasattr(sym, "list_arguments")):
+            raise MXNetError(f"Optimizer: sym must be a Symbol, got {type(sym).__name__}")
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.param_dict = param_dict if param_dict else {}
         self.allow_np_array = False
         self.set_lr_mult({})
@@ -215,6 +217,7 @@ class Optimizer:
         args_lr_mult : dict of int or str to float
         """
         self.lr_mult = {}
+        self.lr_mult.update(self._sym_mults("__lr_mult__"))
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult):
@@ -231,7 +234,16 @@ class Optimizer:
         for n in self.idx2name.values():
             if not (n.endswith("_weight") or n.endswith("_gamma")):
                 self.wd_mult[n] = 0.0
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)
+
+    def _sym_mults(self, key):
+        """``{argument name: multiplier}`` from the ``key`` attributes of ``sym``'s
+        variables."""
+        if not self.sym_info:
+            return {}
+        attr, arg_names = self.sym_info
+        return {n: float(attr[n][key]) for n in arg_names if key in attr.get(n, {})}
 
     def _set_current_context(self, device_id):
         """Switch the per-index update counts to those of device ``device_id``."""

@@ -278,6 +278,7 @@ class LARS(_MultiTensor):
         for n in self.idx2name.values():
             if not n.endswith("_weight"):
                 self.wd_mult[n] = 0.0
+        self.wd_mult.update(self._sym_mults("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)
 
     def create_state(self, index, weight):
