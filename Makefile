@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 TORCH   ?= torch==2.13.0
 ECOSYSTEM ?= gluoncv==0.10.5.post0 gluonnlp==0.10.0 portalocker yacs autocfg
 
-.PHONY: demo test conformance bench clean venv
+.PHONY: demo test conformance conformance-all bench clean venv
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -30,8 +30,15 @@ test: $(STAMP)
 	$(VPY) -m pytest -n 2 tests
 
 # MXNet 1.9.1's own unit tests (../shared/mxnet-tests) run unmodified through the mxnet alias.
+# conformance skips the tests that are slow on MXNet itself (conformance/slow_tests.txt);
+# conformance-all runs them too.
 conformance: $(STAMP)
 	$(VPY) conformance/run.py
+	if [ -d ../shared/mxnet-tests/nightly ]; then \
+		$(VPY) conformance/nightly_dist.py ../shared/mxnet-tests/nightly; fi
+
+conformance-all: $(STAMP)
+	$(VPY) conformance/run.py --all
 	if [ -d ../shared/mxnet-tests/nightly ]; then \
 		$(VPY) conformance/nightly_dist.py ../shared/mxnet-tests/nightly; fi
 

@@ -2,7 +2,9 @@
 
 It marks the tests listed in conformance/skips.txt as skipped with their reason, and the tests
 that MXNet 1.9.1 itself does not pass here (conformance/mxnet_baseline.json) as skipped with the
-reason "outside the target", so that the run's outcomes are exactly the target's."""
+reason "outside the target", so that the run's outcomes are exactly the target's. The tests in
+conformance/slow_tests.txt (slow on MXNet itself) are skipped too, unless NEOGLUON_CONFORMANCE_ALL
+is 1 (``make conformance-all``, ``run.py --all``)."""
 from __future__ import annotations
 
 import json
@@ -70,13 +72,46 @@ def load_skips(path=None) -> dict:
     return skips
 
 
+SLOW_ENV = "NEOGLUON_CONFORMANCE_ALL"
+
+
+def load_slow(path=None) -> dict:
+    """{test id: seconds MXNet 1.9.1 took} from slow_tests.txt (``ID  # N s`` a line)."""
+    path = path or os.path.join(ROOT, "conformance", "slow_tests.txt")
+    if not os.path.exists(path):
+        return {}
+    slow = {}
+    for test_id, note in load_skips(path).items():
+        seconds = note.split()[0]
+        try:
+            slow[test_id] = float(seconds)
+        except ValueError:
+            raise ValueError(f"{path}: {test_id}: the note must start with the seconds MXNet "
+                             f"took (e.g. '# 75 s'), got {note!r}") from None
+    return slow
+
+
+def slow_reason(test_id: str, slow: dict):
+    """The skip reason of a test in the slow list, or None (also when the list is run)."""
+    if os.environ.get(SLOW_ENV, "") == "1":
+        return None
+    seconds = skip_reason(test_id, slow)
+    if seconds is None:
+        return None
+    return f"slow on MXNet itself ({seconds:.0f} s): make conformance-all"
+
+
 def load_baseline() -> dict:
     with open(os.path.join(ROOT, "conformance", "mxnet_baseline.json")) as f:
         return json.load(f)
 
 
 def test_id_of(item) -> str:
-    file_name = os.path.basename(str(item.path))
+    """``file.py::name[param]``; a test of MXNet's train/ folder as ``train/file.py::...``."""
+    path = str(item.path)
+    file_name = os.path.basename(path)
+    if os.path.basename(os.path.dirname(path)) == "train":
+        file_name = "train/" + file_name
     parts = item.nodeid.split("::")[1:]
     return "::".join([file_name] + parts)
 
@@ -90,6 +125,7 @@ def skip_reason(test_id: str, skips: dict):
 
 def pytest_collection_modifyitems(config, items):
     skips = load_skips()
+    slow = load_slow()
     baseline = load_baseline()
     for item in items:
         test_id = test_id_of(item)
@@ -97,6 +133,10 @@ def pytest_collection_modifyitems(config, items):
         reason = skip_reason(test_id, skips)
         if reason is not None:
             item.add_marker(pytest.mark.skip(reason=f"neogluon skip: {reason}"))
+            continue
+        reason = slow_reason(test_id, slow)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
             continue
         passed_on_mxnet = set(baseline.get(file_name, {}).get("passed", ()))
         if test_id not in passed_on_mxnet:

@@ -1,11 +1,14 @@
 """Run MXNet 1.9.1's own unit tests (../shared/mxnet-tests) against neogluon through the
 ``mxnet`` alias, and print a per-file table and a closing ``N passed, M failed`` line.
 
-    python conformance/run.py [--jobs 2] [--timeout 900] [FILE ...]
+    python conformance/run.py [--jobs 2] [--timeout 900] [--all] [FILE ...]
 
-The target is every test that passes on MXNet 1.9.1 itself here (mxnet_baseline.json, made by
-tools/gen_conformance_baseline.py). Tests in skips.txt are skipped with their reason. The exit
-status is 1 when a target test fails that known_failures.txt does not list, 0 otherwise.
+The files are MXNet's unittest/ files (``test_x.py``) and its train/ tests (``train/test_x.py``,
+run on data that tools/make_example_data.py makes locally). The target is every test that
+passes on MXNet 1.9.1 itself here (mxnet_baseline.json, made by tools/gen_conformance_baseline.py).
+Tests in skips.txt are skipped with their reason; tests in slow_tests.txt (slow on MXNet itself)
+are skipped unless --all is given. The exit status is 1 when a target test fails that
+known_failures.txt does not list, 0 otherwise.
 """
 from __future__ import annotations
 
@@ -13,21 +16,23 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from suite import HANDED_FILES, ROOT, UNITTEST_DIR, outcomes_from_junit  # noqa: E402
-from neogluon_conformance_plugin import load_baseline, load_skips, skip_reason  # noqa: E402
+from suite import (ALL_FILES, ROOT, UNITTEST_DIR, copy_suite, ensure_train_data,  # noqa: E402
+                   outcomes_from_junit, prepare_run_dir, split_name)
+from neogluon_conformance_plugin import (SLOW_ENV, load_baseline, load_skips,  # noqa: E402
+                                         load_slow, skip_reason, slow_reason)
 
 
 # The files that take longest (minutes, mostly MXNet's own big-array tests) start first, so that
 # two workers finish close together (longest-processing-time-first scheduling).
 SLOW_FIRST = ["test_gluon.py", "test_optimizer.py", "test_random.py", "test_ndarray.py",
-              "test_sparse_ndarray.py", "test_gluon_data.py", "test_gluon_data_vision.py"]
+              "test_sparse_ndarray.py", "test_gluon_data.py", "test_gluon_data_vision.py",
+              "test_module.py", "train/test_dtype.py", "train/test_resnet_aug.py"]
 
 
 def load_known_failures() -> set:
@@ -39,25 +44,11 @@ def load_known_failures() -> set:
                 if line.strip() and not line.startswith("#")}
 
 
-def copy_suite(dest: str) -> str:
-    """Copy the handed suite (tests, harness, data file) to ``dest``; return its unittest dir.
-
-    MXNet's tests write files into their working directory (``tmp.params``, exported models,
-    ``data/``). Each file runs in a fresh copy, so runs neither leave files in the shared,
-    read-only suite nor see files an earlier run or another file left there."""
-    unittest_dir = os.path.join(dest, "unittest")
-    os.makedirs(unittest_dir)
-    for entry in os.listdir(UNITTEST_DIR):
-        if entry.endswith(".py") or entry == "legacy_ndarray.v0":
-            shutil.copy2(os.path.join(UNITTEST_DIR, entry), unittest_dir)
-    shutil.copytree(os.path.join(os.path.dirname(UNITTEST_DIR), "common"),
-                    os.path.join(dest, "common"))
-    return unittest_dir
-
-
-def run_file(name: str, timeout: int, python: str, seed) -> dict:
+def run_file(name: str, timeout: int, python: str, seed, data_dir=None) -> dict:
+    folder, base = split_name(name)
     with tempfile.TemporaryDirectory() as tmp:
-        work_dir = copy_suite(os.path.join(tmp, "suite"))
+        copy_suite(os.path.join(tmp, "suite"))
+        work_dir = prepare_run_dir(os.path.join(tmp, "suite"), name, data_dir)
         xml = os.path.join(tmp, "report.xml")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([HERE, ROOT, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -70,8 +61,9 @@ def run_file(name: str, timeout: int, python: str, seed) -> dict:
             env["MXNET_TEST_SEED"] = env["MXNET_MODULE_SEED"] = str(seed)
         cmd = [python, "-m", "neogluon.run", "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "-p", "neogluon_conformance_plugin", "--timeout", "1200", "--durations=10",
-               f"--junitxml={xml}", "-o", "junit_family=xunit1", name]
-        log_path = os.path.join(ROOT, "conformance", "logs", name.replace(".py", ".log"))
+               f"--junitxml={xml}", "-o", "junit_family=xunit1", base]
+        log_name = name.replace("/", "_").replace(".py", ".log")
+        log_path = os.path.join(ROOT, "conformance", "logs", log_name)
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
         timed_out = False
         with open(log_path, "w") as log:
@@ -80,7 +72,8 @@ def run_file(name: str, timeout: int, python: str, seed) -> dict:
                                stderr=subprocess.STDOUT)
             except subprocess.TimeoutExpired:
                 timed_out = True
-        result = outcomes_from_junit(xml) if os.path.exists(xml) else \
+        prefix = "" if folder == "unittest" else folder + "/"
+        result = outcomes_from_junit(xml, prefix) if os.path.exists(xml) else \
             {"passed": set(), "failed": set(), "skipped": set()}
         result["timed_out"] = timed_out
         return result
@@ -98,18 +91,27 @@ def main(argv=None) -> int:
                     help="draw seeds per test as MXNet's own CI does (results may vary by run)")
     ap.add_argument("--ctx", default="cpu", choices=("cpu", "gpu"), help="default context of the tests: cpu, or gpu "
                     "(mx.gpu(0), as MXNet's own GPU suite runs them)")
-    ap.add_argument("files", nargs="*")
+    ap.add_argument("--all", action="store_true",
+                    help="run the tests in slow_tests.txt too (slow on MXNet itself)")
+    ap.add_argument("files", nargs="*", help="test_x.py (unittest/) or train/test_x.py")
     args = ap.parse_args(argv)
     if not os.path.isdir(UNITTEST_DIR):
         print(f"conformance: {UNITTEST_DIR} not found; nothing to run")
         return 0
     os.environ["NEOGLUON_TEST_CONTEXT"] = args.ctx
-    files = args.files or HANDED_FILES
+    if args.all:
+        os.environ[SLOW_ENV] = "1"
+    files = args.files or ALL_FILES
     baseline, skips, known = load_baseline(), load_skips(), load_known_failures()
+    slow = load_slow()
+    data_dir = None
+    if any(split_name(n)[0] != "unittest" for n in files):
+        data_dir = ensure_train_data()
     order = sorted(files, key=lambda n: SLOW_FIRST.index(n) if n in SLOW_FIRST else len(SLOW_FIRST))
     with cf.ThreadPoolExecutor(args.jobs) as pool:
         futures = {name: pool.submit(run_file, name, args.timeout, args.python,
-                                           None if args.random_seeds else args.seed) for name in order}
+                                     None if args.random_seeds else args.seed, data_dir)
+                   for name in order}
         results = {name: fut.result() for name, fut in futures.items()}
 
     rows, new_failures, fixed = [], [], []
@@ -117,7 +119,8 @@ def main(argv=None) -> int:
     for name in files:
         target = set(baseline.get(name, {}).get("passed", ()))
         res = results[name]
-        skipped = {t for t in target if skip_reason(t, skips) is not None}
+        skipped = {t for t in target if skip_reason(t, skips) is not None
+                   or slow_reason(t, slow) is not None}
         run_target = target - skipped
         passed = run_target & res["passed"]
         # A target test that did not report (collection error, crash, time-out) counts as failed.
