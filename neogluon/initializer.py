@@ -136,7 +136,14 @@ class Initializer:
 
         When ``desc.attrs['__init__']`` names an initializer, that one's ``_init_weight`` fills
         the array; otherwise the name's suffix chooses (weight, bias, gamma, beta, min, max).
+        A sparse array gets every row (MXNet fills it densely).
         """
+        if getattr(arr, "stype", "default") != "default":
+            from .ndarray.ndarray import zeros
+            dense = zeros(arr.shape, ctx=arr.context, dtype=arr.dtype)
+            self(desc, dense)
+            arr[:] = dense
+            return
         if not isinstance(desc, InitDesc):
             self._legacy_init(desc, arr)
             return

@@ -26,6 +26,7 @@ forward again with recording on, then differentiates it.
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from .. import autograd
 from ..base import MXNetError, MXNetValueError
@@ -161,9 +162,17 @@ class _GraphRunner(HybridBlock):
         return _symmod._evaluate(self._symbol, dict(zip(self._names, arrays)), F=F)
 
 
+def _ctx_group(node):
+    """A node's ``ctx_group`` attribute (stored as ``__ctx_group__``, as MXNet stores it)."""
+    a = node.attrs
+    g = a.get("__ctx_group__", a.get("ctx_group"))
+    if g is None and node.extra:
+        g = node.extra.get("__ctx_group__", node.extra.get("ctx_group"))
+    return g
+
+
 def _node_ctx_groups(symbol):
-    return {id(n): n.attrs.get("ctx_group", n.extra.get("ctx_group") if n.extra else None)
-            for n in symbol._order()}
+    return {id(n): _ctx_group(n) for n in symbol._order()}
 
 
 def _cse_enabled():
@@ -396,12 +405,16 @@ class Executor:
             autograd.pause(train_mode=is_train)
         with scope:
             if self._monitor_callback is not None or self._placement is not None:
-                observer = self._observer() if self._monitor_callback is not None else None
+                monitored = self._monitor_callback is not None
+                observer = self._observer() if monitored else None
+                self._taps = [] if monitored and record else None
                 with ctx:
                     res = _symmod._evaluate(self._run_symbol,
                                             dict(zip(self._arg_names + self._aux_names, vals)),
                                             ctx=ctx, placement=self._placement,
-                                            observer=observer)
+                                            observer=observer,
+                                            prepare=self._tap if self._taps is not None
+                                            else None)
             else:
                 with ctx:
                     res = self._runner(*vals)
@@ -528,6 +541,8 @@ class Executor:
             v._ag.fresh = False
         if heads:
             autograd._backward(heads, hgs, retain_graph=True, variables=variables)
+        if self._monitor_callback is not None and getattr(self, "_taps", None):
+            self._report_backward()
         # 'write' buffers the graph gave no gradient to hold zeros, as MXNet writes them
         for v in variables:
             ag = v._ag
@@ -544,6 +559,46 @@ class Executor:
             raise TypeError("set_monitor_callback: callback must be callable")
         self._monitor_callback = callback
         self._monitor_all = bool(monitor_all)
+
+    def _tap(self, node, vals):
+        """Give each differentiable input of ``node`` a view of its own, so that the
+        gradient arriving at that node's input can be seen (MXNet's monitor reports each
+        backward node's outputs)."""
+        out = list(vals)
+        taps = []
+        for k, v in enumerate(vals):
+            if not isinstance(v, NDArray) or v.stype != "default":
+                taps.append((v, None))
+                continue
+            t = v._t
+            if type(t) is torch.Tensor and t.requires_grad:
+                view = t.view_as(t)
+                box = []
+                view.register_hook(lambda g, box=box: box.append(g))
+                out[k] = _new(view, v._ctx)
+                taps.append((v, box))
+            else:
+                taps.append((v, None))
+        self._taps.append((node, taps))
+        return out
+
+    def _report_backward(self):
+        """After a monitored backward: ``<node>_backward_output[k]`` for each input of every
+        operator node the gradient went through (zeros where an input takes none)."""
+        cb = self._monitor_callback
+        for node, taps in reversed(self._taps or []):
+            if not any(box for _, box in taps):
+                continue
+            single = len(taps) == 1
+            for k, (v, box) in enumerate(taps):
+                name = f"{node.name}_backward_output" + ("" if single else str(k))
+                if box:
+                    g = box[0]
+                    for extra in box[1:]:
+                        g = g + extra
+                    cb(name, _new(g.detach(), v._ctx))
+                elif isinstance(v, NDArray):
+                    cb(name, _zeros(v.shape, v.context, v.dtype))
 
     def _observer(self):
         cb, every = self._monitor_callback, self._monitor_all
@@ -826,7 +881,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     if group2ctx:
         for node in symbol._order():
             if node.is_var:
-                g = node.attrs.get("ctx_group") or (node.extra or {}).get("ctx_group")
+                g = _ctx_group(node)
                 if g in group2ctx:
                     groups[node.name] = group2ctx[g]
     shared_names = set(shared_arg_names or ())
@@ -837,7 +892,10 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
         raise TypeError("simple_bind: shared_buffer must be a dict of str to NDArray")
 
     def alloc(name, shape, dtype, stype, where):
-        if shared_buffer is not None and stype in (None, "default"):
+        # the arguments named as shared come from shared_exec (or are new); the others may
+        # reuse the buffer's arrays
+        if shared_buffer is not None and stype in (None, "default") and \
+                name not in shared_names:
             buf = shared_buffer.get(name)
             if buf is not None and buf.dtype == np.dtype(dtype) and buf.stype == "default":
                 if tuple(buf.shape) == tuple(shape):

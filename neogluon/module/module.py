@@ -17,6 +17,7 @@ from .. import optimizer as opt
 from .._fileio import write_bytes
 from ..base import MXNetError, MXNetValueError
 from ..initializer import InitDesc, Uniform
+from ..optimizer._mxstates import dump_mxnet_states
 from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
                      _update_params_on_kvstore, load_checkpoint)
 from .base_module import (BaseModule, ModuleStateError, _check_input_names, _parse_data_desc,
@@ -509,13 +510,19 @@ class Module(BaseModule):
 
     # ---------------------------------------------------------------- optimizer states
     def save_optimizer_states(self, fname):
-        """Write the optimizer states to ``fname`` (atomically)."""
+        """Write the optimizer states to ``fname`` (atomically) in MXNet's format (the
+        pickle of MXNet's ``Updater.get_states``), so that MXNet 1.9.1's Module loads the
+        ``.states`` files of neogluon's checkpoints and the other way round. A distributed
+        store writes its own (sharded) file."""
         _require(self.optimizer_initialized, "save_optimizer_states",
                  "initialise the optimizer first")
+        updater = self._updater
         if self._update_on_kvstore:
-            self._kvstore.save_optimizer_states(fname)
-        else:
-            write_bytes(fname, self._updater.get_states())
+            updater = getattr(self._kvstore, "_updater", None)
+            if updater is None or not hasattr(updater, "states"):
+                self._kvstore.save_optimizer_states(fname)
+                return
+        write_bytes(fname, dump_mxnet_states(updater.states))
 
     def load_optimizer_states(self, fname):
         """Read optimizer states written by :meth:`save_optimizer_states` (MXNet's

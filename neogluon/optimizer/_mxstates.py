@@ -393,3 +393,54 @@ class _Converter:
             if k in known:
                 setattr(sched, k, self.plain(v, f"{raw._mx_global}.{k}"))
         return sched
+
+
+# ---------------------------------------------------------------------------- writing
+class _MXNDArrayRef:
+    """Stands for ``mxnet.ndarray.ndarray.NDArray`` in a pickle this module writes."""
+
+
+class _MXWriter(pickle._Pickler):   # the Python pickler: its save_global can be overridden
+    """A pickler that names ``mxnet.ndarray.ndarray.NDArray`` without importing MXNet."""
+
+    def save_global(self, obj, name=None):
+        if obj is _MXNDArrayRef:
+            self.write(pickle.GLOBAL + b"mxnet.ndarray.ndarray\nNDArray\n")
+            self.memoize(obj)
+            return
+        super().save_global(obj, name)
+
+    def reducer_override(self, obj):
+        from ..ndarray.ndarray import NDArray
+        if isinstance(obj, NDArray):
+            from ..context import cpu
+            from ..ndarray.io import _record
+            rec = _record(obj.as_in_context(cpu()), "<optimizer states>")
+            return _MXNDArrayRef, (None,), {"handle": bytearray(rec)}
+        return NotImplemented
+
+
+def dump_mxnet_states(states, who="save_optimizer_states"):
+    """MXNet's ``Updater.get_states()`` bytes for ``states`` (dict key -> None, an NDArray or
+    a tuple/list of them): a pickle that MXNet 1.9.1 loads (its NDArrays as
+    ``mxnet.ndarray.ndarray.NDArray`` with their ``.params`` record as the handle bytes).
+    Only those objects and plain numbers are written; anything else raises MXNetError."""
+    from ..ndarray.ndarray import NDArray
+
+    def check(v, where):
+        if v is None or isinstance(v, (NDArray, bool, int, float, str)):
+            return
+        if isinstance(v, (tuple, list)):
+            for i, x in enumerate(v):
+                check(x, f"{where}[{i}]")
+            return
+        raise MXNetError(f"{who}: cannot write a state of type {type(v).__name__} ({where}) in "
+                         "MXNet's format")
+
+    if not isinstance(states, dict):
+        raise MXNetError(f"{who}: the states must be a dict, got {type(states).__name__}")
+    for k, v in states.items():
+        check(v, f"key {k!r}")
+    buf = io.BytesIO()
+    _MXWriter(buf, protocol=2).dump(dict(states))
+    return buf.getvalue()
