@@ -790,6 +790,55 @@ def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dt
     return out, arg_params, aux_params
 
 
+def convert_bucketing_module(bucketing_mod, target_dtype="float16", target_dtype_ops=None,
+                             fp32_ops=None, conditional_fp32_ops=None, excluded_sym_names=None,
+                             cast_optional_params=False):
+    """A new BucketingModule running ``bucketing_mod``'s network in mixed precision: each
+    bucket's symbol goes through :func:`convert_model` with the module's parameters (cast
+    where ``cast_optional_params`` allows), and the new module's ``sym_gen`` converts the
+    symbols of buckets first seen later the same way. ``bucketing_mod`` must have its
+    parameters initialised; the result is unbound, ready for ``bind``."""
+    # mx.mod is built on the layers amp sits on; only this function needs it
+    from ..module.bucketing_module import BucketingModule
+    if not isinstance(bucketing_mod, BucketingModule):
+        raise AssertionError("module should be instance of bucketing module, got "
+                             f"{type(bucketing_mod).__name__}")
+    if not bucketing_mod._buckets:
+        raise AssertionError("Bucketing Module should not be empty")
+    if not bucketing_mod.params_initialized:
+        raise AssertionError("bucketing_mod params should be initialized for mixed precision "
+                             "conversion")
+    arg_params, aux_params = bucketing_mod.get_params()
+    options = dict(target_dtype=target_dtype, target_dtype_ops=target_dtype_ops,
+                   fp32_ops=fp32_ops, conditional_fp32_ops=conditional_fp32_ops,
+                   excluded_sym_names=excluded_sym_names,
+                   cast_optional_params=cast_optional_params)
+    sym_dict = {}
+    for key, mod in bucketing_mod._buckets.items():
+        # convert_model casts the dicts' arrays in place: each call gets its own dicts
+        sym_dict[key], args, auxs = convert_model(mod.symbol, dict(arg_params),
+                                                  dict(aux_params), **options)
+        if key == bucketing_mod._default_bucket_key:
+            result_args, result_auxs = args, auxs
+    param_names = set(arg_params) | set(aux_params)
+    original_gen = bucketing_mod._sym_gen
+
+    def converted_sym_gen(bucket_key):
+        sym, data_names, label_names = original_gen(bucket_key)
+        inputs = [n for n in sym.list_inputs() if n not in param_names]
+        return (convert_symbol(sym, target_dtype, target_dtype_ops, fp32_ops,
+                               conditional_fp32_ops, excluded_sym_names, inputs,
+                               cast_optional_params), data_names, label_names)
+
+    return BucketingModule.load_dict(
+        sym_dict, sym_gen=converted_sym_gen, default_bucket_key=bucketing_mod._default_bucket_key,
+        arg_params=result_args, aux_params=result_auxs, logger=bucketing_mod.logger,
+        context=bucketing_mod._context, work_load_list=bucketing_mod._work_load_list,
+        fixed_param_names=bucketing_mod._fixed_param_names,
+        state_names=bucketing_mod._state_names, group2ctxs=bucketing_mod._group2ctxs,
+        compression_params=bucketing_mod._compression_params)
+
+
 def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
                          conditional_fp32_ops=None, excluded_sym_names=None, ctx=None,
                          cast_optional_params=False):

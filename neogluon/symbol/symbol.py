@@ -1940,7 +1940,8 @@ _UNARY_SAME = {"Activation", "relu", "sigmoid", "tanh", "softsign", "Dropout", "
                "_div_scalar", "_rdiv_scalar", "_mod_scalar", "_rmod_scalar", "_power_scalar",
                "_rpower_scalar", "_maximum_scalar", "_minimum_scalar", "_hypot_scalar",
                "_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar",
-               "_lesser_scalar", "_lesser_equal_scalar", "SequenceMask", "cos", "sin", "gelu"}
+               "_lesser_scalar", "_lesser_equal_scalar", "SequenceMask", "cos", "sin", "gelu",
+               "amp_cast"}
 _CREATION = {"_zeros", "_ones", "_full"}
 
 
