@@ -42,7 +42,8 @@ def __getattr__(name):
             "sym": ".symbol", "symbol": ".symbol", "name": ".name", "onnx": ".onnx",
             "operator": ".operator", "registry": ".registry",
             # MXNet 1.x's symbolic training stack
-            "executor": ".executor", "module": ".module", "mod": ".module",
+            "executor": ".executor", "executor_manager": ".executor_manager",
+            "module": ".module", "mod": ".module",
             "callback": ".callback", "monitor": ".monitor", "mon": ".monitor",
             "visualization": ".visualization", "viz": ".visualization",
             "attribute": ".attribute", "rnn": ".rnn", "log": ".log", "engine": ".engine"}

@@ -5,7 +5,6 @@ import logging
 import os
 import pickle
 import shutil
-import warnings
 
 import numpy as np
 import pytest
@@ -315,6 +314,7 @@ def test_executor_manager_slices_and_shares():
     args, aux = cases.initial_params(mx, sym, (8, 10))
     names = sym.list_arguments()
     params = [n for n in names if n not in ("data", "softmax_label")]
+    assert mx.executor_manager.DataParallelExecutorManager is DataParallelExecutorManager
     mgr = DataParallelExecutorManager(sym, [mx.cpu(0), mx.cpu(1)], it, names, params, [],
                                       work_load_list=[1, 3], logger=logging)
     assert [e.arg_dict["data"].shape[0] for e in mgr.execgrp.train_execs] == [2, 6]
