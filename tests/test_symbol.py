@@ -140,10 +140,11 @@ def test_infer_shape_incomplete_and_partial():
         mx.sym.var("w", shape=(5, 7)).__add__(fc).infer_shape(a=(2, 4, 3))
 
 
-def test_no_executors():
-    with pytest.raises(MXNetError):
-        mx.sym.var("x").simple_bind(mx.cpu(), x=(2,))
-    with pytest.raises(MXNetError):
+def test_bind_a_variable():
+    # (executors are tested in tests/test_executor.py)
+    exe = mx.sym.var("x").simple_bind(mx.cpu(), x=(2,))
+    np.testing.assert_array_equal(exe.forward(x=mx.nd.array([1, 2]))[0].asnumpy(), [1, 2])
+    with pytest.raises(ValueError, match="key `x` is missing"):
         mx.sym.var("x").bind(mx.cpu(), {})
 
 

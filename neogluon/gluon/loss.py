@@ -417,11 +417,12 @@ class CTCLoss(Loss):
             pred = F.swapaxes(pred, 0, 1)
         if self._batch_axis == 1:
             label = F.swapaxes(label, 0, 1)
-        if pred.ndim != 3 or label.ndim != 2 or label.shape[0] != pred.shape[1]:
+        if isinstance(pred, NDArray) and (pred.ndim != 3 or label.ndim != 2 or
+                                   label.shape[0] != pred.shape[1]):
             raise MXNetError(f"CTCLoss: pred must be 3-D and label 2-D with the same batch "
                              f"size; got pred {pred.shape} (as TNC) and label {label.shape} "
                              "(as NT)")
-        if label.shape[1] > pred.shape[0]:
+        if isinstance(pred, NDArray) and label.shape[1] > pred.shape[0]:
             raise MXNetError(f"CTCLoss: The max number of labels cannot exceed the maximum "
                              f"sequence length of the data ({label.shape[1]} label positions "
                              f"vs. {pred.shape[0]} time steps).")

@@ -117,6 +117,21 @@ def _sample_unique_zipfian(range_max, shape=(1,), ctx=None, out=None, name=None)
     return res
 
 
+def _identity_with_attr_like_rhs(lhs, rhs, out=None, name=None):
+    """``lhs`` unchanged; ``rhs`` must have its shape (symbolic graphs use the operator to tie
+    one array's shape to another's during shape inference). Gradients reach ``lhs`` only.
+
+    Parameters
+    ----------
+    lhs, rhs : NDArray
+    """
+    if tuple(lhs.shape) != tuple(rhs.shape):
+        raise MXNetError(f"_identity_with_attr_like_rhs: lhs has shape {tuple(lhs.shape)}, rhs "
+                         f"{tuple(rhs.shape)}; they must be equal")
+    from .. import ndarray as _nd   # (the package imports this module)
+    return _assign_out(_nd.identity(lhs), out)
+
+
 # MXNet's internal names of the same-shape elementwise operators (GluonNLP's LSTMPCellWithClip
 # calls F._internal._plus and _mul).
 _ELEMWISE = {"_plus": "elemwise_add", "_Plus": "elemwise_add", "_grad_add": "elemwise_add",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import math
 import os
 import weakref
 
@@ -27,7 +28,8 @@ import numpy as np
 import torch
 
 from .. import _fileio
-from ..base import MXNET_API_VERSION_INT, MXNetError
+from .. import util as _util
+from ..base import MXNET_API_VERSION_INT, MXNetError, NotImplementedForSymbol
 from ..context import Context, cpu, current_context
 from .. import ndarray as _nd
 from ..ndarray.ndarray import NDArray, _new
@@ -35,6 +37,7 @@ from ..name import NameManager
 from ..attribute import AttrScope
 from . import _import_ops  # noqa: F401  (registers the nd operators imported graphs need)
 from . import _shape_rules
+from . import _partial_shapes
 from ..ndarray import quantization as _quant
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
@@ -115,6 +118,13 @@ def _num_outputs(op, attrs):
         if sec:
             return int(sec)
         return len(tuple(ind)) + (0 if tuple(ind) and tuple(ind)[0] == 0 else 1) if ind else 1
+    if op == "split_v2":   # (mx.sym.split_v2's record: nd.split_v2's own arguments)
+        ios = attrs.get("indices_or_sections")
+        if isinstance(ios, int) and not isinstance(ios, bool):
+            return ios
+        if isinstance(ios, (tuple, list)):
+            return len(ios) + 1
+        return 1
     if op in ("topk",) and attrs.get("ret_typ") == "both":
         return 2
     if op == "moments":
@@ -326,7 +336,10 @@ class Symbol:
         return id(self)
 
     def __bool__(self):
-        return True
+        # A symbol has no value to test (MXNet raises too); `if sym is not None` is meant.
+        raise NotImplementedForSymbol(self.__bool__, "bool")
+
+    __nonzero__ = __bool__
 
     def __getitem__(self, index):
         outs = self.list_outputs()
@@ -366,7 +379,8 @@ class Symbol:
         res = []
         for node, i in self._outputs:
             vis = _visible(node)
-            res.append(vis[i] if i < len(vis) else f"{node.name}_output{i}")
+            out = vis[i] if i < len(vis) else f"{node.name}_output{i}"
+            res.append(out[1:] if node.name == "" and not node.is_var else out)
         return res
 
     def list_arguments(self):
@@ -533,16 +547,18 @@ class Symbol:
         return self._bin(o, "_lesser_equal", "_lesser_equal_scalar", "_lesserequal")
 
     def __iadd__(self, o):
-        raise NotImplementedForSymbolError("__iadd__")
+        raise NotImplementedForSymbol(self.__iadd__, "+=", o, 1)
 
     def __isub__(self, o):
-        raise NotImplementedForSymbolError("__isub__")
+        raise NotImplementedForSymbol(self.__isub__, "-=", o)
 
     def __imul__(self, o):
-        raise NotImplementedForSymbolError("__imul__")
+        raise NotImplementedForSymbol(self.__imul__, "*=", o)
 
     def __itruediv__(self, o):
-        raise NotImplementedForSymbolError("__itruediv__")
+        raise NotImplementedForSymbol(self.__itruediv__, "/=", o)
+
+    __idiv__ = __itruediv__
 
     # -- fluent methods: x.sum(), x.reshape(...), ... --------------------------------------
     def __getattr__(self, name):
@@ -585,11 +601,33 @@ class Symbol:
         return self._infer_shape(args, kwargs, partial=True)
 
     def _infer_shape(self, args, kwargs, partial):
-        plan = _plan(self)
         shapes = _named_args(self, args, kwargs, "infer_shape")
         for k, v in shapes.items():
             if v is not None and not isinstance(v, (tuple, list)):
                 raise TypeError(f"infer_shape: the shape of {k!r} must be a tuple, got {v!r}")
+        if not _util.is_np_shape():
+            return self._infer_legacy_shapes(shapes, partial)
+        # NumPy shape semantics: -1 marks an unknown dimension and None an unknown shape.
+        # Inference works with MXNet's legacy marks (0 and ()); a partial result is written
+        # back with -1 when some given dimension was -1 (so a zero size given without any -1
+        # stays 0, while in a result that has both, the zero sizes read as unknown).
+        marks_unknown = any(v is not None and any(int(d) < 0 for d in v)
+                            for v in shapes.values())
+        shapes = {k: v if v is None else tuple(max(int(d), 0) for d in v)
+                  for k, v in shapes.items()}
+        res = self._infer_legacy_shapes(shapes, partial)
+        if not partial or res[0] is None:
+            return res
+
+        def np_shape(shape):
+            if not shape:
+                return None
+            return tuple(-1 if marks_unknown and d == 0 else d for d in shape)
+        return tuple([np_shape(x) for x in part] for part in res)
+
+    def _infer_legacy_shapes(self, shapes, partial):
+        """:meth:`_infer_shape` with MXNet's legacy shapes (0: unknown dimension)."""
+        plan = _plan(self)
         key = _shape_key(plan, "shape", partial, shapes)
         if key is not None:
             res = _cache_get(plan, key)
@@ -621,7 +659,7 @@ class Symbol:
             import warnings
             warnings.warn("Cannot decide shape for the following arguments (0s in shape "
                           f"means unknown dimensions). Consider providing them as input: "
-                          f"{unknown}", stacklevel=2)
+                          f"{unknown}", stacklevel=4)
             return None, None, None
         if key is not None:
             _cache_put(plan, key, (args_s, outs_s, aux_s))
@@ -719,7 +757,7 @@ class Symbol:
         graph = _Struct([("nodes", [_Struct(d.items()) for d in nodes]),
                          ("arg_nodes", arg_nodes), ("node_row_ptr", row_ptr),
                          ("heads", heads),
-                         ("attrs", {"mxnet_version": ["int", MXNET_API_VERSION_INT]})])
+                         ("attrs", _graph_attrs())])
         return _MXJSONWriter().dump(graph)
 
     def save(self, fname, remove_amp_cast=True):
@@ -742,19 +780,146 @@ class Symbol:
                 lines.append(f"Op:{n.op}, Name={n.name}\nInputs:\n\t{ins}")
         return "\n".join(lines)
 
-    # -- not provided ----------------------------------------------------------------------
-    def _no_executor(self, *args, **kwargs):
-        raise MXNetError("neogluon has no symbolic executors (bind, simple_bind): evaluate "
-                         "symbols with Symbol.eval or run them as a gluon.SymbolBlock")
+    # -- executors ---------------------------------------------------------------------------
+    # The executors run on the captured-graph machinery of hybridize (neogluon/gluon/
+    # _executor.py), a layer above this one: imported when first used, as MXNet's symbol
+    # module imports its executor.
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
+             group2ctx=None, shared_exec=None):
+        """Bind arrays to the arguments: an :class:`~neogluon.executor.Executor`.
 
-    bind = simple_bind = _bind = _simple_bind = _no_executor
+        Parameters
+        ----------
+        ctx : Context
+        args : list of NDArray or dict of str to NDArray
+            Every argument (``list_arguments()`` order for a list).
+        args_grad : list or dict of NDArray, optional
+            Gradient buffers; with a dict only the arguments named get gradients.
+        grad_req : {'write', 'add', 'null'}, list or dict, default 'write'
+        aux_states : list or dict of NDArray, optional
+            Every auxiliary state (required when the symbol has any).
+        group2ctx : dict of str to Context, optional
+            Where the nodes of each ``ctx_group`` attribute run.
+        shared_exec : Executor, optional
+            Accepted for MXNet compatibility (arrays are shared by passing them).
+        """
+        from ..gluon._executor import bind
+        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
+                    shared_buffer=None, **kwargs):
+        """Infer the shapes and dtypes of every array from the given input shapes, allocate
+        them (zeros) and bind: an :class:`~neogluon.executor.Executor`.
+
+        Parameters
+        ----------
+        ctx : Context
+        grad_req : {'write', 'add', 'null'}, list or dict, default 'write'
+        type_dict : dict of str to dtype, optional
+        stype_dict : dict of str to str, optional
+            Storage types ('default', 'row_sparse', 'csr') by argument name.
+        group2ctx : dict of str to Context, optional
+            Where the arrays and nodes of each ``ctx_group`` live.
+        shared_arg_names : list of str, optional
+            Arguments whose arrays (and gradient buffers) are taken from ``shared_exec``.
+        shared_exec : Executor, optional
+            Also shares its auxiliary states of the same names and shapes.
+        shared_buffer : dict of str to NDArray, optional
+            Arrays reused (or viewed, when smaller) for the other arguments by name; new
+            arrays are added to it.
+        **kwargs : tuple of int
+            Input shapes by name.
+        """
+        from ..gluon._executor import simple_bind
+        return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
+                           shared_arg_names, shared_exec, shared_buffer, **kwargs)
+
+    _bind = bind
+    _simple_bind = simple_bind
 
     def gradient(self, wrt):
         """Not provided: neogluon differentiates with autograd, not symbolically."""
         raise MXNetError("Symbol.gradient is not provided by neogluon; use autograd")
 
+    # -- composition ---------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        raise MXNetError("composing symbols by calling them is not provided by neogluon")
+        """A copy of this symbol with variables replaced by symbols (``net(fc3_data=x)``).
+
+        Parameters
+        ----------
+        *args : Symbol
+            Inputs of an atomic symbol (:meth:`_gen_atomic_symbol`), in order.
+        name : str, optional
+            New name of the node of the first output.
+        **kwargs : Symbol
+            Replacements of variables (arguments or auxiliary states), by name.
+        """
+        composed = Symbol(self._outputs)
+        composed._compose(*args, **kwargs)
+        return composed
+
+    def _compose(self, *args, **kwargs):
+        """:meth:`__call__` in place: this symbol becomes the composed one."""
+        name = kwargs.pop("name", None)
+        if args and kwargs:
+            raise TypeError("compose only accept input Symbols either as positional or "
+                            "keyword arguments, not both")
+        for value in list(args) + list(kwargs.values()):
+            if not isinstance(value, Symbol):
+                raise TypeError(f"Compose expect `Symbol` as arguments, got "
+                                f"{type(value).__name__}")
+        atomic = _atomic_node(self)
+        if atomic is not None:
+            self._outputs = _compose_atomic(atomic, args, kwargs, name)._outputs
+            return
+        if args:
+            raise MXNetError(f"compose: {len(args)} positional input(s) given; a symbol that "
+                             "is not atomic is composed with keyword arguments only (variable "
+                             f"name=Symbol), its variables being {self.list_inputs()}")
+        inputs = self.list_inputs()
+        unknown = [k for k in kwargs if k not in inputs]
+        if unknown:
+            raise MXNetError(f"compose: keyword argument(s) {unknown} name no variable of the "
+                             f"symbol; its variables are {inputs}")
+        for k, v in kwargs.items():
+            _entry(v, f"compose ({k})")   # one output each
+        # (the operator nodes are copies: the original symbol keeps its graph)
+        composed = _substitute(self, kwargs)
+        if name:
+            head = composed._outputs[0][0]
+            if head.is_var:   # (variables are shared with the original: renamed in a copy)
+                copy = _Node("null", name, dict(head.attrs))
+                composed = Symbol([(copy if n is head else n, i) for n, i in composed._outputs])
+            else:
+                head.name = name
+        self._outputs = composed._outputs
+
+    def _gen_atomic_symbol(self):
+        """The operator of this symbol's (first output's) node alone, with its attributes and
+        no inputs: a symbol to compose with inputs (``atomic(data, weight)``)."""
+        node = self._outputs[0][0]
+        if node.is_var:
+            raise MXNetError(f"_gen_atomic_symbol: {node.name!r} is a variable, not an "
+                             "operator")
+        atom = _Node.__new__(_Node)
+        for slot in _Node.__slots__:
+            setattr(atom, slot, getattr(node, slot))
+        atom.name = ""
+        atom.attrs = dict(node.attrs)
+        atom.extra = dict(node.extra)
+        atom.inputs = []
+        atom.input_names = None
+        return Symbol([(atom, i) for i in range(_n_visible(atom))])
+
+
+def _graph_attrs():
+    """The graph-level attributes MXNet writes: its version, and ``is_np_shape`` while NumPy
+    shape semantics is on (a file whose 0s are zero sizes, not unknown ones)."""
+    attrs = {"mxnet_version": ["int", MXNET_API_VERSION_INT]}
+    if _util.is_np_shape():
+        attrs["is_np_shape"] = ["int", 1]
+    return attrs
 
 
 class _Struct(list):
@@ -893,8 +1058,29 @@ def _without_amp_cast(sym):
     return Symbol([src(e) for e in sym._outputs])
 
 
-def NotImplementedForSymbolError(name):
-    return MXNetError(f"Symbol does not support in-place operator {name}")
+def _atomic_node(sym):
+    """The node of an atomic symbol (an operator node without inputs, as
+    :meth:`Symbol._gen_atomic_symbol` makes), else None."""
+    nodes = {id(n) for n, _ in sym._outputs}
+    node = sym._outputs[0][0]
+    if len(nodes) != 1 or node.is_var or node.inputs:
+        return None
+    meta = _OPS.get(node.op, {})
+    return node if meta.get("inputs") or meta.get("variadic") else None
+
+
+def _compose_atomic(node, args, kwargs, name):
+    """The operator of an atomic node called on ``args``/``kwargs`` (missing inputs become
+    variables, as when the operator is called)."""
+    attrs = dict(node.attrs)
+    num_args = _OPS.get(node.op, {}).get("num_args")
+    if num_args and args:
+        attrs.pop(num_args, None)    # (counted again from the inputs given)
+    path = node.path or _nd_path(node.op)
+    fn = _op_function(path)
+    return fn(*args, name=name or node.name or None, attr=dict(node.extra), **attrs,
+              **kwargs)
+
 
 
 _NOT_OPS = {"shape", "dtype", "context", "ctx", "stype", "size", "ndim", "handle", "grad",
@@ -1005,6 +1191,8 @@ Variable = var
 
 def Group(symbols):
     """One symbol holding the outputs of several symbols, in order."""
+    if isinstance(symbols, Symbol):   # a symbol of several outputs: each of them
+        symbols = list(symbols)
     if not symbols or any(not isinstance(s, Symbol) for s in symbols):
         raise TypeError("Expected a list of symbols as input")
     outs = []
@@ -1090,6 +1278,8 @@ def _make_node(op, inputs, attrs, hint=None, name=None, path=None, input_names=N
 
 def _canonical(path):
     """The MXNet operator name recorded for the nd function at ``path``."""
+    if path.startswith("_internal."):   # MXNet's internal operators keep their own names
+        return _canonical(path[len("_internal."):])
     if "." in path:
         ns, fname = path.rsplit(".", 1)
         for cand in (f"_{ns}_{fname}", f"{ns}_{fname}"):
@@ -1266,7 +1456,22 @@ _NOT_OP_FUNCS = {"array", "empty", "load", "save", "load_frombuffer", "save_tobu
                  "from_numpy", "from_torch", "to_torch", "from_dlpack", "to_dlpack_for_read",
                  "to_dlpack_for_write", "waitall", "NDArray", "infer_reshape", "zeros", "ones",
                  "full", "arange", "eye", "linspace", "empty"}
-_FUNC_CACHE = {}
+_FUNC_CACHE = {"contrib.rand_zipfian": None}   # (filled below: Python-level functions)
+
+
+def _sym_rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
+    """Symbolic ``contrib.rand_zipfian``: as MXNet's, a composition of operators returning
+    three symbols (sampled classes, expected counts of the true and of the sampled
+    classes), where the nd function returns three arrays."""
+    log_range = math.log(range_max + 1)
+    draw = _op_function("random.uniform")(low=0, high=log_range, shape=(num_sampled,),
+                                           dtype="float64")
+    sampled = (draw.exp() - 1).astype("int64") % range_max
+
+    def expected(classes):
+        c = classes.astype("float64")
+        return ((c + 2.0) / (c + 1.0)).log() / log_range * num_sampled
+    return sampled, expected(true_classes), expected(sampled)
 
 
 def _op_function(path):
@@ -1667,7 +1872,7 @@ def _nd_path(op):
         for c in list(cands):
             if c.startswith(prefix):
                 cands.append(f"{ns}.{c[len(prefix):]}")
-    if op.startswith("_sg_"):   # fused (subgraph) operators live in nd._internal
+    if op.startswith("_"):   # fused (subgraph) and other internal operators: nd._internal
         cands.append(f"_internal.{op}")
     for c in cands:
         t = _resolve_path(_nd, c)
@@ -1728,11 +1933,15 @@ def _as_list(out):
     return [out]
 
 
-def _evaluate(symbol, args, F=None, ctx=None):
+def _evaluate(symbol, args, F=None, ctx=None, placement=None, observer=None, prepare=None):
     """Evaluate ``symbol`` with ``{variable name: NDArray}``; a list, one array per output.
 
     ``F`` is the namespace operators are taken from (``nd``, or the tracer's proxy while a
-    hybridized parent block captures its forward pass).
+    hybridized parent block captures its forward pass). Executors pass two more hooks:
+    ``placement(node)`` gives the Context an operator node runs on (its inputs are copied
+    there; None: where they are), and ``observer(node, inputs, outputs)`` sees every operator
+    node's arrays after it ran (the monitor callback); ``prepare(node, inputs)`` may replace
+    a node's input list before it runs (the monitor's per-node gradient taps).
     """
     F = _nd if F is None else F
     if ctx is None:
@@ -1762,7 +1971,20 @@ def _evaluate(symbol, args, F=None, ctx=None):
                 raise MXNetError(f"node {node.name!r} reads output {i} of {src.name!r}, which "
                                  f"has {len(outs)}")
             vals.append(outs[i])
+        if prepare is not None:
+            vals = prepare(node, vals)
+        if placement is not None:
+            where = placement(node)
+            if where is not None:
+                vals = [v.as_in_context(where) if isinstance(v, NDArray) else v for v in vals]
+                with where:
+                    env[id(node)] = _as_list(_call_node(node, vals, F, where))
+                if observer is not None:
+                    observer(node, vals, env[id(node)])
+                continue
         env[id(node)] = _as_list(_call_node(node, vals, F, ctx))
+        if observer is not None:
+            observer(node, vals, env[id(node)])
     res = []
     for node, i in symbol._outputs:
         outs = env[id(node)]
@@ -1918,19 +2140,46 @@ _RULES = {"_sg_mkldnn_conv": lambda a, s: _quant.sg_param_shapes("_sg_mkldnn_con
           "RNN": _rule_rnn, "UpSampling": _rule_upsampling, "FullyConnected": _rule_fc, "Convolution": _rule_conv,
           "Deconvolution": lambda a, s: _rule_conv(a, s, True), "BatchNorm": _rule_bn,
           "_contrib_SyncBatchNorm": _rule_bn, "LayerNorm": _rule_ln, "InstanceNorm": _rule_in,
-          "GroupNorm": _rule_gn, "Embedding": _rule_emb, "LeakyReLU": _rule_prelu,
+          "GroupNorm": _rule_gn, "Embedding": _rule_emb, "_contrib_SparseEmbedding": _rule_emb, "LeakyReLU": _rule_prelu,
           "Convolution_v1": _rule_conv, "BatchNorm_v1": _rule_bn,
           "IdentityAttachKLSparseReg": lambda a, s: {"moving_avg": (s.get("data")[-1],)},
-          "LinearRegressionOutput": lambda a, s: {"label": s.get("data")},
-          "LogisticRegressionOutput": lambda a, s: {"label": s.get("data")},
-          "MAERegressionOutput": lambda a, s: {"label": s.get("data")},
-          "SVMOutput": lambda a, s: {"label": tuple(s.get("data"))[:-1]}}
+          "LinearRegressionOutput": lambda a, s: _regression_label_shape(s),
+          "LogisticRegressionOutput": lambda a, s: _regression_label_shape(s),
+          "MAERegressionOutput": lambda a, s: _regression_label_shape(s),
+          "SVMOutput": lambda a, s: {"label": tuple(s.get("data"))[:-1]},
+          "SoftmaxOutput": lambda a, s: {"label": _softmax_label_shape(a, s.get("data"))}}
+
+
+def _regression_label_shape(s):
+    """The *RegressionOutput label, as MXNet: any given shape with the data's first axis and
+    size ((N,) for (N, 1) data); an unknown one is (N,) for (N, 1) data, else the data's."""
+    d = tuple(s.get("data"))
+    lab = s.get("label")
+    if lab is not None and len(lab):
+        lab = tuple(lab)
+        if _full_shape(lab) and _full_shape(d) and lab[0] == d[0] and _prod(lab) == _prod(d):
+            return {}
+        return {"label": d}
+    if len(d) == 2 and d[1] == 1:
+        return {"label": (d[0],)}
+    return {"label": d}
+
+
+def _softmax_label_shape(a, d):
+    """SoftmaxOutput's label: the data shape without its last axis, or, with
+    ``multi_output``, (batch, product of the axes after the class axis)."""
+    d = tuple(d)
+    if _truthy(a.get("multi_output", False)):
+        return (d[0], _prod(d[2:]) if len(d) > 2 else 1)
+    return d[:-1]
 _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_power",
                "_maximum", "_minimum", "_mod", "_hypot", "_equal", "_not_equal", "_greater",
                "_greater_equal", "_lesser", "_lesser_equal", "add_n", "ElementWiseSum",
-               "_grad_add", "where"}
+               "_grad_add", "_identity_with_attr_like_rhs"}
 # Operators whose first output has the shape of their first input.
-_UNARY_SAME = {"Activation", "relu", "sigmoid", "tanh", "softsign", "Dropout", "BlockGrad",
+_UNARY_SAME = {"SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOutput",
+               "MAERegressionOutput", "SVMOutput",
+               "Activation", "relu", "sigmoid", "tanh", "softsign", "Dropout", "BlockGrad",
                "_copy", "negative", "exp", "log", "sqrt", "square", "abs", "clip", "Cast",
                "softmax", "log_softmax", "softmin", "LeakyReLU", "zeros_like", "ones_like",
                "BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm", "L2Normalization", "erf",
@@ -1943,6 +2192,20 @@ _UNARY_SAME = {"Activation", "relu", "sigmoid", "tanh", "softsign", "Dropout", "
                "_lesser_scalar", "_lesser_equal_scalar", "SequenceMask", "cos", "sin", "gelu",
                "amp_cast"}
 _CREATION = {"_zeros", "_ones", "_full"}
+
+
+def _sourceless(node):
+    """An operator with no inputs besides the creation ones (samplers, ``arange``, ``eye``):
+    its output shape is what running it gives, when its ``shape`` attribute (if any) is
+    fully known."""
+    if node.inputs or node.is_var or node.op in _CREATION:
+        return False
+    shp = node.attrs.get("shape")
+    if shp is None:
+        return True
+    shp = _parse_attr(shp)
+    shp = (shp,) if isinstance(shp, int) else tuple(shp)
+    return _full_shape(shp) is not None
 
 
 def _full_shape(shape):
@@ -2100,6 +2363,7 @@ class _Inference:
         self.partial = {}
         self.done = set()
         self.live = {}      # nd path -> still its original function (_shape_rules.outputs)
+        self.probed = {}    # node id -> the input shapes its outputs were last probed with
         self.rules = _shape_rules.rules_active()
 
     def run(self):
@@ -2108,8 +2372,14 @@ class _Inference:
             self._var(node)
         ops = plan.ops
         if self.types_only:
-            for node in ops:
-                self._types(node)
+            # Types flow both ways (an output's known type reaches the inputs that share it)
+            # until nothing changes; what nothing determines stays unknown (None).
+            for _ in range(len(ops) + 2):
+                changed = False
+                for node in ops:
+                    changed |= self._types(node)
+                if not changed:
+                    break
             return self
         for node in ops:
             if node.op in _CREATION:
@@ -2142,10 +2412,9 @@ class _Inference:
         given = self.given_shapes.get(node.name)
         if given is not None:
             given = tuple(int(d) for d in given)
-            if decl is not None and len(decl) == len(given) and \
-                    any(a and b and a != b for a, b in zip(decl, given)):
-                raise MXNetError(f"infer_shape: shape inconsistent for {node.name!r}: declared "
-                                 f"{decl}, provided {given}")
+        # As MXNet: a fully known given shape wins over the declared one (var(shape=...)); a
+        # given shape with unknown (0) dimensions gives way to a declared one.
+        if given is not None and (decl is None or _full_shape(given) is not None):
             shape = given
         else:
             shape = decl
@@ -2212,12 +2481,6 @@ class _Inference:
                     changed |= self._unify(b, self.shape[a], node.name)
         elif node.op == "FullyConnected" and keys:
             changed |= self._fc(node, keys[0], out0)
-        elif node.op == "Convolution" and keys:
-            # MXNet's Convolution gives its data the output's batch size (the legacy
-            # ConvRNN cells' zeros((0, C, H, W)) begin states feed only a convolution)
-            d, o = self.shape.get(keys[0]), self.shape.get(out0)
-            if d is not None and o is not None and len(d) == len(o) and o[0] and not d[0]:
-                changed |= self._unify(keys[0], (o[0],) + (0,) * (len(d) - 1), node.name)
         elif node.op == "Custom" and keys:
             changed |= self._custom(node, keys)
         elif node.op in ("_gluon_rnn", "RNN") and keys:
@@ -2235,8 +2498,15 @@ class _Inference:
                         changed |= self._unify(k, (0, d[1], 0), node.name)
         ins = [self.shape.get(k) for k in keys]
         full = [_full_shape(x) for x in ins]
+        if keys and any(f is None for f in full):
+            # Some input dimensions unknown: what the operator infers from partial shapes
+            # (a Convolution's data from its output, SliceChannel/Concat both ways...)
+            changed |= self._partial(node, ps, keys)
+            ins = [self.shape.get(k) for k in keys]
+            full = [_full_shape(x) for x in ins]
         if all(f is not None for f in full) and (keys or (
-                node.op in _CREATION and _full_shape(self.shape.get(out0)))):
+                node.op in _CREATION and _full_shape(self.shape.get(out0))) or
+                _sourceless(node)):
             types = [self.dtype.get(k) for k in keys]
             first = next((t for t in types if t is not None), None)
             if node.op in _QUANT_OPS:
@@ -2254,6 +2524,61 @@ class _Inference:
                     self.dtype[(id(node), i)] = dt
                 changed = True
         return changed
+
+    def _partial(self, node, ps, keys):
+        """Apply the operator's partial-shape rule (_partial_shapes.explicit) or, for the
+        operators it lists, probe its output shapes; True when a shape was refined."""
+        ins = [self.shape.get(k) for k in keys]
+        out_keys = [(id(node), i) for i in range(_n_types_out(node))]
+        outs = [self.shape.get(k) for k in out_keys]
+        new_ins, new_outs = _partial_shapes.explicit(node.op, node.attrs, ins, outs)
+        changed = False
+        if new_ins is not None or new_outs is not None:
+            for k, shp, (src, _) in zip(keys, new_ins or [], node.inputs):
+                if shp is not None:
+                    changed |= self._unify(k, shp, src.name)
+            for k, shp in zip(out_keys, new_outs or []):
+                if shp is not None:
+                    changed |= self._unify(k, shp, node.name)
+            return changed
+        if not _partial_shapes.is_probe_op(node.op) or any(s is None for s in ins):
+            return False
+        if self.probed.get(id(node)) == ins:
+            return False
+        self.probed[id(node)] = ins
+        types = [self.dtype.get(k) or "float32" for k in keys]
+        results = []
+        for size in _partial_shapes.PROBE_SIZES:
+            res = self._probe(node, ps, _partial_shapes.probe_inputs(ins, size), types)
+            if res is None:
+                return False
+            results.append(res)
+        for k, shp in zip(out_keys, _partial_shapes.probe_result(*results)):
+            if shp is not None and any(shp):
+                try:
+                    changed |= self._unify(k, shp, node.name)
+                except MXNetError:
+                    pass   # (a probe only adds what agrees; the full inference reports)
+        return changed
+
+    def _probe(self, node, ps, shapes, types):
+        """Output shapes of ``node`` for these input shapes, by its shape rule or on meta
+        tensors only (the sizes are made up: nothing is allocated); None when it fails."""
+        try:
+            if self.rules:
+                spec = ps.spec
+                if spec is _UNPREPARED:
+                    spec = ps.spec = _shape_rules.prepare(node, len(shapes))
+                if spec is not None:
+                    res = _shape_rules.outputs(spec, shapes, types, self.live)
+                    if res is not None:
+                        return [shp for shp, _ in res]
+            vals = [_new(torch.zeros(s, dtype=_torch_dtype(t), device="meta"), cpu())
+                    for s, t in zip(shapes, types)]
+            with torch.no_grad():
+                return [tuple(o.shape) for o in _as_list(_call_node(node, vals, _nd, cpu()))]
+        except Exception:  # noqa: BLE001 - a probe that fails teaches nothing
+            return None
 
     def _outputs(self, node, ps, shapes, types):
         """``[(shape, dtype)]`` of ``node``'s outputs from its inputs' full shapes and types:
@@ -2311,19 +2636,42 @@ class _Inference:
         return changed
 
     def _types(self, node):
-        in_types = [self.dtype.get((id(s), i)) for s, i in node.inputs]
+        """Apply ``node``'s type rule (:func:`_type_rule`) once; True when a type was set."""
+        in_keys = [(id(s), i) for s, i in node.inputs]
         if node.op in _QUANT_OPS:
-            return self._quant_types(node, in_types)
-        first = next((t for t in in_types if t is not None), None)
-        for j, (src, i) in enumerate(node.inputs):
-            if in_types[j] is None and src.is_var:
-                self.dtype[(id(src), 0)] = first or "float32"
-        dt = node.attrs.get("dtype")
-        out_t = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else first
-        if out_t is None and not node.inputs:
-            out_t = "float32"
-        for i in range(node.nout):
-            self.dtype[(id(node), i)] = out_t
+            in_types = [self.dtype.get(k) for k in in_keys]
+            before = [self.dtype.get((id(node), i)) for i in range(node.nout)] + in_types
+            self._quant_types(node, in_types)
+            after = [self.dtype.get((id(node), i)) for i in range(node.nout)] + \
+                [self.dtype.get(k) for k in in_keys]
+            return before != after
+        keys = {"in": in_keys, "out": [(id(node), i) for i in range(_n_types_out(node))]}
+
+        def key(ref):
+            part, j = ref
+            return keys[part][j] if j < len(keys[part]) else None
+        dtype = self.dtype
+        changed = False
+
+        def put(ref, t):
+            nonlocal changed
+            k = key(ref)
+            if k is not None and t is not None and dtype.get(k) is None:
+                dtype[k] = t
+                changed = True
+        groups, fixed, follow = _type_rule(node, [dtype.get(k) for k in in_keys])
+        for ref, t in fixed:
+            put(ref, t)
+        for group in groups:
+            known = next((dtype.get(key(r)) for r in group if dtype.get(key(r)) is not None),
+                         None)
+            if known is not None:
+                for r in group:
+                    put(r, known)
+        for dst, src in follow:
+            src_key = key(src)
+            put(dst, dtype.get(src_key) if src_key is not None else None)
+        return changed
 
     def _quant_types(self, node, in_types):
         for j, (src, i) in enumerate(node.inputs):   # parameters and ranges are float32
@@ -2347,17 +2695,107 @@ class _Inference:
             self.dtype[(id(node), i)] = outs[i] if i < len(outs) else "float32"
 
     def _run(self, node, shapes, types):
-        for device in ("meta", "cpu"):
-            vals = [_new(torch.zeros(s, dtype=_torch_dtype(t), device=device), cpu())
+        # meta tensors first (no data touched); some ops refuse them, and some refuse zeros
+        # (a multinomial's probabilities): then real zeros, then ones
+        for device, fill in (("meta", 0), ("cpu", 0), ("cpu", 1)):
+            vals = [_new(torch.full(s, fill, dtype=_torch_dtype(t), device=device), cpu())
                     for s, t in zip(shapes, types)]
             try:
                 with torch.no_grad():
                     return _as_list(_call_node(node, vals, _nd, cpu()))
             except Exception as err:  # noqa: BLE001 - meta tensors refuse some ops
-                if device == "cpu":
+                if fill == 1:
                     raise MXNetError(f"infer_shape: operator {node.op!r} (node {node.name!r}) "
                                      f"failed with input shapes {shapes}: {err}") from None
         return None
+
+
+# Inputs a node's type does not constrain (indices, conditions, shape donors), by operator;
+# the others share one type with the outputs.
+_TYPE_FREE_INPUTS = {"take": (1,), "pick": (1,), "batch_take": (1,), "gather_nd": (1,),
+                     "scatter_nd": (1,), "one_hot": (0,), "where": (0,),
+                     "reshape_like": (1,), "slice_like": (1,), "broadcast_like": (1,),
+                     "CTCLoss": (1, 2, 3), "shape_array": (0,), "size_array": (0,),
+                     "_contrib_index_copy": (1,), "_contrib_boolean_mask": (1,),
+                     "_contrib_index_array": (0,), "Cast": (0,), "amp_cast": (0,),
+                     "Embedding": (0,), "_contrib_SparseEmbedding": (0,)}
+# Inputs that take the data's type when nothing else gives them one (labels, lengths),
+# without giving theirs to the data.
+_TYPE_FOLLOW_INPUTS = {"SoftmaxOutput": (1,), "LinearRegressionOutput": (1,),
+                       "LogisticRegressionOutput": (1,), "MAERegressionOutput": (1,),
+                       "SVMOutput": (1,), "softmax_cross_entropy": (1,),
+                       "SequenceMask": (1,), "SequenceLast": (1,), "SequenceReverse": (1,)}
+# Output types of operators whose dtype argument sets them, when it is left out.
+_TYPE_DEFAULT_OUT = {"one_hot": "float32", "argsort": "float32", "Embedding": "float32",
+                     "_contrib_SparseEmbedding": "float32",
+                     "shape_array": "int64", "size_array": "int64",
+                     "_contrib_index_array": "int64", "_random_randint": "int32",
+                     "_random_multinomial": "int32", "_sample_multinomial": "int32"}
+_BN_OPS = ("BatchNorm", "BatchNorm_v1", "_contrib_SyncBatchNorm", "_contrib_BatchNormWithReLU")
+
+
+def _n_types_out(node):
+    """Outputs of ``node`` that inference types: its visible ones (BatchNorm's mean and
+    variance with ``output_mean_var``) or all it computes."""
+    return max(node.nout, _n_visible(node))
+
+
+def _type_rule(node, in_types):
+    """How ``node``'s input and output types relate, as MXNet's type inference has them:
+    ``(groups, fixed, follow)`` over references ``('in', j)`` / ``('out', i)``: each group
+    shares one type, ``fixed`` lists ``(reference, type)``, ``follow`` lists
+    ``(reference, source)`` (the reference takes the source's type when it has none)."""
+    op, attrs = node.op, node.attrs
+    n_in, n_out = len(node.inputs), _n_types_out(node)
+    outs = [("out", i) for i in range(n_out)]
+    dt = attrs.get("dtype")
+    dt = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else None
+    if op in _BN_OPS:
+        # float16 data keeps float32 parameters and statistics (MXNet's BatchNorm)
+        fixed = []
+        data_t = in_types[0] if in_types else None
+        if data_t is not None:
+            param_t = "float32" if data_t in ("float16", "bfloat16") else data_t
+            fixed = [(("in", j), param_t) for j in range(1, n_in)] + \
+                [(o, param_t) for o in outs[1:]]
+        return [[("in", 0), ("out", 0)]], fixed, []
+    if op == "topk":
+        ret = str(attrs.get("ret_typ", "indices"))
+        index_t = dt or "float32"
+        if ret == "indices":
+            return [], [(("out", 0), index_t)], []
+        if ret == "both":
+            return [[("in", 0), ("out", 0)]], [(("out", 1), index_t)], []
+        return [[("in", 0)] + outs], [], []
+    if op == "amp_multicast":
+        if in_types and all(t is not None for t in in_types):
+            narrow = _truthy(attrs.get("cast_narrow", False))
+            floats = [t for t in in_types if t.startswith(("float", "bfloat"))] or in_types
+            pick = (min if narrow else max)(floats, key=lambda t: np.dtype(
+                t if t != "bfloat16" else "float16").itemsize)
+            return [], [(o, pick) for o in outs], []
+        return [], [], []
+    free = _TYPE_FREE_INPUTS.get(op, ())
+    follow_pos = _TYPE_FOLLOW_INPUTS.get(op, ())
+    if op == "RNN" and _truthy(attrs.get("use_sequence_length", False)):
+        follow_pos = (n_in - 1,)
+    shared = [("in", j) for j in range(n_in) if j not in free and j not in follow_pos]
+    follow = [(("in", j), ("in", 0)) for j in follow_pos]
+    out_t = dt or _TYPE_DEFAULT_OUT.get(op)
+    if out_t is None and op.startswith(("_random_", "_sample_")) and \
+            not op.endswith("_like") and op != "_random_shuffle":
+        out_t = "float32"   # samplers: float32 unless dtype says otherwise
+    if out_t is None and not node.inputs:
+        out_t = "float32"   # creation operators
+    if op in ("Embedding", "_contrib_SparseEmbedding"):   # the weight has the output's type
+        if dt is None and len(in_types) > 1 and in_types[1] is not None:
+            return [[("in", 1)] + outs], [], []
+        return [[("in", 1)] + outs], [(o, out_t) for o in outs], []
+    if op == "batch_take":   # indices are int32 unless given
+        return [shared + outs], [(("in", 1), "int32")], follow
+    if out_t is not None:
+        return [shared], [(o, out_t) for o in outs], follow
+    return [shared + outs], [], follow
 
 
 def _torch_dtype(name):
@@ -2428,3 +2866,7 @@ class CachedOp:
                 o[:] = r
             return out
         return res[0] if len(res) == 1 else res
+
+
+# Symbolic functions MXNet writes in Python over other operators (not one graph node).
+_FUNC_CACHE["contrib.rand_zipfian"] = _sym_rand_zipfian
