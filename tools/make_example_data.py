@@ -160,8 +160,9 @@ def _colour_images(scans, count, rng):
 
 
 def _write_rec(rec_path, images, labels, lst_path=None):
-    """An indexed RecordIO file (``.rec`` + ``.idx``) of PNG-encoded images, MXNet's im2rec
-    layout (header: flag 0, the label, the record's id), and optionally im2rec's ``.lst``."""
+    """An indexed RecordIO file (``.rec`` + ``.idx``) of JPEG-encoded images (quality 95:
+    im2rec's default, as in MXNet's own CIFAR-10 .rec files), im2rec's layout (header: flag
+    0, the label, the record's id), and optionally im2rec's ``.lst``."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from neogluon import recordio
     idx_path = os.path.splitext(rec_path)[0] + ".idx"
@@ -169,12 +170,12 @@ def _write_rec(rec_path, images, labels, lst_path=None):
     writer = recordio.MXIndexedRecordIO(tmp_idx, tmp_rec, "w")
     for i, (img, label) in enumerate(zip(images, labels)):
         header = recordio.IRHeader(0, float(label), i, 0)
-        writer.write_idx(i, recordio.pack_img(header, img, quality=3, img_fmt=".png"))
+        writer.write_idx(i, recordio.pack_img(header, img, quality=95, img_fmt=".jpg"))
     writer.close()
     os.replace(tmp_idx, idx_path)
     os.replace(tmp_rec, rec_path)
     if lst_path:
-        lines = "".join(f"{i}\t{float(label):f}\t{i:05d}.png\n" for i, label in enumerate(labels))
+        lines = "".join(f"{i}\t{float(label):f}\t{i:05d}.jpg\n" for i, label in enumerate(labels))
         _write_file(lst_path, lines.encode())
 
 
@@ -186,10 +187,21 @@ def make_cifar(data_dir, n_train, n_test, seed):
     for split, src, count in (("train", train_src, n_train), ("test", test_src, n_test)):
         images, choice = _colour_images(scans[src], count, rng)
         lab = labels[src][choice]
-        example_name = "cifar10_train.rec" if split == "train" else "cifar10_val.rec"
-        _write_rec(os.path.join(data_dir, example_name), images, lab)
-        _write_rec(os.path.join(data_dir, "cifar", f"{split}.rec"), images, lab,
-                   lst_path=os.path.join(data_dir, "cifar", f"{split}.lst"))
+        rec = os.path.join(data_dir, "cifar", f"{split}.rec")
+        _write_rec(rec, images, lab, lst_path=os.path.join(data_dir, "cifar", f"{split}.lst"))
+        example = os.path.join(data_dir, "cifar10_train" if split == "train" else "cifar10_val")
+        for ext in (".rec", ".idx"):
+            _link_or_copy(os.path.splitext(rec)[0] + ext, example + ext)
+
+
+def _link_or_copy(src, dst):
+    tmp = f"{dst}.part{os.getpid()}"
+    try:
+        os.link(src, tmp)
+    except OSError:
+        import shutil
+        shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
 
 
 # --------------------------------------------------------------------------------- text
