@@ -3,7 +3,8 @@
 ``mx.contrib.amp`` is :mod:`neogluon.amp`; ``mx.contrib.nd`` / ``mx.contrib.ndarray`` is
 :mod:`neogluon.ndarray.contrib` (the same module as ``mx.nd.contrib``); ``mx.contrib.io``
 has ``DataLoaderIter``; ``mx.contrib.text`` vocabularies and token embeddings;
-``mx.contrib.tensorboard`` a metrics callback writing TensorBoard events. Submodules load
+``mx.contrib.tensorboard`` a metrics callback writing TensorBoard events;
+``mx.contrib.svrg_optimization`` the SVRG module and optimizers. Submodules load
 on first use.
 """
 import importlib as _importlib
@@ -11,7 +12,7 @@ import importlib as _importlib
 # name -> the module (inside this package) that provides it
 _LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
          "io": ".io", "text": ".text", "onnx": ".onnx", "symbol": ".symbol", "sym": ".symbol",
-         "tensorboard": ".tensorboard"}
+         "tensorboard": ".tensorboard", "svrg_optimization": ".svrg_optimization"}
 
 
 def __getattr__(name):
