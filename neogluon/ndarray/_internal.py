@@ -148,3 +148,23 @@ def __getattr__(name):
                 return fn
     raise AttributeError(f"module 'neogluon.ndarray._internal' has no attribute {name!r}")
 
+
+
+def _square_sum(data, axis=None, keepdims=False, exclude=False, out=None, name=None):
+    """``sum(square(data), axis)``: MXNet's fused operator for row-sparse arrays (the
+    factorization-machine models use it on a row-sparse weight). A row-sparse input summed
+    over axis 1 with ``keepdims`` gives a row-sparse result, as in MXNet; the gradient
+    reaches the input's stored rows.
+
+    Parameters
+    ----------
+    data : NDArray
+    axis : int or tuple of int, optional
+    keepdims, exclude : bool
+    """
+    from .. import ndarray as _nd   # (the package imports this module)
+    res = _nd.sum(_nd.square(data), axis=axis, keepdims=keepdims, exclude=exclude)
+    if getattr(data, "stype", "default") == "row_sparse" and keepdims and \
+            axis in (1, (1,), -1) and data.ndim == 2:
+        res = res.tostype("row_sparse")
+    return _assign_out(res, out)

@@ -1335,6 +1335,9 @@ def _make_op(fn, path, args, kwargs):
     for k in _HIDDEN_KEYS:
         if k in kwargs:
             attr[f"__{k}__"] = str(kwargs.pop(k))
+    # keywords written __key__ (__layout__='TNC') are attributes of the node, as in MXNet
+    for k in [k for k in kwargs if k.startswith("__") and k.endswith("__")]:
+        attr[k] = str(kwargs.pop(k))
     sig = _signature(fn)
     if not sig:
         raise MXNetError(f"mx.sym.{path}: the operator's arguments cannot be inspected")
@@ -1555,8 +1558,10 @@ def _shape_tuple(shape):
 
 def _creation(op, hint, attrs, kwargs):
     name = kwargs.pop("name", None)
-    attr = kwargs.pop("attr", None)
+    attr = dict(kwargs.pop("attr", None) or {})
     kwargs.pop("ctx", None)
+    for k in [k for k in kwargs if k.startswith("__") and k.endswith("__")]:
+        attr.setdefault(k, kwargs.pop(k))   # (node attributes, as in MXNet)
     attrs.update(kwargs)
     if attrs.get("dtype") is None:
         attrs["dtype"] = "float32"
@@ -1997,7 +2002,7 @@ def _evaluate(symbol, args, F=None, ctx=None, placement=None, observer=None, pre
 def _creation_shapes(symbol, order, args):
     """Full shapes of creation nodes declared with unknown (0) dimensions, by inference from
     the arguments' shapes (MXNet's executors infer them the same way)."""
-    pending = [n for n in order if n.op in _CREATION and
+    pending = [n for n in order if (n.op in _CREATION or _unsized_sampler(n)) and
                _full_shape(_parse_attr(n.attrs.get("shape", ()))) is None]
     if not pending:
         return None
@@ -2192,6 +2197,16 @@ _UNARY_SAME = {"SoftmaxOutput", "LinearRegressionOutput", "LogisticRegressionOut
                "_lesser_scalar", "_lesser_equal_scalar", "SequenceMask", "cos", "sin", "gelu",
                "amp_cast"}
 _CREATION = {"_zeros", "_ones", "_full"}
+
+
+def _unsized_sampler(node):
+    """A sampler with no inputs whose ``shape`` is left unknown (``()`` or 0s): MXNet infers
+    its shape from where its output goes (``randn() + x``)."""
+    if node.inputs or not node.op.startswith(("_random_", "_sample_")):
+        return False
+    shp = _parse_attr(node.attrs.get("shape", "()"))
+    shp = (shp,) if isinstance(shp, int) else tuple(shp)
+    return _full_shape(shp) is None
 
 
 def _sourceless(node):
@@ -2868,5 +2883,18 @@ class CachedOp:
         return res[0] if len(res) == 1 else res
 
 
+def _sym_randn(*shape, **kwargs):
+    """Symbolic ``random.randn``: a ``_random_normal`` node of the positional ``shape``
+    (empty: inferred from where the output goes), as MXNet's; symbols passed as keywords
+    (``data=``) are not inputs of a sampler and are dropped, as MXNet drops them."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    loc = kwargs.pop("loc", 0.0)
+    scale = kwargs.pop("scale", 1.0)
+    kwargs = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    return _op_function("random.normal")(loc=loc, scale=scale, shape=tuple(shape), **kwargs)
+
+
 # Symbolic functions MXNet writes in Python over other operators (not one graph node).
 _FUNC_CACHE["contrib.rand_zipfian"] = _sym_rand_zipfian
+_FUNC_CACHE["random.randn"] = _sym_randn
