@@ -133,3 +133,14 @@ def test_ctx_group_reaches_every_node_of_a_stage():
                       "fc1": "stage1", "relu1": "stage1", "fc2_weight": "stage2",
                       "fc2_bias": "stage2", "fc2": "stage2", "softmax_label": "stage2",
                       "softmax": "stage2"}
+
+
+def test_dunder_keywords_of_an_operator_call_are_attributes():
+    # (MXNet's test_module.py builds Activation(..., __layout__='TNC'))
+    act = mx.sym.Activation(data=mx.sym.var("data"), act_type="relu", __layout__="TNC")
+    assert act.list_attr() == {"act_type": "relu", "__layout__": "TNC"}
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, __layout__="NC", name="fc",
+                               attr={"__layout__": "CN"})
+    assert fc.attr_dict()["fc_weight"] == {"num_hidden": "2", "__layout__": "CN"}
+    assert mx.sym.zeros((2, 3), __x__="1").list_attr()["__x__"] == "1"
+    assert act.eval(data=mx.nd.ones((2, 2)))[0].shape == (2, 2)
