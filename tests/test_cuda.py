@@ -431,3 +431,61 @@ def test_cuda_graph_of_a_block_with_an_output_that_does_not_need_gradients():
         loss.backward()
     assert any(isinstance(v.graphed, _cudagraph.Graphed) for v in _graph_variants(net))
     np.testing.assert_allclose(net.dense.bias.grad().asnumpy(), np.full(3, 4.0))
+
+
+# ------------------------------------------------------------------ executors and Module
+def _conv_bn_symbol():
+    data = mx.sym.var("data")
+    net = mx.sym.Convolution(data, num_filter=8, kernel=(3, 3), pad=(1, 1), no_bias=True,
+                             name="conv")
+    net = mx.sym.BatchNorm(net, fix_gamma=False, name="bn")
+    net = mx.sym.Activation(net, act_type="relu", name="relu")
+    net = mx.sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool")
+    net = mx.sym.FullyConnected(net, num_hidden=5, name="fc")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def _bound_run(ctx, steps=3):
+    """Three forward/backward steps of a bound conv/BN net: outputs, gradients, aux states."""
+    sym = _conv_bn_symbol()
+    exe = sym.simple_bind(ctx, data=(4, 3, 8, 8))
+    rng = np.random.RandomState(0)
+    for n, a in exe.arg_dict.items():
+        a[:] = rng.uniform(-0.5, 0.5, a.shape) if n != "softmax_label" else rng.randint(0, 5, 4)
+    exe.aux_dict["bn_moving_var"][:] = 1
+    for _ in range(steps):
+        exe.forward(is_train=True)
+        exe.backward()
+    res = {"out": exe.outputs[0].asnumpy()}
+    res.update({f"g_{k}": v.asnumpy() for k, v in exe.grad_dict.items()})
+    res.update({f"a_{k}": v.asnumpy() for k, v in exe.aux_dict.items()})
+    return res
+
+
+def test_executor_on_gpu_matches_cpu():
+    """A bound symbol on a GPU runs as CUDA graphs (static by nature) and gives the CPU's
+    outputs, gradients and BatchNorm statistics."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cpu, gpu = _bound_run(mx.cpu()), _bound_run(GPU)
+    for k in cpu:
+        np.testing.assert_allclose(gpu[k], cpu[k], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_module_fit_on_gpu_matches_cpu():
+    sym = _conv_bn_symbol()
+    rng = np.random.RandomState(1)
+    x = rng.uniform(-1, 1, (32, 3, 8, 8)).astype(np.float32)
+    y = rng.randint(0, 5, 32).astype(np.float32)
+    res = []
+    for ctx in (mx.cpu(), GPU):
+        it = mx.io.NDArrayIter(x, y, batch_size=8)
+        mod = mx.mod.Module(sym, context=ctx)
+        mx.random.seed(5)
+        mod.fit(it, num_epoch=2, optimizer="sgd",
+                optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+                initializer=mx.init.Xavier())
+        arg, aux = mod.get_params()
+        res.append({k: v.asnumpy() for k, v in list(arg.items()) + list(aux.items())})
+    for k in res[0]:
+        np.testing.assert_allclose(res[1][k], res[0][k], rtol=1e-3, atol=1e-4, err_msg=k)
