@@ -477,14 +477,18 @@ def test_module_fit_on_gpu_matches_cpu():
     rng = np.random.RandomState(1)
     x = rng.uniform(-1, 1, (32, 3, 8, 8)).astype(np.float32)
     y = rng.randint(0, 5, 32).astype(np.float32)
+    init = mx.mod.Module(sym)
+    init.bind([("data", (8, 3, 8, 8))], [("softmax_label", (8,))])
+    init.init_params(mx.init.Xavier())
+    arg0, aux0 = init.get_params()     # the same starting values on both devices
     res = []
     for ctx in (mx.cpu(), GPU):
         it = mx.io.NDArrayIter(x, y, batch_size=8)
         mod = mx.mod.Module(sym, context=ctx)
-        mx.random.seed(5)
         mod.fit(it, num_epoch=2, optimizer="sgd",
                 optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
-                initializer=mx.init.Xavier())
+                arg_params={k: v.copy() for k, v in arg0.items()},
+                aux_params={k: v.copy() for k, v in aux0.items()})
         arg, aux = mod.get_params()
         res.append({k: v.asnumpy() for k, v in list(arg.items()) + list(aux.items())})
     for k in res[0]:
