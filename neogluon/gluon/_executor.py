@@ -30,7 +30,7 @@ import torch
 
 from .. import autograd
 from ..base import MXNetError, MXNetValueError
-from ..context import Context, current_context
+from ..context import Context
 from ..ndarray.ndarray import NDArray, _new
 from ..symbol import symbol as _symmod
 from .block import HybridBlock

@@ -7,21 +7,9 @@ between Modules per bucket key; ``SequentialModule`` chains Modules; ``PythonMod
 """
 from .base_module import BaseModule
 from .module import Module
+from .bucketing_module import BucketingModule
+from .sequential_module import SequentialModule
+from .python_module import PythonModule, PythonLossModule
 
-__all__ = ["BaseModule", "Module"]
-
-try:  # the modules built on Module (added as they are written)
-    from .bucketing_module import BucketingModule
-    __all__.append("BucketingModule")
-except ImportError:  # pragma: no cover - during development only
-    pass
-try:
-    from .sequential_module import SequentialModule
-    __all__.append("SequentialModule")
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from .python_module import PythonModule, PythonLossModule
-    __all__ += ["PythonModule", "PythonLossModule"]
-except ImportError:  # pragma: no cover
-    pass
+__all__ = ["BaseModule", "Module", "BucketingModule", "SequentialModule", "PythonModule",
+           "PythonLossModule"]

@@ -266,6 +266,7 @@ class BaseModule:
             tic = time.time()
             eval_metric.reset()
             nbatch = 0
+            self._fit_epoch_begin(epoch, train_data)
             data_iter = iter(train_data)
             end_of_batch = False
             try:
@@ -293,7 +294,7 @@ class BaseModule:
                 if monitor is not None:
                     monitor.toc_print()
                 if end_of_batch:
-                    eval_name_vals = eval_metric.get_global_name_value()
+                    eval_name_vals = self._fit_train_metric(eval_metric)
                 if batch_end_callback is not None:
                     params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
                                            locals=locals())
@@ -316,6 +317,13 @@ class BaseModule:
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
+
+    def _fit_epoch_begin(self, epoch, train_data):
+        """What ``fit`` does before each epoch's batches (SVRG takes its snapshot here)."""
+
+    def _fit_train_metric(self, eval_metric):
+        """The ``Train-`` values ``fit`` logs at the end of an epoch."""
+        return eval_metric.get_global_name_value()
 
     # ---------------------------------------------------------------- symbol and params
     @property

@@ -15,16 +15,13 @@ gradients are summed over the devices (and workers) in the store under the keys
 from __future__ import annotations
 
 import logging
-import time
 import warnings
 
 from ... import context as ctx
-from ... import metric
 from ... import ndarray as nd
 from ... import optimizer as opt
-from ...base import MXNetError, MXNetValueError, _as_list
-from ...initializer import Uniform
-from ...model import BatchEndParam, _create_kvstore
+from ...base import MXNetError, MXNetValueError
+from ...model import _create_kvstore
 from ...module import Module
 from ...module.base_module import _require
 from .svrg_optimizer import _FULL_SUFFIX, _SVRGOptimizer
@@ -375,87 +372,13 @@ class SVRGModule(Module):
             self._mod_aux.prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
 
     # ---------------------------------------------------------------- training loop
-    def fit(self, train_data, eval_data=None, eval_metric="acc", epoch_end_callback=None,
-            batch_end_callback=None, kvstore="local", optimizer="sgd",
-            optimizer_params=(("learning_rate", 0.01),), eval_end_callback=None,
-            eval_batch_end_callback=None, initializer=Uniform(0.01), arg_params=None,
-            aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
-            begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
-            sparse_row_id_fn=None):
-        """Train with SVRG: :meth:`BaseModule.fit`'s loop, with ``update_full_grads``
-        at the start of every epoch that is a multiple of ``update_freq``.
+    # BaseModule.fit runs the loop; SVRG adds a full-gradient snapshot at the start of every
+    # epoch that is a multiple of update_freq (after resetting the data), and logs the
+    # epoch's local metric values, as MXNet's SVRGModule.fit does.
+    def _fit_epoch_begin(self, epoch, train_data):
+        if epoch % self.update_freq == 0:
+            self.update_full_grads(train_data)
+        train_data.reset()
 
-        Parameters are those of :meth:`BaseModule.fit`; ``num_epoch`` is required.
-        """
-        if num_epoch is None:
-            raise MXNetValueError("fit: please specify number of epochs (num_epoch)")
-        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
-                  for_training=True, force_rebind=force_rebind)
-        if monitor is not None:
-            self.install_monitor(monitor)
-        self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init)
-        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
-                            optimizer_params=optimizer_params)
-        if validation_metric is None:
-            validation_metric = eval_metric
-        if not isinstance(eval_metric, metric.EvalMetric):
-            eval_metric = metric.create(eval_metric)
-
-        for epoch in range(begin_epoch, num_epoch):
-            eval_metric.reset()
-            tic = time.time()
-            if epoch % self.update_freq == 0:
-                self.update_full_grads(train_data)
-            train_data.reset()
-            data_iter = iter(train_data)
-            try:
-                next_data_batch = next(data_iter)
-            except StopIteration:
-                raise MXNetError(f"fit: train_data yielded no batch in epoch {epoch}") from None
-            end_of_batch = False
-            nbatch = 0
-            eval_name_vals = []
-            while not end_of_batch:
-                data_batch = next_data_batch
-                if monitor is not None:
-                    monitor.tic()
-                self.forward_backward(data_batch)
-                self.update()
-                if isinstance(data_batch, list):
-                    self.update_metric(eval_metric, [db.label for db in data_batch],
-                                       pre_sliced=True)
-                else:
-                    self.update_metric(eval_metric, data_batch.label)
-                try:
-                    next_data_batch = next(data_iter)
-                    self.prepare(next_data_batch, sparse_row_id_fn=sparse_row_id_fn)
-                except StopIteration:
-                    end_of_batch = True
-                if monitor is not None:
-                    monitor.toc_print()
-                if end_of_batch:
-                    eval_name_vals = eval_metric.get_name_value()
-                if batch_end_callback is not None:
-                    params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                           locals=locals())
-                    for callback in _as_list(batch_end_callback):
-                        callback(params)
-                nbatch += 1
-            for name, val in eval_name_vals:
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
-            toc = time.time()
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, toc - tic)
-
-            # the parameters from the devices, and back (the store and devices agree again)
-            arg_params, aux_params = self.get_params()
-            self.set_params(arg_params, aux_params)
-            if epoch_end_callback is not None:
-                for callback in _as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg_params, aux_params)
-            if eval_data is not None:
-                res = self.score(eval_data, validation_metric,
-                                 score_end_callback=eval_end_callback,
-                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, val in res:
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
+    def _fit_train_metric(self, eval_metric):
+        return eval_metric.get_name_value()
