@@ -68,13 +68,19 @@ def load_params(prefix, epoch):
     if not os.path.isfile(fname):
         raise MXNetError(f"load_params: no parameter file {fname}")
     save_dict = nd.load(fname)
-    arg_params, aux_params = {}, {}
     if not save_dict:
         logging.warning("Params file '%s' is empty", fname)
-        return arg_params, aux_params
+        return {}, {}
+    return _split_params(save_dict, fname)
+
+
+def _split_params(save_dict, fname):
+    """``(arg_params, aux_params)`` from the ``arg:``/``aux:`` keys of a loaded file."""
+    from .base import MXNetValueError
     if not isinstance(save_dict, dict):
-        raise ValueError(f"Invalid param file {fname}: it holds a list of arrays, not "
-                         "arg:/aux: names")
+        raise MXNetValueError(f"Invalid param file {fname}: it holds a list of arrays, not "
+                              "arg:/aux: names")
+    arg_params, aux_params = {}, {}
     for k, value in save_dict.items():
         kind, _, name = k.partition(":")
         if kind == "arg" and name:
@@ -82,8 +88,8 @@ def load_params(prefix, epoch):
         elif kind == "aux" and name:
             aux_params[name] = value
         else:
-            raise ValueError(f"Invalid param file {fname}: key {k!r} is neither arg:<name> "
-                             "nor aux:<name>")
+            raise MXNetValueError(f"Invalid param file {fname}: key {k!r} is neither "
+                                  "arg:<name> nor aux:<name>")
     return arg_params, aux_params
 
 

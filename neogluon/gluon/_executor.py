@@ -623,7 +623,7 @@ class Executor:
         arg_dict = self.arg_dict
         for name, array in arg_params.items():
             if name in arg_dict:
-                _copy_into(array, arg_dict[name], name)
+                _copy_into(array, arg_dict[name], f"copy_params_from: {name!r}")
             elif not allow_extra_params:
                 raise MXNetValueError(f"Find name {name} that is not in the arguments")
         if aux_params is None:
@@ -631,7 +631,7 @@ class Executor:
         aux_dict = self.aux_dict
         for name, array in aux_params.items():
             if name in aux_dict:
-                _copy_into(array, aux_dict[name], name)
+                _copy_into(array, aux_dict[name], f"copy_params_from: {name!r}")
             elif not allow_extra_params:
                 raise MXNetValueError(f"Find name {name} that is not in the auxiliary states")
 
@@ -794,17 +794,18 @@ def _resized(old, shape, allow_up_sizing, what):
     return _zeros(shape, old.context, old.dtype)
 
 
-def _copy_into(src, dst, name):
+def _copy_into(src, dst, what):
+    """Copy ``src`` (an NDArray, or a numpy array) into the bound array ``dst``, cast to its
+    dtype; ``what`` names the value in errors (a shape mismatch names both shapes)."""
     if isinstance(src, np.ndarray):
         from .. import ndarray as nd
         src = nd.array(src, ctx=dst.context, dtype=dst.dtype)
     if not isinstance(src, NDArray):
-        raise TypeError(f"copy_params_from: the value of {name!r} must be an NDArray, got "
-                        f"{type(src).__name__}")
+        raise TypeError(f"{what} must be an NDArray, got {type(src).__name__}")
     if tuple(src.shape) != tuple(dst.shape):
-        raise MXNetValueError(f"copy_params_from: {name!r} has shape {src.shape} but the bound "
-                              f"array has shape {dst.shape}")
-    if src.dtype != dst.dtype:
+        raise MXNetValueError(f"{what} has shape {src.shape} but the bound array has shape "
+                              f"{dst.shape}")
+    if src.dtype != dst.dtype and src.stype == "default":
         src = src.astype(dst.dtype)
     src.copyto(dst)
 

@@ -15,7 +15,7 @@ from ..base import MXNetError, MXNetValueError, _as_list
 from ..context import cpu
 from ..initializer import Uniform
 from ..io import DataBatch, DataDesc, DataIter
-from ..model import BatchEndParam
+from ..model import BatchEndParam, _split_params
 
 __all__ = ["BaseModule"]
 
@@ -377,20 +377,7 @@ class BaseModule:
 
     def load_params(self, fname):
         """Read parameters written by :meth:`save_params` (MXNet's or neogluon's)."""
-        save_dict = ndarray.load(fname)
-        if not isinstance(save_dict, dict):
-            raise MXNetValueError(f"Invalid param file {fname}: it holds a list of arrays, not "
-                                  "arg:/aux: names")
-        arg_params, aux_params = {}, {}
-        for k, value in save_dict.items():
-            kind, _, name = k.partition(":")
-            if kind == "arg" and name:
-                arg_params[name] = value
-            elif kind == "aux" and name:
-                aux_params[name] = value
-            else:
-                raise MXNetValueError(f"Invalid param file {fname}: key {k!r} is neither "
-                                      "arg:<name> nor aux:<name>")
+        arg_params, aux_params = _split_params(ndarray.load(fname), fname)
         self.set_params(arg_params, aux_params)
 
     def get_states(self, merge_multi_context=True):

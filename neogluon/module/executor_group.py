@@ -11,6 +11,7 @@ from .. import context as ctx
 from .. import ndarray as nd
 from ..base import MXNetError, MXNetValueError
 from ..executor_manager import _split_input_slice
+from ..gluon._executor import _copy_into
 from ..io import DataDesc
 from ..ndarray.ndarray import NDArray, _DTYPE_MX_TO_NP
 
@@ -34,20 +35,9 @@ def _load_general(data, targets, major_axis):
                         part = d_src[slice_idx.start:slice_idx.stop] if axis == 0 else \
                             nd.slice_axis(d_src, axis=axis, begin=slice_idx.start,
                                           end=slice_idx.stop)
-                        _copy_checked(part, d_dst)
+                        _copy_into(part, d_dst, "the batch's array")
                         continue
-                _copy_checked(d_src, d_dst)
-
-
-def _copy_checked(src, dst):
-    if not isinstance(src, NDArray):
-        src = nd.array(src, ctx=dst.context, dtype=dst.dtype)
-    if tuple(src.shape) != tuple(dst.shape):
-        raise MXNetValueError(f"the batch's array of shape {src.shape} does not fit the bound "
-                              f"input of shape {dst.shape}")
-    if src.dtype != dst.dtype and src.stype == "default":
-        src = src.astype(dst.dtype)
-    src.copyto(dst)
+                _copy_into(d_src, d_dst, "the batch's array")
 
 
 def _load_data(batch, targets, major_axis):

@@ -23,6 +23,7 @@ from ..model import (_create_kvstore, _initialize_kvstore, _update_params,
 from .base_module import (BaseModule, ModuleStateError, _check_input_names, _parse_data_desc,
                           _require)
 from .executor_group import DataParallelExecutorGroup
+from ..gluon._executor import _copy_into
 
 __all__ = ["Module"]
 
@@ -208,7 +209,7 @@ class Module(BaseModule):
                 if name in cache:
                     src = cache[name]
                     if src is not arr:
-                        _copy_param(src, arr, name)
+                        _copy_into(src, arr, f"the value of parameter {name!r}")
                     return
                 if not allow_missing:
                     raise _MissingParam(f"{name} is not presented")
@@ -565,15 +566,3 @@ class Module(BaseModule):
                                           "perform row_sparse_pull."))
             else:
                 self._kvstore.row_sparse_pull(name, val, row_ids=row_id, priority=-idx)
-
-
-def _copy_param(src, dst, name):
-    if not isinstance(src, nd.NDArray):
-        raise TypeError(f"the value of parameter {name!r} must be an NDArray, got "
-                        f"{type(src).__name__}")
-    if tuple(src.shape) != tuple(dst.shape):
-        raise MXNetValueError(f"parameter {name!r}: the given value has shape {src.shape} but "
-                              f"the module's has shape {dst.shape}")
-    if src.dtype != dst.dtype and src.stype == "default":
-        src = src.astype(dst.dtype)
-    src.copyto(dst)
