@@ -773,10 +773,13 @@ def _zeros(shape, ctx, dtype, stype="default"):
 
 
 def _view(arr, shape):
-    """The first prod(shape) values of ``arr``'s memory as an array of ``shape``."""
+    """The first prod(shape) values of ``arr``'s memory as an array of ``shape`` (a new
+    array when ``arr`` is not contiguous, e.g. a channels-last convolution's output)."""
     n = int(np.prod(shape))
-    t = arr._t.reshape(-1)[:n].view(tuple(shape))
-    return _new(t, arr._ctx)
+    t = arr._t
+    if not t.is_contiguous():
+        return _zeros(shape, arr._ctx, arr.dtype)
+    return _new(t.reshape(-1)[:n].view(tuple(shape)), arr._ctx)
 
 
 def _resized(old, shape, allow_up_sizing, what):

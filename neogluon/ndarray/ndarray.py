@@ -923,9 +923,13 @@ def _whole_key(key):
 def _fresh(r, src):
     """``r``, or a copy of it when it shares memory with ``src``: MXNet's operators always
     write a new array, so a later write into the input must not show through."""
-    if r._is_view() or r.data_ptr() == src.data_ptr() and r.numel():
+    if r._is_view():
         return r.clone(memory_format=torch.contiguous_format)
-    return r
+    try:
+        shared = r.numel() and r.data_ptr() == src.data_ptr()
+    except RuntimeError:   # tracing (fake tensors have no data): a non-view is a new tensor
+        shared = r is src
+    return r.clone(memory_format=torch.contiguous_format) if shared else r
 
 
 def _int_div(a, b):
