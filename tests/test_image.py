@@ -307,8 +307,32 @@ def test_decode_without_pillow_says_so(monkeypatch):
             raise ImportError("no PIL")
         return real_import(name, *args, **kwargs)
     monkeypatch.setattr(builtins, "__import__", no_pil)
+    from neogluon.image import image as _img
+    monkeypatch.setattr(_img, "_CV2", [None])      # and no OpenCV either
     with pytest.raises(mx.MXNetError, match="Pillow"):
         mx.image.imdecode(b"\x89PNG....")
+
+
+def test_opencv_and_pillow_decoders_agree_on_png(monkeypatch):
+    """OpenCV decodes when installed (MXNet's decoder); Pillow's PNG pixels are the same."""
+    pytest.importorskip("cv2")
+    pytest.importorskip("PIL.Image")
+    import io as _io
+    from PIL import Image
+    from neogluon.image import image as _img
+    rng = np.random.RandomState(0)
+    pix = rng.randint(0, 256, (7, 5, 3)).astype(np.uint8)
+    buf = _io.BytesIO()
+    Image.fromarray(pix).save(buf, format="PNG")
+    data = buf.getvalue()
+    via_cv = mx.image.imdecode(data).asnumpy()
+    gray_cv = mx.image.imdecode(data, flag=0).asnumpy()
+    bgr_cv = mx.image.imdecode(data, to_rgb=0).asnumpy()
+    monkeypatch.setattr(_img, "_CV2", [None])
+    np.testing.assert_array_equal(via_cv, pix)
+    np.testing.assert_array_equal(mx.image.imdecode(data).asnumpy(), via_cv)
+    np.testing.assert_array_equal(mx.image.imdecode(data, flag=0).asnumpy(), gray_cv)
+    np.testing.assert_array_equal(bgr_cv, pix[..., ::-1])
 
 
 # ---------------------------------------------------------------------- mx.image: geometry
