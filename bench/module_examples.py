@@ -39,9 +39,6 @@ RESULTS = os.path.join(HERE, "RESULTS.md")
 SECTION = "module_examples"
 MXREF = "/tmp/mxref/bin/python"
 EXAMPLES = os.path.join(ROOT, "examples", "mxnet_symbolic")
-# train_mnist.py reads its idx files with np.fromstring's bytes mode, which NumPy 2.3 removed;
-# this folder's sitecustomize puts it back (see its docstring). MXNet's venv has NumPy 1.23.
-NUMPY1_COMPAT = os.path.join(EXAMPLES, "numpy1_compat")
 MAKE_DATA = os.path.join(ROOT, "tools", "make_example_data.py")
 
 IMAGE_CLS = os.path.join(EXAMPLES, "image-classification")
@@ -99,7 +96,9 @@ def script_env(threads: int) -> dict:
     env = dict(os.environ)
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                MXNET_CPU_WORKER_NTHREADS=str(threads), PYTHONUNBUFFERED="1")
-    paths = [NUMPY1_COMPAT, ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    # (train_mnist.py reads its idx files with NumPy 1's np.fromstring on bytes: neogluon.run
+    # puts that back, neogluon/_numpy1.py; MXNet's venv has NumPy 1.23)
+    paths = [ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
 

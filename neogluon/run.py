@@ -7,7 +7,9 @@
 ``mxnet`` is a module that shares the neogluon package's namespace and reports MXNet's
 ``__version__`` ("1.9.1"), and every ``mxnet.*`` module below it is the same module object as
 its ``neogluon.*`` twin (see :mod:`neogluon.mxnet_alias`). The program sees the ``sys.argv``
-it would see when run with ``python script.py`` / ``python -m module``.
+it would see when run with ``python script.py`` / ``python -m module``. The NumPy 1 names
+MXNet-era programs use and NumPy 2 removed are put back first (``neogluon/_numpy1.py``;
+``NEOGLUON_NUMPY1_COMPAT=0`` turns that off).
 """
 from __future__ import annotations
 
@@ -58,6 +60,12 @@ def main(argv=None) -> None:
         print("neogluon.run: a real MXNet is installed and would be imported; "
               "pass --shadow to run on neogluon anyway", file=sys.stderr)
         raise SystemExit(2)
+
+    if os.environ.get("NEOGLUON_NUMPY1_COMPAT", "1").strip().lower() not in ("0", "off",
+                                                                             "false", "no"):
+        # MXNet 1.x programs were written for NumPy 1 (np.float, np.fromstring on bytes...)
+        from . import _numpy1
+        _numpy1.install()
 
     # Child interpreters (multiprocessing's spawn/forkserver) re-import the main module and so
     # ``import mxnet`` again; the shim package on PYTHONPATH gives them the alias as well.

@@ -286,3 +286,24 @@ def test_spawned_children_import_neogluon_as_mxnet(tmp_path):
     assert f["child"] == "[('1.9.1', %r, True, True, 'mxnet', True, True)]" % NEOGLUON_VERSION
     assert f["pickled"] == "[3.0, 4.0] [1.0, 1.0] 0.25 0.5 neogluon.ndarray.ndarray"
     assert f["batch"] == "[[0.0, 1.0, 4.0, 9.0]]"
+
+
+def test_runner_gives_numpy1_names_back(tmp_path):
+    """MXNet 1.x programs were written for NumPy 1: the runner restores np.fromstring on bytes
+    and the removed aliases (np.float, np.asscalar...), unless NEOGLUON_NUMPY1_COMPAT=0."""
+    script = tmp_path / "np1.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        a = np.fromstring(b"\\x01\\x02\\x03\\x04", dtype=np.uint8)
+        a[0] = 9          # a new array, as NumPy 1's fromstring returned
+        print(a.tolist(), np.float is float, np.int is int, np.asscalar(np.array([7])),
+              np.isnan(np.NaN), np.product([2, 3]))
+    """))
+    out = _run(["-m", "neogluon.run", str(script)], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[9,", "2,", "3,", "4]", "True", "True", "7", "True", "6"]
+    import numpy as np
+    if not hasattr(np, "float"):   # a NumPy 2: without the compat layer the program fails
+        off = _run(["-m", "neogluon.run", str(script)], cwd=tmp_path,
+                   env={"NEOGLUON_NUMPY1_COMPAT": "0"})
+        assert off.returncode != 0
