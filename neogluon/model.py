@@ -203,16 +203,31 @@ def _update_params_on_kvstore_nccl(param_arrays, grad_arrays, kvstore, param_nam
 
 
 def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
-    """The store runs the optimizer: push each gradient, pull the updated weight."""
+    """The store runs the optimizer: push each gradient, pull the updated weight.
+
+    MXNet pushes and pulls key by key (its engine overlaps the calls). With neogluon's own
+    stores the dense parameters go in one ``pushpull`` of all their keys, so the store's
+    optimizer updates them in one multi-tensor pass (a Python call per parameter cost more
+    than a small network's step); each key's update is the same either way. Row-sparse
+    ones, and every key of a user's own store, are pushed and pulled key by key, as in
+    MXNet."""
+    from .kvstore.local import KVStore as _OwnStore
+    batched = isinstance(kvstore, _OwnStore)
+    dense = []
     for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
         if grad_list[0] is None:
             continue
         name = param_names[index]
-        if grad_list[0].stype == "default" and arg_list[0].stype == "default":
+        if batched and grad_list[0].stype == "default" and arg_list[0].stype == "default":
+            dense.append((name, grad_list, arg_list))
+        elif grad_list[0].stype == "default" and arg_list[0].stype == "default":
             kvstore.pushpull(name, grad_list, out=arg_list, priority=-index)
         else:
             kvstore.push(name, grad_list, priority=-index)
             kvstore.pull(name, out=arg_list, priority=-index)
+    if dense:
+        names, grads, args = zip(*dense)
+        kvstore.pushpull(list(names), list(grads), out=list(args))
 
 
 def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
