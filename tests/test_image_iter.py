@@ -82,6 +82,13 @@ def test_image_record_iter_options_and_errors(tmp_path):
                                     path_imgidx=str(tmp_path / "t.idx"), seed=3)
     b = u8.next()
     assert b.data[0].dtype == np.uint8 and sorted(b.label[0].asnumpy().tolist()) == [0, 1, 2, 3, 4]
+    # MXNet's int8 images: the uint8 pixels saturated at 127 (checked on MXNet 1.9.1)
+    plain = mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=5)
+    i8 = mx.io.ImageRecordInt8Iter(path_imgrec=rec, data_shape=(3, 16, 16), batch_size=5)
+    x, y = plain.next().data[0].asnumpy(), i8.next().data[0]
+    assert y.dtype == np.int8 and i8.provide_data[0].dtype == np.int8
+    np.testing.assert_array_equal(y.asnumpy(), np.minimum(x, 127).astype(np.int8))
+    assert (x > 127).any()
     part = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=str(tmp_path / "t.idx"),
                                  data_shape=(3, 8, 8), batch_size=2, num_parts=2, part_index=1)
     assert part.next().label[0].asnumpy().tolist() == [2, 3]

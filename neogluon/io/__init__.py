@@ -3,7 +3,7 @@ PrefetchingIter, CSVIter, LibSVMIter, ImageRecordIter, ImageDetRecordIter, MNIST
 from . import io
 from .io import (DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter, PrefetchingIter,
                  CSVIter)
-from .image_record import ImageRecordIter, ImageRecordUInt8Iter
+from .image_record import ImageRecordIter, ImageRecordUInt8Iter, ImageRecordInt8Iter
 from .image_det_record import ImageDetRecordIter
 from .mnist import MNISTIter
 from .libsvm import LibSVMIter

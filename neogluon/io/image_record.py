@@ -12,7 +12,7 @@ import numpy as np
 from ..base import MXNetError
 from .io import DataIter, DataBatch, DataDesc
 
-__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
 # Parameters of MXNet's C++ iterator that only tune its threads and buffers.
 _IGNORED = {"verbose", "ctx", "device_id",
@@ -56,7 +56,8 @@ class ImageRecordIter(DataIter):
         Read only part ``part_index`` of ``num_parts`` equal parts.
     data_name, label_name : str
     dtype : str, default 'float32'
-        The data's dtype ('float32', or 'uint8' without normalisation).
+        The data's dtype ('float32'; 'uint8' or 'int8' without normalisation, int8 pixels
+        saturated at 127).
     preprocess_threads : int, default 4
         Threads that decode and augment the images of a batch (at most the machine's CPU
         count); Pillow and torch release the GIL while they work.
@@ -120,8 +121,9 @@ class ImageRecordIter(DataIter):
         if len(data_shape) != 3 or data_shape[0] not in (1, 3):
             raise MXNetError(f"ImageRecordIter: data_shape must be (3, H, W) or (1, H, W), got "
                              f"{data_shape}")
-        if dtype not in ("float32", "uint8"):
-            raise MXNetError(f"ImageRecordIter: dtype must be float32 or uint8, got {dtype!r}")
+        if dtype not in ("float32", "uint8", "int8"):
+            raise MXNetError(f"ImageRecordIter: dtype must be float32, uint8 or int8, got "
+                             f"{dtype!r}")
         self.data_shape = data_shape
         self.label_width = label_width
         self.shuffle = shuffle
@@ -252,6 +254,9 @@ class ImageRecordIter(DataIter):
             mult = (self._scale / self._std).astype(np.float32)
             mean = self._mean[:, None, None] if self._mean_img is None else self._mean_img
             arr = (arr.astype(np.float32) - mean) * mult[:, None, None]
+        elif self._dtype == "int8":
+            # MXNet's int8 images are the pixels saturated at 127
+            arr = np.minimum(arr, 127)
         label = header.label
         if self._labels is not None and header.id in self._labels:
             label = self._labels[header.id]
@@ -663,4 +668,11 @@ def _scale_down(src_size, size):
 def ImageRecordUInt8Iter(*args, **kwargs):
     """:class:`ImageRecordIter` giving uint8 images without normalisation."""
     kwargs["dtype"] = "uint8"
+    return ImageRecordIter(*args, **kwargs)
+
+
+def ImageRecordInt8Iter(*args, **kwargs):
+    """:class:`ImageRecordIter` giving int8 images without normalisation: each pixel
+    saturated at 127, as MXNet's (deprecated there for ``ImageRecordIter(dtype='int8')``)."""
+    kwargs["dtype"] = "int8"
     return ImageRecordIter(*args, **kwargs)
