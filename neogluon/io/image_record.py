@@ -59,8 +59,9 @@ class ImageRecordIter(DataIter):
         The data's dtype ('float32'; 'uint8' or 'int8' without normalisation, int8 pixels
         saturated at 127).
     preprocess_threads : int, default 4
-        Threads that decode and augment the images of a batch (at most the machine's CPU
-        count); Pillow and torch release the GIL while they work.
+        Accepted for MXNet's scripts: the images are decoded (OpenCV, else Pillow) and
+        augmented in one background thread (the per-image work holds the GIL, so more
+        threads per batch do not pay).
     mirror : bool, default False
         Mirror every image.
     random_resized_crop : bool, default False
@@ -91,7 +92,9 @@ class ImageRecordIter(DataIter):
     pca_noise : float, default 0
         AlexNet-style PCA lighting noise with this standard deviation.
     prefetch_buffer : int, default 4
-        Accepted for MXNet's scripts; batches are decoded when asked for.
+        With a positive value the next batch is prepared in a background thread while the
+        current one is used (MXNet's iterator prefetches too); 0 prepares each batch when
+        asked for.
 
     Notes
     -----
@@ -153,9 +156,11 @@ class ImageRecordIter(DataIter):
             raise MXNetError(f"ImageRecordIter: prefetch_buffer must be >= 0, got "
                              f"{prefetch_buffer}")
         self._rng = random.Random(seed)
-        threads = max(1, min(int(preprocess_threads), os.cpu_count() or 1))
-        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="neogluon-imgrec") \
-            if threads > 1 else None
+        # One thread prepares the next batch while the current one trains (MXNet's iterator
+        # prefetches too). More threads per batch do not pay: the per-image work holds the GIL.
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="neogluon-imgrec") \
+            if int(prefetch_buffer) > 0 else None
+        self._pending = None
         if path_imgidx:
             self._rec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
             self._offsets = [self._rec.idx[k] for k in self._rec.keys]
@@ -195,9 +200,20 @@ class ImageRecordIter(DataIter):
         self.reset()
 
     def reset(self):
+        self._drop_pending()
         if self.shuffle:
             self._rng.shuffle(self._order)
         self._cursor = self._start
+
+    def _drop_pending(self):
+        """Forget a prefetched batch (its reads finish first), with the position it took."""
+        pending, self._pending = getattr(self, "_pending", None), None
+        if pending is not None:
+            future, self._cursor, self._start = pending
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - its error belongs to a batch nobody asked for
+                pass
 
     def _read(self, i):
         """The i-th record of this epoch's order, read here (the file is not shared with
@@ -240,12 +256,18 @@ class ImageRecordIter(DataIter):
 
     def _sample(self, record, seed, raw=False):
         from .. import image
+        from ..image.image import _decode
         header, payload = record
         rng = random.Random(seed)
-        img = image.imdecode(payload, flag=1 if self.data_shape[0] == 3 else 0)
+        if not payload:
+            raise MXNetError(f"ImageRecordIter: record {header.id} holds no image")
+        arr = _decode(bytes(payload), 1 if self.data_shape[0] == 3 else 0, "ImageRecordIter")
         if self.resize > 0:
-            img = image.resize_short(img, self.resize, _interp(self.inter_method, rng))
-        arr = _augment(img.asnumpy(), self.data_shape, self._aug, rng)
+            from .. import ndarray as _nd
+            img = image.resize_short(_nd.array(arr, dtype=np.uint8), self.resize,
+                                     _interp(self.inter_method, rng))
+            arr = img.asnumpy()
+        arr = _augment(arr, self.data_shape, self._aug, rng)
         if self.mirror or (self.rand_mirror and rng.random() < 0.5):
             arr = arr[:, ::-1]
         arr = arr.transpose(2, 0, 1)
@@ -266,32 +288,56 @@ class ImageRecordIter(DataIter):
                              f"label_width is {self.label_width}")
         return arr, label[:self.label_width]
 
-    def next(self):
-        from .. import ndarray as nd
+    def _plan(self):
+        """The next batch's record positions, padding and per-image seeds, moving the
+        position on; None at the end of the epoch. Runs in the caller's thread, so the seeds
+        come from Python's ``random`` at a fixed point of the program."""
         n = len(self._offsets)
         if self._cursor >= n:
-            raise StopIteration
-        idx = [(self._cursor + k) for k in range(self.batch_size)]
-        pad = max(0, idx[-1] + 1 - n)
-        records = [self._read(i % n) for i in idx]
+            return None
+        idx = [(self._cursor + k) % n for k in range(self.batch_size)]
+        pad = max(0, self._cursor + self.batch_size - n)
         seeds = [random.getrandbits(64) for _ in idx]
-        if self._pool is not None:
-            samples = list(self._pool.map(self._sample, records, seeds))
-        else:
-            samples = [self._sample(r, sd) for r, sd in zip(records, seeds)]
         if pad:
-            self._start = (idx[-1] + 1) % n if self.round_batch else 0
+            self._start = (self._cursor + self.batch_size) % n if self.round_batch else 0
             self._cursor = n
         else:
             self._cursor += self.batch_size
             if self._cursor >= n:
                 self._start = 0
+        return idx, pad, seeds
+
+    def _build(self, plan):
+        idx, pad, seeds = plan
+        samples = [self._sample(self._read(i), sd) for i, sd in zip(idx, seeds)]
         data = np.stack([s[0] for s in samples])
         label = np.stack([s[1] for s in samples])
         if self.label_width == 1:
             label = label.reshape(-1)
+        return data, label, pad
+
+    def next(self):
+        from .. import ndarray as nd
+        if self._pending is not None:
+            future, self._pending = self._pending[0], None
+            data, label, pad = future.result()
+        else:
+            plan = self._plan()
+            if plan is None:
+                raise StopIteration
+            data, label, pad = self._build(plan)
+        if self._worker is not None:
+            before = (self._cursor, self._start)
+            plan = self._plan()
+            if plan is not None:
+                self._pending = (self._worker.submit(self._build, plan),) + before
         return DataBatch([nd.array(data, dtype=self._dtype)], [nd.array(label)], pad=pad,
                          provide_data=self.provide_data, provide_label=self.provide_label)
+
+    def __del__(self):
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            worker.shutdown(wait=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -610,7 +656,10 @@ def _augment(arr, data_shape, a, rng):
                         _interp(method, rng, (ih, iw, nh, nw)), int(a["fill_value"]))
         if a["pad"] > 0:
             p = int(a["pad"])
-            arr = np.pad(arr, ((p, p), (p, p), (0, 0)), constant_values=int(a["fill_value"]))
+            ih, iw, ic = arr.shape
+            padded = np.full((ih + 2 * p, iw + 2 * p, ic), int(a["fill_value"]), arr.dtype)
+            padded[p:p + ih, p:p + iw] = arr
+            arr = padded
         ih, iw = arr.shape[:2]
         if a["max_crop_size"] != -1:
             if a["max_crop_size"] > min(ih, iw):
