@@ -143,3 +143,32 @@ def test_other_inputs_fall_back_to_torch(kernel_on):
     assert y.dtype == np.float16
     ref = F.max_pool2d(torch.from_numpy(x).float(), 3, 2, 1).half().numpy()
     assert np.array_equal(y.asnumpy(), ref)
+
+
+@needs_kernel
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_channels_last_input_pools_channels_last_with_the_same_numbers(dtype):
+    """A channels-last input (a few-channel convolution's output) is pooled by torch's NHWC
+    kernel without a copy to NCHW: same values, same gradient (ties, NaN, -inf), and the
+    output stays channels-last."""
+    rng = np.random.default_rng(7)
+    for shape, kw in [((3, 5, 8, 8), dict(kernel=(2, 2), stride=(2, 2))),
+                      ((2, 6, 9, 11), dict(kernel=(3, 3), stride=(2, 2), pad=(1, 1))),
+                      ((2, 4, 7, 7), dict(kernel=(3, 2), stride=(1, 2),
+                                          pooling_convention="full"))]:
+        x = _hard_input(shape, dtype, rng)
+        res = []
+        for cl in (False, True):
+            a = mx.nd.array(x, dtype=x.dtype)
+            if cl:
+                a._t = a._t.contiguous(memory_format=torch.channels_last)
+            a.attach_grad()
+            with mx.autograd.record():
+                y = mx.nd.Pooling(a, pool_type="max", **kw)
+            assert y._t.is_contiguous(memory_format=torch.channels_last) == (
+                cl or y._t.shape[1] == 1)
+            g = np.random.default_rng(1).standard_normal(y.shape).astype(dtype)
+            y.backward(mx.nd.array(g, dtype=x.dtype))
+            res.append((y.asnumpy(), a.grad.asnumpy()))
+        np.testing.assert_array_equal(res[0][0], res[1][0])
+        np.testing.assert_array_equal(res[0][1], res[1][1])

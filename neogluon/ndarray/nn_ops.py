@@ -15,7 +15,7 @@ from .. import autograd as _ag_mod
 from ..base import MXNetError, to_torch_dtype
 from ..random import generator as _generator
 from .ndarray import NDArray, _new, _run, _assign_out, _call_nograd
-from . import _conv_gemm, _conv_kernel, _pool_kernel
+from . import _act_kernel, _conv_gemm, _conv_kernel, _pool_kernel
 
 __all__ = ["FullyConnected", "Activation", "Convolution", "Deconvolution", "Pooling",
            "LeakyReLU", "BatchNorm", "LayerNorm", "InstanceNorm", "GroupNorm", "Dropout",
@@ -102,7 +102,7 @@ def FullyConnected(data, weight, bias=None, num_hidden=None, no_bias=False, flat
 
 
 # ---------------------------------------------------------------- Activation
-_ACTS = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh,
+_ACTS = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": _act_kernel.tanh,
          "softrelu": F.softplus, "softsign": F.softsign}
 
 
@@ -298,7 +298,15 @@ _AVGPOOL = {2: F.avg_pool2d, 3: F.avg_pool3d}
 
 def _max_pool(x, nd, kernel, stride, pad, outs, ceil):
     """torch's max pooling (``ceil_mode=ceil`` gives ``outs``), through the compiled CPU kernel
-    where it applies (same bits, several times faster: ``_pool_kernel``)."""
+    where it applies (same bits, several times faster: ``_pool_kernel``).
+
+    A channels-last input (a few-channel convolution's output, see ``_oneDNN_channels_last``)
+    stays channels-last: torch's NHWC kernel runs along the channels with vector loads and is
+    faster than either NCHW path (LeNet's 20-channel 8x8 maps: 0.08 ms against 1.4 ms for the
+    copy to NCHW and the kernel), with the same values, positions and tie/NaN rule."""
+    if nd == 2 and x.dim() == 4 and x.shape[1] > 1 and not x.is_contiguous() and \
+            x.is_contiguous(memory_format=torch.channels_last):
+        return _MAXPOOL[2](x, kernel, stride, pad, 1, ceil)
     if nd == 2 and _pool_kernel.usable(x):
         return _pool_kernel.max_pool2d(x, kernel, stride, pad, outs, ceil)
     if nd == 1 and _pool_kernel.usable(x.unsqueeze(2)):

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from ..base import MXNetError, to_torch_dtype
 from .. import autograd as _ag_mod
 from .ndarray import NDArray, _new, _run, _assign_out, _fresh, concat, stack, mx_mod  # noqa: F401
+from . import _act_kernel
 
 _state = _ag_mod._state
 
@@ -156,7 +157,7 @@ for _name, _fn in {
     "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "square": torch.square, "exp": torch.exp,
     "expm1": torch.expm1, "log": torch.log, "log2": torch.log2, "log10": torch.log10,
     "log1p": torch.log1p, "sign": torch.sign, "relu": _relu, "sigmoid": torch.sigmoid,
-    "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
+    "tanh": _act_kernel.tanh, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
     "arcsin": torch.asin, "arccos": torch.acos, "arctan": torch.atan, "sinh": torch.sinh,
     "cosh": torch.cosh, "arcsinh": torch.asinh, "arccosh": torch.acosh, "arctanh": torch.atanh,
     "floor": torch.floor, "ceil": torch.ceil, "round": _round_half_away, "rint": _rint,
