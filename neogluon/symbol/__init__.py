@@ -13,7 +13,7 @@ random = _Namespace("random")
 linalg = _Namespace("linalg")
 image = _Namespace("image")
 sparse = _Namespace("sparse")
-_internal = _Namespace("_internal")   # MXNet's internal operators (_identity_with_attr_like_rhs...)
+from . import _internal   # MXNet's internal operators (_identity_with_attr_like_rhs...)
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
            "arange", "pow", "power", "maximum", "minimum", "hypot", "contrib", "random",
