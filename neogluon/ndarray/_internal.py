@@ -140,9 +140,17 @@ _ELEMWISE = {"_plus": "elemwise_add", "_Plus": "elemwise_add", "_grad_add": "ele
 
 
 def __getattr__(name):
+    if name == "CachedOp":
+        from ..symbol.symbol import CachedOp
+        return CachedOp
     if name.startswith("_") and not name.startswith("__"):
+        canonical = _registry_alias(name)
+        if canonical is not None and canonical in globals():
+            return globals()[canonical]
+        if name in ("_cvimdecode", "_cvimread", "_cvimresize", "_cvcopyMakeBorder"):
+            return _image_ops()[name]
         from .. import ndarray as _nd
-        for cand in (name, name[1:], _ELEMWISE.get(name, name)):
+        for cand in (name, name[1:], _ELEMWISE.get(name, name), canonical or name):
             fn = getattr(_nd, cand, None)
             if callable(fn) and not isinstance(fn, type):
                 return fn
@@ -168,3 +176,114 @@ def _square_sum(data, axis=None, keepdims=False, exclude=False, out=None, name=N
             axis in (1, (1,), -1) and data.ndim == 2:
         res = res.tostype("row_sparse")
     return _assign_out(res, out)
+
+
+# ---------------------------------------------------------------- scalar operators
+# MXNet's ``<op>_scalar`` operators: what ``NDArray <op> number`` computes (``x + 2`` is
+# ``_plus_scalar(x, scalar=2)``); the ``r`` forms take the scalar on the left.
+def _scalar_operator(opname, compute):
+    def op(data, scalar=0.0, is_int=None, out=None, name=None):
+        if is_int and float(scalar).is_integer():
+            scalar = int(scalar)
+        return _assign_out(compute(data, scalar), out)
+    op.__name__ = op.__qualname__ = opname
+    op.__doc__ = (f"MXNet's ``{opname}``: the array and a Python scalar (what the NDArray "
+                  "operator with a number computes).\n\n    Parameters\n    ----------\n"
+                  "    data : NDArray\n    scalar : float\n    is_int : bool, optional\n"
+                  "        the scalar is an integer (MXNet 1.9.1's flag)\n")
+    return op
+
+
+def _nd_fn(fname):
+    def call(x, s):
+        from .. import ndarray as _nd   # (the package imports this module)
+        return getattr(_nd, fname)(x, s)
+    return call
+
+
+_SCALAR_OPS = {
+    "_plus_scalar": lambda x, s: x + s, "_minus_scalar": lambda x, s: x - s,
+    "_rminus_scalar": lambda x, s: s - x, "_mul_scalar": lambda x, s: x * s,
+    "_div_scalar": lambda x, s: x / s, "_rdiv_scalar": lambda x, s: s / x,
+    "_mod_scalar": lambda x, s: x % s, "_rmod_scalar": lambda x, s: s % x,
+    "_power_scalar": lambda x, s: x ** s, "_rpower_scalar": lambda x, s: s ** x,
+    "_equal_scalar": lambda x, s: x == s, "_not_equal_scalar": lambda x, s: x != s,
+    "_greater_scalar": lambda x, s: x > s, "_greater_equal_scalar": lambda x, s: x >= s,
+    "_lesser_scalar": lambda x, s: x < s, "_lesser_equal_scalar": lambda x, s: x <= s,
+    "_maximum_scalar": _nd_fn("maximum"), "_minimum_scalar": _nd_fn("minimum"),
+    "_hypot_scalar": lambda x, s: _nd_fn("hypot")(x, x * 0 + s), "_logical_and_scalar": _nd_fn("logical_and"),
+    "_logical_or_scalar": _nd_fn("logical_or"), "_logical_xor_scalar": _nd_fn("logical_xor"),
+}
+for _opname, _compute in _SCALAR_OPS.items():
+    globals()[_opname] = _scalar_operator(_opname, _compute)
+__all__ += list(_SCALAR_OPS)
+
+# Same-shape binary operators by their internal names (MXNet's elemwise forms; the broadcast
+# functions they resolve to give the same values on equal shapes, which are checked).
+_SAME_SHAPE = {"_equal": "equal", "_not_equal": "not_equal", "_greater": "greater",
+               "_greater_equal": "greater_equal", "_lesser": "lesser",
+               "_lesser_equal": "lesser_equal", "_logical_and": "logical_and",
+               "_logical_or": "logical_or", "_logical_xor": "logical_xor",
+               "_maximum": "maximum", "_minimum": "minimum", "_power": "power",
+               "_hypot": "hypot", "_mod": "modulo"}
+
+
+def _same_shape_operator(opname, fname):
+    def op(lhs, rhs, out=None, name=None):
+        if tuple(lhs.shape) != tuple(rhs.shape):
+            raise MXNetError(f"{opname}: the operands must have the same shape, got "
+                             f"{tuple(lhs.shape)} and {tuple(rhs.shape)} (use broadcast_* "
+                             "for broadcasting)")
+        from .. import ndarray as _nd   # (the package imports this module)
+        return _assign_out(getattr(_nd, fname)(lhs, rhs), out)
+    op.__name__ = op.__qualname__ = opname
+    op.__doc__ = f"MXNet's ``{opname}``: ``nd.{fname}`` of two arrays of the same shape."
+    return op
+
+
+for _opname, _fname in _SAME_SHAPE.items():
+    globals()[_opname] = _same_shape_operator(_opname, _fname)
+__all__ += list(_SAME_SHAPE)
+
+
+def _copyto(data, out=None, name=None):
+    """MXNet's ``_copyto``: a copy of ``data``, written into ``out`` when given (which may be
+    on another context)."""
+    if out is None:
+        return data.copy()
+    return data.copyto(out)
+
+
+def _set_value(src=0.0, out=None, name=None):
+    """MXNet's ``_set_value``: every element of ``out`` set to the scalar ``src``."""
+    if out is None:
+        raise MXNetError("_set_value writes into an array: pass out=")
+    out[:] = src
+    return out
+
+
+def _zeros_without_dtype(shape=(), ctx=None, dtype=-1, out=None, name=None):
+    """MXNet's ``_zeros_without_dtype``: zeros of ``shape`` with the default dtype (float32)
+    unless ``dtype`` (-1: unset) names one."""
+    from .. import ndarray as _nd   # (the package imports this module)
+    dtype = None if dtype in (-1, None, "None") else dtype
+    return _assign_out(_nd.zeros(shape, ctx=ctx, dtype=dtype or "float32"), out)
+
+
+__all__ += ["_copyto", "_set_value", "_zeros_without_dtype"]
+
+# Other internal names of operators nd provides under a public name.
+_ELEMWISE.update({"_copy": "identity", "_sub": "elemwise_sub", "_add": "elemwise_add"})
+
+
+def _image_ops():
+    from .. import image as _image   # mx.image's OpenCV-style functions call these
+    return {"_cvimdecode": _image.imdecode, "_cvimread": _image.imread,
+            "_cvimresize": _image.imresize, "_cvcopyMakeBorder": _image.copyMakeBorder}
+
+
+def _registry_alias(name):
+    """The canonical MXNet operator name of an alias in neogluon's operator table
+    (``_PlusScalar`` -> ``_plus_scalar``), or None."""
+    from .._opmodule import registry_aliases
+    return registry_aliases().get(name)
