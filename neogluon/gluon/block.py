@@ -1801,3 +1801,69 @@ def _regroup_sym(args, fmt):
             ret.append(res)
         return ret, args
     return rec(args, fmt)[0]
+
+
+# ------------------------------------------------- MXNet's names for programs that import them
+# ``from mxnet.gluon.block import _flatten, _regroup`` (custom HybridBlocks and recurrent cells
+# of MXNet-era packages) and the ``symbol``/``ndarray`` modules MXNet's block.py exposes.
+symbol = _sym
+ndarray = _nd
+
+
+def _flatten(args, inout_str):
+    """MXNet's ``gluon.block._flatten``: ``(flat, fmt)`` for a (nested) list of NDArray,
+    Symbol or None. ``flat`` lists the leaves in order; ``fmt`` mirrors the nesting with an
+    int per leaf: 0 for an NDArray or a single-output Symbol, the number of outputs of a
+    multi-output Symbol, -1 for None.
+
+    Raises ValueError for anything else, naming ``inout_str`` (the block).
+    """
+    if isinstance(args, NDArray):
+        return [args], 0
+    if isinstance(args, _Symbol):
+        n = len(args.list_outputs())
+        return [args], (n if n > 1 else 0)
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError(f"When hybridized, the input of HybridBlock {inout_str} must be "
+                         f"(nested) list of Symbol or NDArray, but got {args} of type "
+                         f"{type(args)}")
+    flat, fmts = [], []
+    for item in args:
+        leaves, fmt = _flatten(item, inout_str)
+        flat.extend(leaves)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _regroup(args, fmt):
+    """MXNet's ``gluon.block._regroup``: the structure ``fmt`` (from :func:`_flatten`) rebuilt
+    over the flat ``args``. Nesting comes back as lists; a multi-output Symbol's count ``n``
+    takes ``n`` consecutive items as one list; -1 takes a None.
+
+    Raises ValueError for a format below -1, a non-None item where None was recorded, or
+    ``args`` that is not a list or tuple where a nested format needs one.
+    """
+    def take(items, f):
+        if isinstance(f, int):
+            if f < -1:
+                raise ValueError(f"Unsupported encoded format {f}.")
+            if f == 0:
+                return items[0], items[1:]
+            if f == -1:
+                if items[0] is not None:
+                    raise ValueError("We do not support passing types that are not None when "
+                                     "the initial HybridBlock has received NoneType and has "
+                                     f"been hybridized. Received arg = {items[0]}, fmt = {f}.")
+                return None, items[1:]
+            return items[:f], items[f:]
+        if not isinstance(items, (list, tuple)):
+            raise ValueError("When hybridized, the output of HybridBlock must be (nested) list "
+                             f"of Symbol or NDArray, but got {items} of type {type(items)}")
+        out = []
+        for sub in f:
+            value, items = take(items, sub)
+            out.append(value)
+        return out, items
+    return take(args, fmt)[0]

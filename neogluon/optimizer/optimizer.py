@@ -1073,3 +1073,26 @@ def _ck_clip(clip):
 def _zeros_like(weight, dtype=None):
     t = weight._t
     return _new(torch.zeros(t.shape, dtype=dtype or t.dtype, device=t.device), weight.context)
+
+
+# MXNet 1.9.1 defines every optimizer class in ``mxnet/optimizer/optimizer.py`` and programs
+# import them from there (``from mxnet.optimizer.optimizer import SGD``); neogluon keeps them in
+# sibling modules, imported on first use here (they import this module themselves).
+_CLASSES = {"SGD": "sgd", "ccSGD": "sgd", "NAG": "sgd", "Signum": "sgd", "LARS": "sgd",
+            "LBSGD": "sgd", "DCASGD": "sgd", "SGLD": "sgd", "Adam": "adam", "AdamW": "adam",
+            "Adamax": "adam", "Nadam": "adam", "LAMB": "adam", "FTML": "adam",
+            "AdaGrad": "adaptive", "AdaDelta": "adaptive", "RMSProp": "adaptive",
+            "Ftrl": "adaptive"}
+__all__ += [n for n in _CLASSES if n != "AdamW"] + ["NDabs"]
+
+
+def __getattr__(name):
+    if name in _CLASSES:
+        import importlib
+        value = getattr(importlib.import_module(f".{_CLASSES[name]}", __package__), name)
+    elif name == "NDabs":   # MXNet's optimizer module imports nd.abs under this name
+        from ..ndarray import abs as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
+    globals()[name] = value
+    return value
