@@ -46,7 +46,9 @@ def __getattr__(name):
             "module": ".module", "mod": ".module",
             "callback": ".callback", "monitor": ".monitor", "mon": ".monitor",
             "visualization": ".visualization", "viz": ".visualization",
-            "attribute": ".attribute", "rnn": ".rnn", "log": ".log", "engine": ".engine"}
+            "attribute": ".attribute", "rnn": ".rnn", "log": ".log", "engine": ".engine",
+            "rnd": ".random", "error": ".error", "libinfo": ".libinfo", "rtc": ".rtc",
+            "misc": ".misc", "ndarray_doc": ".ndarray_doc", "symbol_doc": ".symbol_doc"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         # Through setattr (not globals()), so the ``mxnet`` alias module sees it too.

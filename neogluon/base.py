@@ -150,3 +150,91 @@ def dtype_name(dtype) -> str:
     if t is torch.bfloat16:
         return "bfloat16"
     return _TORCH2NP[t].name
+
+
+# ------------------------------------------------------------- MXNet base.py's Python helpers
+# Names of ``mxnet.base`` that programs and MXNet-era packages import (no C library involved).
+mx_real_t = np.float32
+error_types = {}   # error name -> class, filled by register_error (MXNet's FFI error registry)
+
+
+def register_error(func_name=None, cls=None):
+    """MXNet's ``base.register_error`` (``mx.error.register``): record an error class under a
+    name in :data:`error_types`. Used as ``@register_error``, ``@register_error("Name")`` or
+    ``register_error("Name", cls)``; returns the class (or the decorator)."""
+    if callable(func_name):
+        cls, func_name = func_name, func_name.__name__
+
+    def record(klass):
+        error_types[func_name if isinstance(func_name, str) else klass.__name__] = klass
+        return klass
+    return record if cls is None else record(cls)
+
+
+class _ClassProperty:
+    """A property read (and optionally written) on the class as well as on instances."""
+
+    def __init__(self, fget, fset=None):
+        self.fget, self.fset = fget, fset
+
+    def __get__(self, obj, klass=None):
+        return self.fget.__get__(obj, type(obj) if klass is None else klass)()
+
+    def __set__(self, obj, value):
+        if not self.fset:
+            raise MXNetError(f"cannot use the setter: {getattr(obj, '__name__', obj)} to set "
+                             "attribute")
+        klass = obj if isinstance(obj, type) else type(obj)
+        return self.fset.__get__(None if klass is obj else obj, klass)(value)
+
+    def setter(self, func):
+        self.fset = func if isinstance(func, (classmethod, staticmethod)) else classmethod(func)
+        return self
+
+
+class _ClassPropertyMeta(type):
+    """Metaclass under which a class-level write reaches a :func:`classproperty` setter."""
+
+    def __setattr__(cls, key, value):
+        prop = cls.__dict__.get(key)
+        if isinstance(prop, _ClassProperty):
+            return prop.__set__(cls, value)
+        return super().__setattr__(key, value)
+
+
+def classproperty(func):
+    """MXNet's ``base.classproperty``: ``func`` (made a classmethod) read as a property of the
+    class; combine with ``with_metaclass(_ClassPropertyMeta)`` for class-level setters."""
+    return _ClassProperty(func if isinstance(func, (classmethod, staticmethod))
+                          else classmethod(func))
+
+
+def with_metaclass(meta, *bases):
+    """MXNet's ``base.with_metaclass`` (six's): a base class that makes the class defined on it
+    an instance of ``meta`` with ``bases``."""
+    class _Temporary(meta):
+        def __new__(mcs, name, _bases, namespace):
+            return meta(name, bases, namespace)
+
+        @classmethod
+        def __prepare__(mcs, name, _bases):
+            return meta.__prepare__(name, bases)
+    return type.__new__(_Temporary, "temporary_class", (), {})
+
+
+def build_param_doc(arg_names, arg_types, arg_descs, remove_dup=True):
+    """MXNet's ``base.build_param_doc``: the numpydoc ``Parameters`` section for arguments
+    given as parallel lists of names, type strings and descriptions (repeated names are
+    listed once when ``remove_dup``)."""
+    seen = set()
+    lines = []
+    for name, typ, desc in zip(arg_names, arg_types, arg_descs):
+        if name in seen and remove_dup:
+            continue
+        if name == "num_args":
+            continue
+        seen.add(name)
+        lines.append(f"{name} : {typ}")
+        if desc:
+            lines.append("    " + desc)
+    return "Parameters\n----------\n" + "\n".join(lines) + "\n"

@@ -880,3 +880,5 @@ def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, f
         if dtype_name(p.data()._t.dtype) != d:
             p.cast(d)
     return ret
+
+from . import amp, loss_scaler  # noqa: E402,F401  (MXNet's submodules: mx.contrib.amp.amp ...)

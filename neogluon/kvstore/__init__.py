@@ -6,5 +6,7 @@ user's own store under its class name, usable by ``gluon.Trainer(..., kvstore=na
 from .base import KVStoreBase, TestStore, create
 from .local import KVStore
 from .compression import GradientCompression
+from . import kvstore, kvstore_server  # noqa: F401  (MXNet's module paths of the classes)
+from .kvstore_server import KVStoreServer
 
 __all__ = ["KVStoreBase", "KVStore", "TestStore", "create", "GradientCompression"]
