@@ -1,9 +1,13 @@
-"""``mx.contrib.onnx``: MXNet's older path to the ONNX API (see :mod:`neogluon.onnx`).
+"""``mx.contrib.onnx``: MXNet 1.9.1's ONNX import API, and its older path to export.
 
-``export_model`` is :func:`neogluon.onnx.export_model` (MXNet 1.9.1 marks this path as
-deprecated in favour of ``mx.onnx``). Importing ONNX models (``import_model``,
-``get_model_metadata``, ``import_to_gluon``) is not supported and raises MXNetError.
+``import_model(model_file)`` -> ``(sym, arg_params, aux_params)``, ``get_model_metadata``
+and ``import_to_gluon(model_file, ctx)`` -> ``gluon.SymbolBlock`` translate an ONNX graph
+into neogluon's ``mx.sym`` operators (:mod:`neogluon.onnx._import`; needs the ``onnx``
+package). ``export_model`` is :func:`neogluon.onnx.export_model` (MXNet 1.9.1 marks this path
+as deprecated in favour of ``mx.onnx``). MXNet prints a deprecation notice on each call;
+neogluon does not.
 """
-from ..onnx import export_model, import_model, get_model_metadata, import_to_gluon
+from ..onnx import export_model
+from ..onnx._import import import_model, get_model_metadata, import_to_gluon, supported_operators
 
 __all__ = ["export_model", "import_model", "get_model_metadata", "import_to_gluon"]

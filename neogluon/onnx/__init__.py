@@ -4,7 +4,11 @@
 parameters and exports it with :func:`neogluon.export.to_onnx`'s machinery (``torch.export``,
 then ``torch.onnx.export(..., dynamo=True)``). The ONNX graph is torch's, not MXNet's
 operator-by-operator translation: node names and the opset default differ; inputs and outputs
-are named as MXNet names them. Importing ONNX models into neogluon is not supported.
+are named as MXNet names them.
+
+Importing ONNX models is where MXNet 1.9.1 has it, in :mod:`neogluon.contrib.onnx`
+(``import_model``, ``get_model_metadata``, ``import_to_gluon``; see
+:mod:`neogluon.onnx._import`); MXNet's ``mx.onnx`` has no import functions.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import numpy as np
 from .. import _fileio
 from ..base import MXNetError
 
-__all__ = ["export_model", "import_model", "get_model_metadata", "import_to_gluon"]
+__all__ = ["export_model"]
 
 
 def _load_params(params):
@@ -199,22 +203,3 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
 def _twice(t):
     import torch
     return torch.cat([t, t], 0)
-
-
-def import_model(*args, **kwargs):
-    """Not supported: neogluon exports to ONNX but does not import ONNX models."""
-    raise MXNetError("mx.onnx.import_model: importing ONNX models is not supported by "
-                     "neogluon (export only). Run the ONNX file with onnxruntime, or load it "
-                     "into PyTorch with an ONNX-to-torch converter")
-
-
-def get_model_metadata(*args, **kwargs):
-    """Not supported (part of ONNX import)."""
-    raise MXNetError("mx.onnx.get_model_metadata: importing ONNX models is not supported by "
-                     "neogluon (export only); read the file with onnx.load instead")
-
-
-def import_to_gluon(*args, **kwargs):
-    """Not supported (part of ONNX import)."""
-    raise MXNetError("mx.onnx.import_to_gluon: importing ONNX models is not supported by "
-                     "neogluon (export only)")
