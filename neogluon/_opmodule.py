@@ -50,12 +50,13 @@ def names_for(kind):
     return out
 
 
-def forward(module_name, source, kind=None, extra=()):
+def forward(module_name, source, kind=None, extra=(), fallback=None):
     """``(__getattr__, __dir__)`` for a module that looks names up on ``source()``.
 
     ``kind`` selects the registry names of ``__all__`` (see :func:`names_for`); without it,
     ``__all__`` is the source's public non-class, non-module callables. ``extra``: names added
-    to ``__all__`` when the source has them."""
+    to ``__all__`` when the source has them. ``fallback(name)``: where a name the source lacks
+    is looked up next (it raises AttributeError when it has none)."""
     state = {}
 
     def _all():
@@ -68,7 +69,7 @@ def forward(module_name, source, kind=None, extra=()):
             found = []
             for n in dict.fromkeys(wanted):
                 try:
-                    value = getattr(src, n)
+                    value = __getattr__(n)
                 except Exception:  # noqa: BLE001  (an operator the namespace lacks)
                     continue
                 if kind is None and (isinstance(value, type) or not callable(value)
@@ -86,6 +87,11 @@ def forward(module_name, source, kind=None, extra=()):
         try:
             return getattr(source(), name)
         except AttributeError:
+            if fallback is not None:
+                try:
+                    return fallback(name)
+                except AttributeError:
+                    pass
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}",
                                  name=name) from None
 

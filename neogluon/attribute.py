@@ -117,3 +117,7 @@ def _current_attrs(attr):
     """The attributes of a symbol created now with ``attr`` (the current scope's merged with
     ``attr``); a new dict."""
     return dict(AttrScope._active().get(attr))
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import classproperty, string_types, with_metaclass  # noqa: E402,F401

@@ -158,3 +158,7 @@ def context_of_device(device: torch.device) -> Context:
     if device.type == "cuda":
         return Context("gpu", device.index or 0)
     return Context("cpu", 0)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import classproperty, with_metaclass  # noqa: E402,F401

@@ -700,3 +700,9 @@ def load(fname):
     """``nd.load`` (MXNet's initializer module re-exports it as ``mx.init.load``)."""
     from .ndarray import load as _nd_load
     return _nd_load(fname)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from . import ndarray, random, registry  # noqa: E402,F401
+from .ndarray import NDArray  # noqa: E402,F401
+from .util import is_np_array  # noqa: E402,F401

@@ -1116,3 +1116,7 @@ def np(numpy_feval, name=None, allow_extra_outputs=False):  # pylint: disable=in
         return numpy_feval(label, pred)
     feval.__name__ = getattr(numpy_feval, "__name__", "feval")
     return CustomMetric(feval, name, allow_extra_outputs)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from . import ndarray, registry  # noqa: E402,F401

@@ -898,3 +898,16 @@ def _fill_param(dst, src, name):
         raise MXNetValueError(f"FeedForward: the given value of {name!r} has shape "
                               f"{tuple(src.shape)} but the symbol needs {tuple(dst.shape)}")
     dst[:] = src if isinstance(src, nd.NDArray) else np.asarray(src)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from . import symbol as sym  # noqa: E402,F401
+from .callback import LogValidationMetricsCallback  # noqa: E402,F401
+
+
+# MXNet's model.py records whether scikit-learn imports (its old FeedForward sklearn mixin).
+try:
+    import sklearn.base as _sklearn_base  # noqa: F401,E402
+    SKLEARN_INSTALLED = True
+except ImportError:
+    SKLEARN_INSTALLED = False

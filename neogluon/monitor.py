@@ -168,3 +168,7 @@ class Monitor:
         ``Batch: <step> <name> <statistic>``."""
         for step, name, text in self.toc():
             logging.info("Batch: {:7d} {:30s} {:s}".format(step, name, text))
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import py_str  # noqa: E402,F401

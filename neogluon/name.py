@@ -81,3 +81,7 @@ class Prefix(NameManager):
 
     def get(self, name, hint):
         return self._prefix + super().get(name, hint)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import classproperty, with_metaclass  # noqa: E402,F401

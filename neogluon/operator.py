@@ -415,3 +415,10 @@ def _symbol_output_names(attrs):
     if not names:
         raise MXNetError(f"Custom {op_type!r}: list_outputs() returned no outputs")
     return names
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from . import context, symbol  # noqa: E402,F401
+from .base import py_str  # noqa: E402,F401
+from .ndarray import NDArray  # noqa: E402,F401
+from .util import is_np_array  # noqa: E402,F401

@@ -672,3 +672,7 @@ def _dump_at_exit():
                 dump(True)
     except Exception:  # noqa: BLE001 - never fail interpreter shutdown
         pass
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import py_str  # noqa: E402,F401

@@ -59,3 +59,8 @@ def __getattr__(name):
         from .ndarray import random as _ndr
         return getattr(_ndr, name)
     raise AttributeError(name)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import integer_types  # noqa: E402,F401
+from .context import Context  # noqa: E402,F401

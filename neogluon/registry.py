@@ -115,3 +115,7 @@ def get_create_func(base_class, nickname):
                       "    it will be returned directly.\n"
                       "**kwargs : dict\n    arguments to be passed to constructor")
     return create
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import string_types  # noqa: E402,F401

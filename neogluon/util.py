@@ -258,3 +258,7 @@ def setenv(name, value):
         raise TypeError(f"setenv: the value of {name!r} must be a str or None, got "
                         f"{type(value).__name__}")
     os.environ[name] = value
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .base import py_str  # noqa: E402,F401

@@ -162,3 +162,8 @@ def grad(func, argnum=None):
     def wrapped(*args):
         return with_loss(*args)[0]
     return wrapped
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from ..base import string_types  # noqa: E402,F401
+from ..ndarray import NDArray  # noqa: E402,F401

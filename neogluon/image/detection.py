@@ -702,3 +702,9 @@ class ImageDetIter(ImageIter):
         if verbose and most > min(mine[0], theirs[0]):
             logging.info("Resized label_shape to (%d, %d).", most, mine[1])
         return it
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .. import io  # noqa: E402,F401
+from ..util import is_np_array  # noqa: E402,F401
+from .image import RandomOrderAug  # noqa: E402,F401

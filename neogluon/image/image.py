@@ -657,3 +657,9 @@ from .augment import *  # noqa: E402,F401,F403
 from .augment import __all__ as _augment_all  # noqa: E402
 
 __all__ += _augment_all
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .. import recordio  # noqa: E402,F401
+from .. import ndarray as nd  # noqa: E402,F401
+from ..util import is_np_array  # noqa: E402,F401

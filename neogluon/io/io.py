@@ -650,3 +650,24 @@ def _next_window(it, n, round_batch):
         if it._cursor >= n:
             it._start = 0
     return idx, pad
+
+
+# MXNet 1.9.1's io/io.py also holds the iterators libmxnet implements (ImageRecordIter,
+# MNISTIter, LibSVMIter...); neogluon writes each in its own module of this package.
+_ELSEWHERE = {"ImageRecordIter": "image_record", "ImageRecordUInt8Iter": "image_record",
+              "ImageRecordInt8Iter": "image_record", "ImageDetRecordIter": "image_det_record",
+              "MNISTIter": "mnist", "LibSVMIter": "libsvm"}
+
+
+def __getattr__(name):
+    import importlib
+    if name in _ELSEWHERE:
+        value = getattr(importlib.import_module(f".{_ELSEWHERE[name]}", __package__), name)
+    elif name == "CSRNDArray":
+        value = _sparse.CSRNDArray
+    elif name == "py_str":
+        from ..base import py_str as value
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
+    globals()[name] = value
+    return value

@@ -86,3 +86,8 @@ def _slice_along_batch_axis(data, s, batch_axis):
     if isinstance(data, _sparse.CSRNDArray) and batch_axis == 0:
         return data[s.start:s.stop]
     return data.slice_axis(axis=batch_axis, begin=s.start, end=s.stop)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from ..ndarray.sparse import CSRNDArray  # noqa: E402,F401
+from ..ndarray.sparse import array as sparse_array  # noqa: E402,F401

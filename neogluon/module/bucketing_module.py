@@ -528,3 +528,7 @@ class BucketingModule(BaseModule):
         self._curr_module = default
         self._curr_bucket_key = self._default_bucket_key
         self.params_initialized = True
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .. import symbol as sym  # noqa: E402,F401

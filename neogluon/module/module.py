@@ -566,3 +566,8 @@ class Module(BaseModule):
                                           "perform row_sparse_pull."))
             else:
                 self._kvstore.row_sparse_pull(name, val, row_ids=row_id, priority=-idx)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from ..io import DataDesc  # noqa: E402,F401
+from ..ndarray import zeros  # noqa: E402,F401

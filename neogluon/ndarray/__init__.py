@@ -48,4 +48,13 @@ def __getattr__(name):
     if name == "CachedOp":
         from ..symbol.symbol import CachedOp
         return CachedOp
+    if name in ("_DTYPE_NP_TO_MX", "_DTYPE_MX_TO_NP", "_GRAD_REQ_MAP"):   # MXNet's code maps
+        from . import ndarray as _ndarray_module
+        return getattr(_ndarray_module, name)
+    if name == "op" or name.startswith("gen_"):   # MXNet's operator modules (see _opmodule)
+        import importlib
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError:
+            pass
     raise AttributeError(f"module 'neogluon.ndarray' has no attribute {name!r}")

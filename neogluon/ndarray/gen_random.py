@@ -8,4 +8,13 @@ def _source():
     return _ng.ndarray.random
 
 
-__getattr__, __dir__ = _forward(__name__, _source, None)
+def _internal(name):
+    # MXNet's generated random module also holds the densities (``pdf_normal`` ...), which
+    # neogluon keeps under their registry names in _internal (``_random_pdf_normal``).
+    if not name.startswith("pdf_"):
+        raise AttributeError(name)
+    import neogluon as _ng
+    return getattr(_ng.ndarray._internal, "_random_" + name)
+
+
+__getattr__, __dir__ = _forward(__name__, _source, None, fallback=_internal)

@@ -1455,3 +1455,30 @@ def _assign_out(result, out):
         return result
     out[:] = result
     return out
+
+
+# ------------------------------------------- names MXNet 1.9.1's ndarray/ndarray.py exposes
+# Storage-type codes and gradient-request codes under MXNet's names.
+_STORAGE_TYPE_UNDEFINED = -1
+_STORAGE_TYPE_DEFAULT = 0
+_STORAGE_TYPE_ROW_SPARSE = 1
+_STORAGE_TYPE_CSR = 2
+_GRAD_REQ_MAP = {"null": 0, "write": 1, "add": 3}
+
+# Functions MXNet defines in this module and neogluon in the package (``mx.nd.add`` ...):
+# ``from mxnet.ndarray.ndarray import add`` gives the package's function.
+_PACKAGE_FUNCTIONS = frozenset({
+    "add", "subtract", "multiply", "divide", "true_divide", "modulo", "power", "maximum",
+    "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+    "logical_and", "logical_or", "logical_xor", "concatenate", "histogram", "moveaxis",
+    "onehot_encode", "split_v2", "imdecode"})
+
+
+def __getattr__(name):
+    if name in _PACKAGE_FUNCTIONS:
+        from .. import ndarray as _package
+        try:
+            return getattr(_package, name)
+        except AttributeError:
+            pass
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)

@@ -18,3 +18,8 @@ from .io import DataBatch, DataDesc, DataIter  # noqa: F401
 
 __all__ = (rnn_cell.__all__ + rnn.__all__ + io.__all__
            + ["DataIter", "DataBatch", "DataDesc", "rnn_cell", "rnn", "io"])
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .. import initializer as init, ndarray, symbol  # noqa: E402,F401
+from ..base import numeric_types, string_types  # noqa: E402,F401

@@ -4,6 +4,7 @@
 ``mx.sym.contrib.X``, ``mx.sym.random.X``... for the nd namespaces). See
 :mod:`neogluon.symbol.symbol` for what is and is not supported.
 """
+from .symbol import eye, linspace  # noqa: F401
 from .symbol import (Symbol, var, Variable, Group, load, load_json, zeros, ones, full, arange,
                      pow, power, maximum, minimum, hypot, eval_symbol, _evaluate, _Namespace,
                      _op_function, _NOT_OP_FUNCS)
@@ -21,6 +22,12 @@ __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "
 
 
 def __getattr__(name):
+    if name == "op" or name.startswith("gen_"):   # MXNet's operator modules (see _opmodule)
+        import importlib
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError:
+            pass
     # Every nd operator has a symbolic twin, made on first use.
     if name.startswith("__") or name in _NOT_OP_FUNCS:
         raise AttributeError(f"module 'neogluon.symbol' has no attribute {name!r}")

@@ -1552,6 +1552,20 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, d
                      {"name": name})
 
 
+def eye(N, M=0, k=0, dtype=None, **kwargs):
+    """A symbol of an ``N`` x ``M`` (``M`` 0: ``N``) matrix with ones on diagonal ``k``
+    (``_eye``)."""
+    return _creation("_eye", "_eye", {"N": N, "M": M, "k": k, "dtype": dtype}, kwargs)
+
+
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
+    """A symbol of ``num`` evenly spaced values from ``start`` to ``stop`` (included when
+    ``endpoint``) (``_linspace``)."""
+    return _creation("_linspace", "_linspace", {"start": start, "stop": stop, "num": num,
+                                               "endpoint": endpoint, "dtype": dtype},
+                     {"name": name})
+
+
 def _shape_tuple(shape):
     return (shape,) if isinstance(shape, int) else tuple(shape)
 
@@ -1807,6 +1821,12 @@ def _creation_impl(kind):
                             repeat=int(a.get("repeat", 1)), ctx=ctx, dtype=dtype)
         shape = a.get("shape", ())
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if kind == "eye":
+            return F.eye(int(a["N"]), int(a.get("M", 0)), int(a.get("k", 0)), ctx=ctx,
+                         dtype=dtype)
+        if kind == "linspace":
+            return F.linspace(a["start"], a["stop"], int(a["num"]),
+                              endpoint=_truthy(a.get("endpoint", True)), ctx=ctx, dtype=dtype)
         if kind == "zeros":
             return F.zeros(shape, ctx=ctx, dtype=dtype)
         if kind == "ones":
@@ -1842,6 +1862,8 @@ _IMPL = {
     "_ones": _creation_impl("ones"),
     "_full": _creation_impl("full"),
     "_arange": _creation_impl("arange"),
+    "_eye": _creation_impl("eye"),
+    "_linspace": _creation_impl("linspace"),
 }
 
 
@@ -2898,3 +2920,12 @@ def _sym_randn(*shape, **kwargs):
 # Symbolic functions MXNet writes in Python over other operators (not one graph node).
 _FUNC_CACHE["contrib.rand_zipfian"] = _sym_rand_zipfian
 _FUNC_CACHE["random.randn"] = _sym_randn
+
+
+# Functions MXNet's symbol/symbol.py defines and neogluon makes as operator twins in the
+# package (``from mxnet.symbol.symbol import histogram`` gives ``mx.sym.histogram``).
+def __getattr__(name):
+    if name in ("histogram", "split_v2"):
+        from .. import symbol as _package
+        return getattr(_package, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)

@@ -439,3 +439,9 @@ class CompositeEmbedding(_TokenEmbedding):
                                  f"embeddings, got {type(embed).__name__}")
         self._index_tokens_from_vocabulary(vocabulary)
         self._set_idx_to_vec_by_embeddings(token_embeddings, len(self), self.idx_to_token)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from . import _constants as C  # noqa: E402,F401
+from ... import base, registry  # noqa: E402,F401
+from ...util import is_np_array  # noqa: E402,F401

@@ -123,3 +123,7 @@ class Vocabulary:
                                  f"(the vocabulary has {last + 1} tokens).")
             out.append(self._idx_to_token[idx])
         return out[0] if single else out
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from . import _constants as C  # noqa: E402,F401

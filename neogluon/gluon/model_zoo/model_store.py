@@ -59,3 +59,12 @@ def get_model_file(name, root=None):
         f"Pretrained weights for {name!r} are not available: neogluon does not download them. "
         f"Put MXNet's parameter file at {expected} (for example, copy it from a machine where "
         f"MXNet's model zoo downloaded it) and call again.")
+
+
+def purge(root=None):
+    """Delete every ``.params`` file in ``root`` (default ``$MXNET_HOME/models``), as MXNet's
+    ``model_store.purge`` clears its download cache."""
+    root = os.path.expanduser(root if root is not None else os.path.join(data_dir(), "models"))
+    for fname in os.listdir(root):
+        if fname.endswith(".params"):
+            os.remove(os.path.join(root, fname))

@@ -747,3 +747,27 @@ class BidirectionalCell(HybridRecurrentCell):
 
     def hybrid_forward(self, *args, **kwargs):
         raise NotImplementedError
+
+
+# MXNet 1.9.1's private helpers of this module that recurrent cells of MXNet-era packages
+# import (``from mxnet.gluon.rnn.rnn_cell import _cells_state_info, _get_begin_state``).
+def _cells_state_info(cells, batch_size):
+    """The ``state_info`` lists of ``cells`` concatenated."""
+    return sum([c.state_info(batch_size) for c in cells], [])
+
+
+def _cells_begin_state(cells, **kwargs):
+    """The ``begin_state(**kwargs)`` lists of ``cells`` concatenated."""
+    return sum([c.begin_state(**kwargs) for c in cells], [])
+
+
+def _get_begin_state(cell, F, begin_state, inputs, batch_size):
+    """``begin_state`` when given, else ``cell``'s zero states for ``batch_size`` (made with
+    ``F.zeros``; for arrays on the context of ``inputs``, the first of them for a list)."""
+    if begin_state is not None:
+        return begin_state
+    if F is _nd:
+        ctx = inputs.context if isinstance(inputs, NDArray) else inputs[0].context
+        with ctx:
+            return cell.begin_state(func=F.zeros, batch_size=batch_size)
+    return cell.begin_state(func=F.zeros, batch_size=batch_size)

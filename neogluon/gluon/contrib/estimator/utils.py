@@ -44,3 +44,7 @@ def _suggest_metric_for_loss(loss):
     if isinstance(loss, SoftmaxCrossEntropyLoss):
         return Accuracy()
     return None
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from ...loss import SoftmaxCrossEntropyLoss  # noqa: E402,F401

@@ -376,3 +376,9 @@ class RandomApply(Sequential):
         if self.p < random.random():
             return x
         return self.transforms(x)
+
+
+# Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
+from .... import image  # noqa: E402,F401
+from ....util import is_np_array  # noqa: E402,F401
+from ...nn import HybridSequential  # noqa: E402,F401
