@@ -87,7 +87,9 @@ def is_training() -> bool:
 def set_recording(is_recording: bool) -> bool:  # noqa: D401 - MXNet's name
     """Set recording on or off; returns the previous value."""
     prev = _state.recording
-    _state.recording = bool(is_recording)
+    _state.recording = rec = bool(is_recording)
+    if rec is not prev:
+        _count_recording(rec)
     if is_recording:
         # inside pause() or torch.no_grad() torch would otherwise build no graph
         _set_grad_enabled(True)
@@ -113,9 +115,11 @@ class _RecordingStateScope:
         self._prev_grad = _is_grad_enabled()
         st = _state
         if self._enter_rec is not None:
-            self._prev_rec = st.recording
+            self._prev_rec = prev = st.recording
             st.recording = rec = bool(self._enter_rec)
             _set_grad_enabled(rec)
+            if rec is not prev:
+                _count_recording(rec)
         if self._enter_train is not None:
             self._prev_train = st.training
             st.training = bool(self._enter_train)
@@ -124,10 +128,166 @@ class _RecordingStateScope:
     def __exit__(self, *exc):
         st = _state
         if self._enter_rec is not None:
-            st.recording = self._prev_rec
+            cur = st.recording
+            st.recording = prev = self._prev_rec
+            if cur is not prev:
+                _count_recording(prev)
         if self._enter_train is not None:
             st.training = self._prev_train
         _set_grad_enabled(self._prev_grad)
+
+
+# ------------------------------------------------------------------ autograd lifetimes
+# MXNet frees the graph that a backward without retain_graph differentiated: every array that
+# graph computed drops its history and acts as a constant in later recorded computation (no
+# error, no gradient into the old graph), which is what truncated BPTT loops that never
+# detach their state rely on. torch instead keeps the old nodes linked into any new graph
+# that uses those arrays, and fails at the next backward (saved tensors freed), or, for nodes
+# that saved nothing, sends gradient into the old graph.
+#
+# neogluon does what MXNet does: while some thread records, ``_new`` (and the few places that
+# build arrays inline) put a weak reference to each array whose tensor has a history into
+# ``_tracked``; after a backward/grad without retain_graph, ``_consume`` looks at the tracked
+# arrays still alive (in a training loop: the loss, the outputs, an RNN's state), walks the
+# differentiated graph from its heads only as far as needed to find them, and gives each one
+# reached a detached tensor in place. Arrays the backward did not reach keep their history.
+# Cost: nothing per op while no thread records (a module global test in ``_new``); one weak
+# reference per recorded op; per backward, a pass over the tracked references and a walk of
+# at most the differentiated graph (stopping once every live array is found).
+_tracked = []
+_tracked_limit = [1024]
+_recording_threads = [0]
+# The module namespaces holding a ``_TRACK`` flag (ndarray.ndarray's): True while any thread
+# records, so that ``_new`` tests one global when nothing records.
+_TRACK_HOLDERS = []
+
+
+def _count_recording(rec):
+    """A thread's recording flag changed to ``rec``: keep the count of recording threads and
+    the ``_TRACK`` flags in step. (A thread that ends while recording leaves the count high,
+    which only costs the tracking test.)"""
+    n = _recording_threads[0] + (1 if rec else -1)
+    _recording_threads[0] = n = max(n, 0)
+    on = n > 0
+    for g in _TRACK_HOLDERS:
+        g["_TRACK"] = on
+    if len(_tracked) > _tracked_limit[0]:
+        _compact_tracked()
+
+
+def _compact_tracked():
+    """Drop the references to arrays that are gone or have no history left; a record scope
+    that never reaches a backward must not grow ``_tracked`` without bound."""
+    live = []
+    for r in _tracked:
+        a = r()
+        if a is not None and getattr(a._t, "grad_fn", None) is not None:
+            live.append(r)
+    _tracked[:] = live
+    _tracked_limit[0] = max(1024, 2 * len(live))
+
+
+def _track(arr):
+    """Track ``arr`` (an array whose tensor got a history outside ``_new``: an in-place write
+    of a recorded value)."""
+    _tracked.append(weakref.ref(arr))
+
+
+def _consume(heads_t):
+    """After a backward without retain_graph from ``heads_t``: every tracked array the
+    differentiated graph computed becomes a constant (a detached tensor in place)."""
+    if not _tracked:
+        return
+    want = {}   # grad_fn -> weak references to the live arrays it computed
+    for r in _tracked:
+        a = r()
+        if a is None:
+            continue
+        gf = getattr(a._t, "grad_fn", None)
+        if gf is None:
+            continue
+        refs = want.get(gf)
+        if refs is None:
+            want[gf] = [r]
+        else:
+            refs.append(r)
+    if not want:
+        _tracked.clear()
+        return
+    left = len(want)
+    acc = _ACC_TYPE[0] if _ACC_TYPE else _accumulate_grad_type()
+    seen = set()
+    stack = []
+    for h in heads_t:
+        gf = h.grad_fn
+        if gf is not None and gf not in seen:
+            seen.add(gf)
+            stack.append(gf)
+    # (Each node visited costs about 2 us, most of it torch making its Python object.)
+    while stack:
+        node = stack.pop()
+        refs = want.pop(node, None)
+        if refs is not None:
+            for r in refs:
+                a = r()
+                if a is not None:
+                    a._t = a._t.detach()
+            left -= 1
+            if not left:
+                break
+        for nxt, _ in node.next_functions:
+            if nxt is not None and nxt not in seen and type(nxt) is not acc:
+                seen.add(nxt)
+                stack.append(nxt)
+    if left:
+        # The walk covered the whole differentiated graph (``seen``) without reaching these
+        # arrays. One computed only from that graph's results (the state outputs of an RNN
+        # layer whose output alone went into the loss: MXNet's one RNN node computed both, so
+        # they are constants there) becomes a constant too; one with history of its own, down
+        # to a variable, keeps it.
+        for node, refs in list(want.items()):
+            if _derived_from(node, seen, acc):
+                del want[node]
+                for r in refs:
+                    a = r()
+                    if a is not None:
+                        a._t = a._t.detach()
+    # what the backward did not reach keeps its history (and its place here)
+    _tracked[:] = [r for refs in want.values() for r in refs]
+    if len(_tracked) > _tracked_limit[0]:
+        _compact_tracked()
+
+
+_ACC_TYPE = []
+
+
+def _accumulate_grad_type():
+    """torch's node class for a leaf (a variable) in a graph."""
+    if not _ACC_TYPE:
+        leaf = torch.zeros(1, requires_grad=True)
+        _ACC_TYPE.append(type((leaf * 1).grad_fn.next_functions[0][0]))
+    return _ACC_TYPE[0]
+
+
+def _derived_from(node, consumed, acc):
+    """Whether the history below ``node`` reaches the ``consumed`` graph and no variable
+    outside it: then only constants flow into it."""
+    hit = False
+    seen = {node}
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        for nxt, _ in cur.next_functions:
+            if nxt is None or nxt in seen:
+                continue
+            if type(nxt) is acc:
+                return False        # a variable of its own (consumed graph or not)
+            if nxt in consumed:
+                hit = True
+                continue
+            seen.add(nxt)
+            stack.append(nxt)
+    return hit
 
 
 def record(train_mode: bool = True):
@@ -336,6 +496,7 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
             torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
             if not retain_graph:
                 _mark_freed(heads_t)
+                _consume(heads_t)
             return
         grads = _engine_grad(heads_t, grads_out, leaves, retain_graph)
     except RuntimeError as err:
@@ -346,6 +507,7 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
         raise MXNetError(f"backward failed: {err}") from None
     if not retain_graph:
         _mark_freed(heads_t)
+        _consume(heads_t)
     # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
     # of being copied into it: the buffer tensor and its NDArray stay the same objects.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
@@ -418,6 +580,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
             raise MXNetError(f"autograd.grad failed: {err}") from None
     if not retain_graph:
         _mark_freed(heads_t)
+        _consume(heads_t)
     out = []
     for v, g in zip(variables, grads):
         if v.stype != "default" or (g is not None and g.layout is not torch.strided):

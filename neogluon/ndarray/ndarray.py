@@ -39,6 +39,12 @@ _object_new = object.__new__
 _is_grad_enabled = torch.is_grad_enabled
 _set_grad_enabled = torch._C._set_grad_enabled
 _Tensor = torch.Tensor
+_wref = weakref.ref
+# True while some thread records (autograd keeps it so); arrays made then whose tensor has a
+# history go into autograd's _tracked (weakly) for the lifetimes rule, see autograd._consume.
+_TRACK = False
+_tracked_append = _ag_mod._tracked.append
+_ag_mod._TRACK_HOLDERS.append(globals())
 
 # MXNet's dtype codes (the ``__dtype__`` attribute of symbol variables, the type_flag of its
 # files), under MXNet's names: code readers such as Module's executor group use them.
@@ -53,6 +59,10 @@ def _new(t: torch.Tensor, ctx: Context) -> "NDArray":
     a._t = t
     a._ctx = ctx
     a._ag = None
+    if _TRACK and t.requires_grad:
+        # a recorded result: after a backward without retain_graph that reaches it, it
+        # becomes a constant (autograd._consume)
+        _tracked_append(_wref(a))
     return a
 
 
@@ -448,12 +458,15 @@ class NDArray:
                     r = t + o
                 except RuntimeError:
                     return self._binary(other, torch.add)
-                if r.requires_grad and not _state.recording:
-                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
-                a._t = r
                 a._ctx = self._ctx
                 a._ag = None
+                if r.requires_grad:
+                    if not _state.recording:
+                        r = r.detach()  # a variable outside record(): no graph is kept
+                    elif _TRACK:
+                        _tracked_append(_wref(a))  # see autograd._consume
+                a._t = r
                 return a
         elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
@@ -465,6 +478,8 @@ class NDArray:
             a._t = r
             a._ctx = self._ctx
             a._ag = None
+            if _TRACK and r.requires_grad:
+                _tracked_append(_wref(a))
             return a
         return self._binary(other, torch.add)
 
@@ -479,12 +494,15 @@ class NDArray:
                     r = t - o
                 except RuntimeError:
                     return self._binary(other, torch.sub)
-                if r.requires_grad and not _state.recording:
-                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
-                a._t = r
                 a._ctx = self._ctx
                 a._ag = None
+                if r.requires_grad:
+                    if not _state.recording:
+                        r = r.detach()  # a variable outside record(): no graph is kept
+                    elif _TRACK:
+                        _tracked_append(_wref(a))  # see autograd._consume
+                a._t = r
                 return a
         elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
@@ -496,6 +514,8 @@ class NDArray:
             a._t = r
             a._ctx = self._ctx
             a._ag = None
+            if _TRACK and r.requires_grad:
+                _tracked_append(_wref(a))
             return a
         return self._binary(other, torch.sub)
 
@@ -511,6 +531,8 @@ class NDArray:
             a._t = r
             a._ctx = self._ctx
             a._ag = None
+            if _TRACK and r.requires_grad:
+                _tracked_append(_wref(a))
             return a
         return self._rbinary(other, torch.sub)
 
@@ -523,12 +545,15 @@ class NDArray:
                     r = t * o
                 except RuntimeError:
                     return self._binary(other, torch.mul)
-                if r.requires_grad and not _state.recording:
-                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
-                a._t = r
                 a._ctx = self._ctx
                 a._ag = None
+                if r.requires_grad:
+                    if not _state.recording:
+                        r = r.detach()  # a variable outside record(): no graph is kept
+                    elif _TRACK:
+                        _tracked_append(_wref(a))  # see autograd._consume
+                a._t = r
                 return a
         elif (type(other) is int or (type(other) is float and t.is_floating_point())) and (
                 not t.requires_grad or _state.recording):
@@ -540,6 +565,8 @@ class NDArray:
             a._t = r
             a._ctx = self._ctx
             a._ag = None
+            if _TRACK and r.requires_grad:
+                _tracked_append(_wref(a))
             return a
         return self._binary(other, torch.mul)
 
@@ -556,12 +583,15 @@ class NDArray:
                     r = t / o
                 except RuntimeError:
                     return self._binary(other, torch.div)
-                if r.requires_grad and not _state.recording:
-                    r = r.detach()  # a variable outside record(): no graph is kept
                 a = _object_new(NDArray)
-                a._t = r
                 a._ctx = self._ctx
                 a._ag = None
+                if r.requires_grad:
+                    if not _state.recording:
+                        r = r.detach()  # a variable outside record(): no graph is kept
+                    elif _TRACK:
+                        _tracked_append(_wref(a))  # see autograd._consume
+                a._t = r
                 return a
         elif (type(other) is int or type(other) is float) and (
                 not t.requires_grad or _state.recording):
@@ -573,6 +603,8 @@ class NDArray:
             a._t = r
             a._ctx = self._ctx
             a._ag = None
+            if _TRACK and r.requires_grad:
+                _tracked_append(_wref(a))
             return a
         return self._binary(other, torch.div)
 
@@ -732,9 +764,11 @@ class NDArray:
             if t.requires_grad:
                 raise MXNetError("In-place assignment to a variable with an attached gradient is "
                                  "not supported while recording")
-            if value_in_graph and not _whole_key(key):
-                raise MXNetError(_INPLACE_MSG + f" (x[{_key_repr(key)}] = a value that needs "
-                                 "a gradient)")
+            if value_in_graph:
+                if not _whole_key(key):
+                    raise MXNetError(_INPLACE_MSG + f" (x[{_key_repr(key)}] = a value that "
+                                     "needs a gradient)")
+                _ag_mod._track(self)  # the array takes the value's history
         try:
             if not _state.recording:
                 # As in _inplace: no version bump, so a recorded graph that saved this array
