@@ -821,17 +821,17 @@ def _c_selu(imp, node):
 def _c_prelu(imp, node):
     S = _sym()
     x, slope = node.inputs
-    s = imp.shape(slope)
+    s, rx = imp.shape(slope), imp.rank(x)
     g = imp.sym(slope)
-    if s is not None and len(s) > 1:
-        rx = imp.rank(x)
-        # (C, 1, 1) against (N, C, H, W): MXNet's prelu takes the per-channel (C,) vector
-        if rx is not None and len(s) == rx - 1 and all(d == 1 for d in s[1:]):
-            g = S.reshape(g, shape=(-1,))
-        else:
-            return S.broadcast_add(S.relu(imp.sym(x)),
-                                   S.broadcast_mul(S.minimum(imp.sym(x), 0.0), g))
-    return S.LeakyReLU(imp.sym(x), g, act_type="prelu", **node.kw())
+    if s is not None and rx is not None and rx >= 2 and len(s) <= rx:
+        full = (1,) * (rx - len(s)) + tuple(s)
+        # a per-channel slope ((C,), (C, 1, 1)...): MXNet's prelu, with gamma of shape (C,)
+        if full[0] == 1 and all(d == 1 for d in full[2:]) and full[1] not in (None, 1):
+            if len(s) != 1:
+                g = S.reshape(g, shape=(-1,))
+            return S.LeakyReLU(imp.sym(x), g, act_type="prelu", **node.kw())
+    xs = imp.sym(x)
+    return S.broadcast_add(S.relu(xs), S.broadcast_mul(S.minimum(xs, 0.0), g), **node.kw())
 
 
 @_op("HardSigmoid")
