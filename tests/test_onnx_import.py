@@ -261,7 +261,7 @@ def _rnn():
         def __init__(self, **kw):
             super().__init__(**kw)
             with self.name_scope():
-                self.lstm = rnn.LSTM(8, layout="NTC", input_size=5)
+                self.lstm = rnn.LSTM(8, layout="NTC", input_size=5, bidirectional=True)
                 self.out = nn.Dense(3, flatten=False)
 
         def hybrid_forward(self, F, x):
@@ -450,6 +450,61 @@ def test_single_operator_against_onnxruntime(case, tmp_path):
             g = g.astype(bool)
         np.testing.assert_allclose(g.astype(w.dtype) if w.dtype.kind != "f" else g, w,
                                    rtol=RTOL, atol=ATOL)
+
+
+def _rnn_case(op, ngates, hidden=3, inp=4, ndir=1, **attrs):
+    d = {"W": _x(ndir, ngates * hidden, inp, k=2), "R": _x(ndir, ngates * hidden, hidden, k=3),
+         "B": _x(ndir, 2 * ngates * hidden, k=4)}
+    return op, attrs, d
+
+
+RNNS = [
+    ("lstm_reverse",) + _rnn_case("LSTM", 4, direction="reverse"),
+    ("lstm_bidir_layout1",) + _rnn_case("LSTM", 4, ndir=2, direction="bidirectional", layout=1),
+    ("gru",) + _rnn_case("GRU", 3, linear_before_reset=1),
+    ("rnn_relu",) + _rnn_case("RNN", 1, activations=["Relu"]),
+]
+
+
+@pytest.mark.parametrize("case", RNNS, ids=[c[0] for c in RNNS])
+def test_recurrent_operators_against_onnxruntime(case, tmp_path):
+    cid, op, attrs, inits = case
+    ndir = inits["W"].shape[0]
+    hidden = inits["R"].shape[2]
+    layout = attrs.get("layout", 0)
+    x = _x(2, 5, 4) if layout else _x(5, 2, 4)
+    h0 = _x(2, ndir, hidden, k=7) if layout else _x(ndir, 2, hidden, k=7)
+    names = ["x", "W", "R", "B", "", "h0"] + (["c0"] if op == "LSTM" else [])
+    feeds = {"x": x, "h0": h0}
+    if op == "LSTM":
+        feeds["c0"] = h0 * 0.5
+    outs = ["y", "yh"] + (["yc"] if op == "LSTM" else [])
+
+    def save(attrs, feeds, path):
+        node = helper.make_node(op, names, outs, name="rnn0", hidden_size=hidden, **attrs)
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape)
+                          for k, v in feeds.items()],
+            [helper.make_empty_tensor_value_info(o) for o in outs],
+            initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        model.ir_version = 8
+        onnx.save(onnx.shape_inference.infer_shapes(model), path)
+        return path
+    path = save(attrs, feeds, str(tmp_path / "rnn.onnx"))
+    if layout:      # onnxruntime has no batch-major recurrent layers: the time-major twin
+        twin = {k: np.ascontiguousarray(v.transpose(1, 0, 2)) for k, v in feeds.items()}
+        ref = _ort_run(save(dict(attrs, layout=0), twin, str(tmp_path / "twin.onnx")), twin)
+        want = [ref[0].transpose(2, 0, 1, 3)] + [h.transpose(1, 0, 2) for h in ref[1:]]
+    else:
+        want = _ort_run(path, feeds)
+    sym, arg, aux = mx.contrib.onnx.import_model(path)
+    assert sorted(arg) == ["B", "R", "W"]
+    got = _bind_run(sym, arg, aux, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
 
 
 def test_shape_computations_fold_and_constants(tmp_path):

@@ -1587,6 +1587,90 @@ def _c_cumsum(imp, node):
     return _sym().cumsum(imp.sym(node.inputs[0]), axis=axis, **node.kw())
 
 
+# --------------------------------------------------------------- recurrent layers
+# ONNX's gate order -> MXNet's fused RNN's (LSTM: iofc -> ifco; GRU: zrh -> rzh)
+_RNN_GATES = {"LSTM": (4, (0, 2, 3, 1), "lstm"), "GRU": (3, (1, 0, 2), "gru"),
+              "RNN": (1, (0,), None)}
+
+
+@_op("LSTM", "GRU", "RNN")
+def _c_rnn(imp, node):
+    S = _sym()
+    a = node.attrs
+    ngates, order, mode = _RNN_GATES[node.op]
+    hidden = int(a["hidden_size"])
+    direction = a.get("direction", "forward")
+    ndir = 2 if direction == "bidirectional" else 1
+    acts = tuple(x.lower() for x in a.get("activations", ()))
+    if node.op == "RNN":
+        act = (acts or ("tanh",))[0]
+        if any(x != act for x in acts) or act not in ("tanh", "relu"):
+            raise _Unsupported(f"RNN with activations {a.get('activations')}")
+        mode = "rnn_" + act
+    elif acts and acts != ("sigmoid", "tanh", "tanh") * ndir and acts != (
+            "sigmoid", "tanh") * ndir:
+        raise _Unsupported(f"{node.op} with activations {a.get('activations')}")
+    if "clip" in a:
+        raise _Unsupported(f"{node.op} with clip")
+    if a.get("input_forget", 0):
+        raise _Unsupported("LSTM with input_forget=1")
+    if node.op == "GRU" and not a.get("linear_before_reset", 0):
+        raise _Unsupported("GRU with linear_before_reset=0 (MXNet's GRU applies the reset "
+                           "gate after the recurrent product)")
+    for i, what in ((4, "sequence_lens"), (7, "peepholes P")):
+        if node.inp(i) is not None:
+            raise _Unsupported(f"{node.op} with {what}")
+    layout = int(a.get("layout", 0))
+    x = imp.sym(node.inputs[0])
+    if layout:
+        x = S.transpose(x, axes=(1, 0, 2))
+    if direction == "reverse":
+        x = S.reverse(x, axis=0)
+    W, R = imp.sym(node.inputs[1]), imp.sym(node.inputs[2])
+    B = imp.sym(node.inp(3)) if node.inp(3) is not None else None
+
+    def regate(mat, d, parts):
+        m = S.reshape(S.slice_axis(mat, axis=0, begin=d, end=d + 1), shape=(parts, -1))
+        chunks = S.split(m, num_outputs=parts, axis=0) if parts > 1 else [m]
+        if parts == ngates:
+            chunks = [chunks[k] for k in order]
+        else:           # a bias: the input and the recurrent halves, each regated
+            chunks = ([chunks[k] for k in order]
+                      + [chunks[ngates + k] for k in order])
+        return S.reshape(S.concat(*chunks, dim=0) if len(chunks) > 1 else chunks[0],
+                         shape=(-1,))
+    weights, biases = [], []
+    for d in range(ndir):
+        weights += [regate(W, d, ngates), regate(R, d, ngates)]
+        if B is not None:
+            biases.append(regate(B, d, 2 * ngates))
+    if B is None:
+        biases = [S.zeros(shape=(ndir * 2 * ngates * hidden,))]
+    params = S.concat(*(weights + biases), dim=0)
+
+    def state(i):
+        v = node.inp(i)
+        if v is not None:
+            h = imp.sym(v)
+            return S.transpose(h, axes=(1, 0, 2)) if layout else h
+        first = S.slice_axis(x, axis=0, begin=0, end=1)
+        z = S.zeros_like(S.sum(first, axis=2, keepdims=True))
+        return S.broadcast_to(z, shape=(ndir, 0, hidden))
+    kw = {"state_cell": state(6)} if mode == "lstm" else {}
+    out = S.RNN(x, params, state(5), state_size=hidden, num_layers=1,
+                bidirectional=ndir == 2, mode=mode, state_outputs=True, **kw)
+    y = out[0]
+    if direction == "reverse":
+        y = S.reverse(y, axis=0)
+    y = S.transpose(S.reshape(y, shape=(0, 0, ndir, hidden)),
+                    axes=(1, 0, 2, 3) if layout else (0, 2, 1, 3))
+    y = S.identity(y, **node.kw())
+    states = [out[1]] + ([out[2]] if mode == "lstm" else [])
+    if layout:
+        states = [S.transpose(h, axes=(1, 0, 2)) for h in states]
+    return [y] + states
+
+
 # --------------------------------------------------------------- random
 @_op("RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike")
 def _c_random(imp, node):
