@@ -44,7 +44,8 @@ def _ort_run(path, feeds):
 
 def _bind_run(sym, arg, aux, feeds):
     args = dict(arg)
-    args.update({k: nd.array(v, dtype=v.dtype) for k, v in feeds.items()})
+    used = set(sym.list_arguments())
+    args.update({k: nd.array(v, dtype=v.dtype) for k, v in feeds.items() if k in used})
     exe = sym.bind(mx.cpu(), args=args, aux_states=dict(aux), grad_req="null")
     return [o.asnumpy() for o in exe.forward(is_train=False)]
 
@@ -429,6 +430,33 @@ SINGLE = [
     ("prelu_scalar", "PRelu", {"x": _x(2, 3, 4)}, None, {"s": np.array([0.2], np.float32)}, 13),
     ("cast_int", "Cast", {"x": _x(3, 4) * 5}, {"to": TensorProto.INT64}, None, 13),
     ("dropout13", "Dropout", {"x": _x(3, 4)}, None, {"r": np.array(0.3, np.float32)}, 13),
+    ("cos", "Cos", {"x": _x(3, 4)}, None, None, 13),
+    ("tan", "Tan", {"x": _x(3, 4)}, None, None, 13),
+    ("acos", "Acos", {"x": _x(3, 4)}, None, None, 13),
+    ("asin", "Asin", {"x": _x(3, 4)}, None, None, 13),
+    ("sinh", "Sinh", {"x": _x(3, 4)}, None, None, 13),
+    ("cosh", "Cosh", {"x": _x(3, 4)}, None, None, 13),
+    ("asinh", "Asinh", {"x": _x(3, 4)}, None, None, 13),
+    ("acosh", "Acosh", {"x": _x(3, 4, positive=True) + 1}, None, None, 13),
+    ("atanh", "Atanh", {"x": _x(3, 4)}, None, None, 13),
+    ("sign", "Sign", {"x": _x(3, 4)}, None, None, 13),
+    ("round", "Round", {"x": np.array([0.5, 1.5, 2.5, -0.5, -1.7, 2.2], np.float32)}, None,
+     None, 13),
+    ("isnan", "IsNaN", {"x": np.array([0.5, np.nan, 1.0], np.float32)}, None, None, 13),
+    ("mod_int", "Mod", {"a": np.array([5, -7, 9, 4], _I64)}, None,
+     {"b": np.array([3, 3, -4, 2], _I64)}, 13),
+    ("hardswish", "HardSwish", {"x": _x(3, 4) * 6}, None, None, 14),
+    ("gelu", "Gelu", {"x": _x(3, 4) * 3}, None, None, 20),
+    ("greater_or_equal", "GreaterOrEqual", {"a": _x(3, 4), "b": _x(3, 4, k=2)}, None, None,
+     13),
+    ("castlike", "CastLike", {"x": _x(3, 4) * 5}, None, {"t": np.zeros(1, _I64)}, 15),
+    ("size", "Size", {"x": _x(3, 4)}, None, None, 13),
+    ("range", "Range", {}, None, {"a": np.array(1, _I64), "b": np.array(9, _I64),
+                                  "d": np.array(3, _I64)}, 13),
+    ("maxroipool", "MaxRoiPool", {"x": _x(1, 2, 6, 6)}, {"pooled_shape": [2, 2],
+                                                         "spatial_scale": 0.5},
+     {"rois": np.array([[0, 0, 0, 6, 6], [0, 2, 2, 10, 8]], np.float32)}, 13),
+    ("sum_one_input", "Sum", {"x": _x(3, 4)}, None, None, 6),
 ]
 
 
@@ -551,18 +579,28 @@ def test_shape_computations_fold_and_constants(tmp_path):
 def test_random_operators_import(tmp_path):
     n = helper.make_node
     nodes = [n("RandomUniform", [], ["u"], name="ru", shape=[3, 4], low=2.0, high=3.0),
-             n("RandomNormalLike", ["x"], ["r"], name="rn", mean=5.0, scale=0.01)]
+             n("RandomNormalLike", ["x"], ["r"], name="rn", mean=5.0, scale=0.01),
+             n("RandomNormal", [], ["rn2"], name="rn2", shape=[50], mean=-3.0, scale=0.01),
+             n("RandomUniformLike", ["x"], ["ul"], name="rul", low=7.0, high=8.0),
+             n("Multinomial", ["logits"], ["m"], name="mult", sample_size=5)]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("u", TensorProto.FLOAT, None),
-         helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                     helper.make_tensor_value_info("logits", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+         for o in ("u", "r", "rn2", "ul")]
+        + [helper.make_tensor_value_info("m", TensorProto.INT32, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     path = str(tmp_path / "rand.onnx")
     onnx.save(model, path)
     sym, arg, aux = mx.contrib.onnx.import_model(path)
-    u, r = _bind_run(sym, arg, aux, {"x": np.zeros((2, 3), np.float32)})
+    logits = np.array([[-50, 50, -50], [60, -60, -60]], np.float32)   # log-probabilities
+    u, r, rn2, ul, m = _bind_run(sym, arg, aux, {"x": np.zeros((2, 3), np.float32),
+                                                 "logits": logits})
     assert u.shape == (3, 4) and (u >= 2).all() and (u <= 3).all()
     assert r.shape == (2, 3) and abs(r.mean() - 5.0) < 0.1
+    assert rn2.shape == (50,) and abs(rn2.mean() + 3.0) < 0.1
+    assert ul.shape == (2, 3) and (ul >= 7).all() and (ul <= 8).all()
+    assert m.dtype == np.int32 and m.tolist() == [[1] * 5, [0] * 5]
 
 
 # ---------------------------------------------------------------- errors

@@ -647,7 +647,7 @@ _UNARY = {
     "Sigmoid": "sigmoid", "Relu": "relu", "Reciprocal": "reciprocal", "Sqrt": "sqrt",
     "Exp": "exp", "Log": "log", "Cos": "cos", "Sin": "sin", "Tan": "tan", "Acos": "arccos",
     "Asin": "arcsin", "Atan": "arctan", "Softsign": "softsign", "Not": "logical_not",
-    "Erf": "erf", "Sign": "sign", "Round": "rint", "Sinh": "sinh", "Cosh": "cosh",
+    "Erf": "erf", "Sign": "sign", "Sinh": "sinh", "Cosh": "cosh",
     "Asinh": "arcsinh", "Acosh": "arccosh", "Atanh": "arctanh", "IsNaN": "isnan",
 }
 
@@ -655,6 +655,18 @@ _UNARY = {
 @_op(*_UNARY)
 def _c_unary(imp, node):
     return getattr(_sym(), _UNARY[node.op])(imp.sym(node.inputs[0]), **node.kw())
+
+
+@_op("Round")
+def _c_round(imp, node):
+    """ONNX rounds halves to even (MXNet's round rounds them away from zero, rint down)."""
+    S = _sym()
+    x = imp.sym(node.inputs[0])
+    f = S.floor(x)
+    d = x - f
+    odd = f - S.floor(f * 0.5) * 2.0
+    half = 1.0 - (d > 0.5) - (d < 0.5)
+    return S.broadcast_add(f, (d > 0.5) + half * odd, **node.kw())
 
 
 @_op("Identity")
