@@ -456,6 +456,7 @@ SINGLE = [
     ("maxroipool", "MaxRoiPool", {"x": _x(1, 2, 6, 6)}, {"pooled_shape": [2, 2],
                                                          "spatial_scale": 0.5},
      {"rois": np.array([[0, 0, 0, 6, 6], [0, 2, 2, 10, 8]], np.float32)}, 13),
+    ("less", "Less", {"a": _x(3, 4), "b": _x(3, 4, k=2)}, None, None, 13),
     ("sum_one_input", "Sum", {"x": _x(3, 4)}, None, None, 6),
 ]
 
@@ -574,6 +575,38 @@ def test_shape_computations_fold_and_constants(tmp_path):
         got = _bind_run(sym, arg, aux, {"x": x})
         for g, w in zip(got, _ort_run(path, {"x": x})):
             np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL)
+
+
+def test_caffe2_fc_spatialbn_and_runtime_shape(tmp_path):
+    """FC and SpatialBN (Caffe2-era operators in MXNet's table; onnxruntime has neither:
+    checked with numpy), and Shape of a tensor whose shape is not known at import."""
+    n = helper.make_node
+    w, b = _x(3, 4, k=2), _x(3, k=3)
+    g, beta, mean, var = (_x(3, k=4, positive=True), _x(3, k=5), _x(3, k=6),
+                          _x(3, k=7, positive=True))
+    inits = {"w": w, "b": b, "g": g, "beta": beta, "mean": mean, "var": var}
+    nodes = [n("FC", ["x", "w", "b"], ["fc"], name="fc0"),
+             n("Unsqueeze", ["fc"], ["fc4"], name="unsq0", axes=[2, 3]),
+             n("SpatialBN", ["fc4", "g", "beta", "mean", "var"], ["y"], name="bn0",
+               epsilon=1e-3),
+             n("Shape", ["z"], ["shp"], name="shape0")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4]),
+                     helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("shp", TensorProto.INT64, None)],
+        initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    path = str(tmp_path / "caffe2.onnx")
+    onnx.save(model, path)
+    sym, arg, aux = mx.contrib.onnx.import_model(path)
+    assert sorted(aux) == ["mean", "var"]
+    x = _x(2, 4)
+    y, shp = _bind_run(sym, arg, aux, {"x": x, "z": np.zeros((5, 2, 7), np.float32)})
+    fc = x @ w.T + b
+    want = (fc - mean) / np.sqrt(var + 1e-3) * g + beta
+    np.testing.assert_allclose(y.reshape(2, 3), want, rtol=RTOL, atol=ATOL)
+    assert shp.tolist() == [5, 2, 7]
 
 
 def test_random_operators_import(tmp_path):
