@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 TORCH   ?= torch==2.13.0
 ECOSYSTEM ?= gluoncv==0.10.5.post0 gluonnlp==0.10.0 portalocker yacs autocfg
 
-.PHONY: demo test conformance conformance-all bench clean venv
+.PHONY: demo test conformance conformance-all bench surface clean venv
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -44,6 +44,11 @@ conformance-all: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) bench/run_all.py
+
+# MXNet 1.9.1's module/name surface under the mxnet alias (tools/surface.py; SURFACE_ARGS=--missing
+# lists what each module lacks).
+surface: $(STAMP)
+	$(VPY) tools/surface.py $(SURFACE_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -902,7 +902,14 @@ def _fill_param(dst, src, name):
 
 # Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
 from . import symbol as sym  # noqa: E402,F401
-from .callback import LogValidationMetricsCallback  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # (mx.callback imports this module: its class is looked up on first use)
+    if name == "LogValidationMetricsCallback":
+        from .callback import LogValidationMetricsCallback
+        return LogValidationMetricsCallback
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
 
 
 # MXNet's model.py records whether scikit-learn imports (its old FeedForward sklearn mixin).

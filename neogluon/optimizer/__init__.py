@@ -10,3 +10,4 @@ __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "Test", 
            "NAG", "Signum", "LARS", "LBSGD", "DCASGD", "SGLD", "Adam", "AdamW", "Adamax",
            "Nadam", "LAMB", "FTML", "AdaGrad", "AdaDelta", "RMSProp", "Ftrl", "GroupAdaGrad",
            "contrib"]
+from .optimizer import NDabs  # noqa: E402,F401  (MXNet exports nd.abs here under this name)
