@@ -781,11 +781,12 @@ def _c_clip(imp, node):
         lo = node.attrs.get("min", -np.inf)
         hi = node.attrs.get("max", np.inf)
     else:
-        lo = node.inp(1).const.item() if node.inp(1) is not None and node.inp(1).const is not None else None
-        hi = node.inp(2).const.item() if node.inp(2) is not None and node.inp(2).const is not None else None
-        for i in (1, 2):
-            if node.inp(i) is not None and node.inp(i).const is None:
-                raise MXNetError("Clip's min/max must be constants")
+        bounds = []
+        for i, what in ((1, "min"), (2, "max")):
+            v = node.inp(i)
+            bounds.append(None if v is None else
+                          float(imp.const(v, f"Clip's {what}").reshape(-1)[0]))
+        lo, hi = bounds
         lo = -np.inf if lo is None else lo
         hi = np.inf if hi is None else hi
     return _sym().clip(imp.sym(node.inputs[0]), a_min=float(lo), a_max=float(hi), **node.kw())
