@@ -120,6 +120,10 @@ def main():
         counts = {k: len(v) for k, v in result.items()}
         print(name, counts, flush=True)
         if not args.slow_list:
+            # re-read first: another run (other files) may have written since this one began
+            if os.path.exists(out_path):
+                with open(out_path) as f:
+                    baseline = json.load(f)
             baseline[name] = {k: sorted(v) for k, v in result.items()}
             write_json(out_path, baseline)
         else:
@@ -128,6 +132,7 @@ def main():
             for test_id in sorted(recorded ^ now):
                 state = "passes now" if test_id in now else "did not pass now"
                 print(f"  differs from the baseline: {test_id} {state}", flush=True)
+            slow = load_slow(SLOW_PATH)  # as above: merge with what others wrote meanwhile
             slow = {t: s for t, s in slow.items() if not t.startswith(name + "::")}
             slow.update({t: s for t, s in times.items() if s > args.slow_seconds})
             write_slow_list(slow)
