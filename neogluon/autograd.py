@@ -167,10 +167,11 @@ def _count_recording(rec):
     the ``_TRACK`` flags in step. (A thread that ends while recording leaves the count high,
     which only costs the tracking test.)"""
     n = _recording_threads[0] + (1 if rec else -1)
-    _recording_threads[0] = n = max(n, 0)
-    on = n > 0
+    if n < 0:
+        n = 0
+    _recording_threads[0] = n
     for g in _TRACK_HOLDERS:
-        g["_TRACK"] = on
+        g["_TRACK"] = n > 0
     if len(_tracked) > _tracked_limit[0]:
         _compact_tracked()
 
@@ -178,13 +179,22 @@ def _count_recording(rec):
 def _compact_tracked():
     """Drop the references to arrays that are gone or have no history left; a record scope
     that never reaches a backward must not grow ``_tracked`` without bound."""
+    snap = _take_tracked()
     live = []
-    for r in _tracked:
+    for r in snap:
         a = r()
         if a is not None and getattr(a._t, "grad_fn", None) is not None:
             live.append(r)
-    _tracked[:] = live
-    _tracked_limit[0] = max(1024, 2 * len(live))
+    _tracked.extend(live)
+    _tracked_limit[0] = max(1024, 2 * len(_tracked))
+
+
+def _take_tracked():
+    """Empty ``_tracked`` and return what it held. (Another thread may append meanwhile:
+    what it appends stays.)"""
+    snap = _tracked[:]
+    del _tracked[:len(snap)]
+    return snap
 
 
 def _track(arr):
@@ -199,7 +209,7 @@ def _consume(heads_t):
     if not _tracked:
         return
     want = {}   # grad_fn -> weak references to the live arrays it computed
-    for r in _tracked:
+    for r in _take_tracked():
         a = r()
         if a is None:
             continue
@@ -212,7 +222,6 @@ def _consume(heads_t):
         else:
             refs.append(r)
     if not want:
-        _tracked.clear()
         return
     left = len(want)
     acc = _ACC_TYPE[0] if _ACC_TYPE else _accumulate_grad_type()
@@ -253,7 +262,8 @@ def _consume(heads_t):
                     if a is not None:
                         a._t = a._t.detach()
     # what the backward did not reach keeps its history (and its place here)
-    _tracked[:] = [r for refs in want.values() for r in refs]
+    for refs in want.values():
+        _tracked.extend(refs)
     if len(_tracked) > _tracked_limit[0]:
         _compact_tracked()
 
