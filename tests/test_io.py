@@ -58,6 +58,24 @@ def test_csviter(tmp_path):
     assert batches[2].label[0].asnumpy().ravel().tolist() == [4, 0]
 
 
+def test_file_iterators_getdata_is_one_array(tmp_path):
+    # MXNet's C++ iterators (CSVIter, LibSVMIter) answer getdata()/getlabel() with the current
+    # batch's one NDArray, not a list; next() wraps each in the DataBatch's lists.
+    d = tmp_path / "d.csv"
+    np.savetxt(d, np.arange(12).reshape(3, 4), delimiter=",")
+    it = mx.io.CSVIter(data_csv=str(d), data_shape=(4,), batch_size=2)
+    batch = it.next()
+    assert isinstance(it.getdata(), mx.nd.NDArray) and isinstance(it.getlabel(), mx.nd.NDArray)
+    assert it.getdata().asnumpy().tolist() == batch.data[0].asnumpy().tolist()
+    svm = tmp_path / "d.libsvm"
+    svm.write_text("1 0:1.5 2:2\n0 1:3\n")
+    it = mx.io.LibSVMIter(data_libsvm=str(svm), data_shape=(3,), batch_size=2)
+    batch = it.next()
+    assert it.getdata().stype == "csr" and isinstance(it.getlabel(), mx.nd.NDArray)
+    assert it.getdata().asnumpy().tolist() == [[1.5, 0, 2], [0, 3, 0]]
+    assert isinstance(batch.data, list) and batch.data[0].stype == "csr"
+
+
 def test_shuffle_keeps_dtype_and_hard_reset():
     # MXNet 1.9.1 turns shuffled inputs into float32; neogluon keeps their dtype.
     np.random.seed(1)

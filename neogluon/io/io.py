@@ -550,7 +550,19 @@ class NDArrayIter(DataIter):
         self.label = _getdata_by_idx(self.label, self.idx)
 
 
-class CSVIter(DataIter):
+class _FileIter(DataIter):
+    """An iterator over one data and one label array read from files (CSVIter, LibSVMIter).
+    As MXNet's C++ iterators do, ``getdata()`` and ``getlabel()`` answer the current batch's one
+    array (not a list); ``next()`` puts each in a list of the DataBatch."""
+
+    def next(self):
+        if self.iter_next():
+            return DataBatch(data=[self.getdata()], label=[self.getlabel()],
+                             pad=self.getpad(), index=self.getindex())
+        raise StopIteration
+
+
+class CSVIter(_FileIter):
     """Read batches from CSV files of numbers (one example a row).
 
     Parameters
@@ -623,10 +635,10 @@ class CSVIter(DataIter):
         return self._batch is not None
 
     def getdata(self):
-        return [array(self._data[self._batch[0]], dtype=self._dtype)]
+        return array(self._data[self._batch[0]], dtype=self._dtype)
 
     def getlabel(self):
-        return [array(self._label[self._batch[0]], dtype=self._dtype)]
+        return array(self._label[self._batch[0]], dtype=self._dtype)
 
     def getpad(self):
         return self._batch[1]

@@ -8,7 +8,7 @@ import numpy as np
 from ..base import MXNetError
 from ..ndarray.ndarray import array
 from ..ndarray import sparse as _sparse
-from .io import DataDesc, DataIter, _next_window
+from .io import DataDesc, _FileIter, _next_window
 
 __all__ = ["LibSVMIter"]
 
@@ -104,7 +104,7 @@ def _parse(path, num_parts, part_index, what):
             np.asarray(cols, np.int64), np.asarray(indptr, np.int64))
 
 
-class LibSVMIter(DataIter):
+class LibSVMIter(_FileIter):
     """Batches of CSR data read from LIBSVM files (MXNet 1.9.1's ``mx.io.LibSVMIter``).
 
     Each line of a LIBSVM file is ``label index:value index:value ...`` with zero-based
@@ -218,13 +218,13 @@ class LibSVMIter(DataIter):
                                   shape=(len(idx), width), dtype="float32")
 
     def getdata(self):
-        return [self._rows(self._data, self._batch[0], self._data_shape[0])]
+        return self._rows(self._data, self._batch[0], self._data_shape[0])
 
     def getlabel(self):
         idx = self._batch[0]
         if self._sparse_label:
-            return [self._rows(self._label, idx, self._label_shape[0])]
-        return [array(self._label[idx], dtype="float32")]
+            return self._rows(self._label, idx, self._label_shape[0])
+        return array(self._label[idx], dtype="float32")
 
     def getpad(self):
         return self._batch[1]
