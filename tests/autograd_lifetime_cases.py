@@ -473,7 +473,8 @@ V, H, B, T, STEPS = 8, 6, 2, 5, 4
 
 def bptt(mx, cell, hybrid, detach):
     """A small RNN language model trained by truncated BPTT, the state carried between
-    batches: ``detach='dropped'`` is the tutorial idiom (``for s in state: s.detach()``, a
+    batches (``hybrid``: False, True or 'static' for static_alloc/static_shape):
+    ``detach='dropped'`` is the tutorial idiom (``for s in state: s.detach()``, a
     no-op), ``'explicit'`` cuts it (``state = [s.detach() for s in state]``), ``'none'`` does
     neither. Returns the losses and each parameter's sum after training."""
     gluon, nd, autograd = mx.gluon, mx.nd, mx.autograd
@@ -496,7 +497,9 @@ def bptt(mx, cell, hybrid, detach):
     rng = np.random.RandomState(0)
     for p in net.collect_params().values():
         p.set_data(nd.array(rng.uniform(-0.3, 0.3, p.shape)))
-    if hybrid:
+    if hybrid == "static":
+        net.hybridize(static_alloc=True, static_shape=True)
+    elif hybrid:
         net.hybridize()
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
     loss = gluon.loss.SoftmaxCrossEntropyLoss()

@@ -84,6 +84,14 @@ def test_bptt_idiom_equals_explicit_detach(cell, hybrid):
     assert dropped == cases.bptt(mx, cell, hybrid, "none")
 
 
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_bptt_idiom_static_alloc(cell):
+    dropped = cases.bptt(mx, cell, "static", "dropped")
+    assert dropped == cases.bptt(mx, cell, "static", "explicit")
+    want = FIX["bptt"][f"{cell}/hybrid/dropped"]
+    np.testing.assert_allclose(dropped["losses"], want["losses"], rtol=1e-4)
+
+
 def _unrolled_lm(explicit, layers=2):
     """A 2-layer LSTM layer and an LSTMCell unrolled by hand, state carried over."""
     mx.random.seed(3)
