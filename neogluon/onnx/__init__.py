@@ -19,7 +19,7 @@ import numpy as np
 from .. import _fileio
 from ..base import MXNetError
 
-__all__ = ["export_model"]
+__all__ = ["export_model", "get_operator_support"]
 
 
 def _load_params(params):
@@ -203,3 +203,13 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
 def _twice(t):
     import torch
     return torch.cat([t, t], 0)
+
+
+def get_operator_support(opset_version=None):
+    """The MXNet operator names ``export_model`` can write (see
+    :func:`neogluon.onnx.mx2onnx.get_operator_support`)."""
+    from .mx2onnx import get_operator_support as _get
+    return _get(opset_version)
+
+
+from . import mx2onnx  # noqa: E402,F401  (MXNet's mx.onnx exposes it)
