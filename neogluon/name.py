@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 
+from .base import _ClassPropertyMeta, classproperty
+
 __all__ = ["NameManager", "Prefix"]
 
 
@@ -17,10 +19,12 @@ class _Current(threading.local):
         self.value = None
 
 
-class NameManager:
+class NameManager(metaclass=_ClassPropertyMeta):
     """Gives unique default names to symbols.
 
     Use as a context manager to make a fresh manager current for the enclosed code.
+    ``NameManager.current`` is the manager in effect in this thread; assigning to it (MXNet's
+    deprecated way) replaces this thread's manager only.
     """
     _current = _Current()
 
@@ -58,13 +62,14 @@ class NameManager:
             cur = cls._current.value = NameManager()
         return cur
 
+    @classproperty
+    def current(cls):
+        """The manager in effect in this thread (settable: sets this thread's manager)."""
+        return NameManager.current_manager()
 
-class _CurrentDescriptor:
-    def __get__(self, obj, owner):
-        return owner.current_manager()
-
-
-NameManager.current = _CurrentDescriptor()
+    @current.setter
+    def current(cls, manager):
+        NameManager._current.value = manager
 
 
 class Prefix(NameManager):

@@ -161,31 +161,38 @@ def use_np_shape(func):
 # ---------------------------------------------------------------------------- NumPy array
 def is_np_array() -> bool:
     """Whether NumPy array semantics is on in this thread (off by default)."""
-    return getattr(_state, "np_array", False)
+    scope = getattr(_NumpyArrayScope._current, "value", None)
+    return bool(scope._is_np_array) if scope is not None else False
 
 
 def _set_np_array(active) -> bool:
     if active:
         _log_once("array", "NumPy array semantics has been activated in your code.")
     prev = is_np_array()
-    _state.np_array = bool(active)
+    _NumpyArrayScope._current.value = _NumpyArrayScope(active)
     return prev
 
 
 class _NumpyArrayScope:
-    """``with`` scope that sets NumPy array semantics and restores the previous state."""
+    """``with`` scope that sets NumPy array semantics and restores the previous state.
 
-    def __init__(self, active):
-        self._active = active
-        self._prev = None
+    As in MXNet, the scope in effect is ``_NumpyArrayScope._current.value`` (a thread-local
+    by default) and its ``_is_np_array`` is what :func:`is_np_array` answers."""
+    _current = threading.local()
+
+    def __init__(self, is_np_array):
+        self._old_scope = None
+        self._is_np_array = bool(is_np_array)
 
     def __enter__(self):
-        self._prev = is_np_array()
-        _state.np_array = bool(self._active)
+        if getattr(_NumpyArrayScope._current, "value", None) is None:
+            _NumpyArrayScope._current.value = _NumpyArrayScope(False)
+        self._old_scope = _NumpyArrayScope._current.value
+        _NumpyArrayScope._current.value = self
         return self
 
     def __exit__(self, *exc):
-        _state.np_array = self._prev
+        _NumpyArrayScope._current.value = self._old_scope
 
 
 def np_array(active=True):
