@@ -826,3 +826,18 @@ class Function:
         if isinstance(out, tuple):
             return [_new(o, ctx) for o in out]
         return _new(out, ctx)
+
+
+def __getattr__(name):
+    # MXNet's autograd module imports these at its top; here they are looked up on first use,
+    # as ndarray and symbol import this module.
+    if name == "NDArray":
+        from .ndarray import NDArray
+        return NDArray
+    if name == "Symbol":
+        from .symbol import Symbol
+        return Symbol
+    if name == "string_types":
+        from .base import string_types
+        return string_types
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@ from . import io
 from .io import (DataDesc, DataBatch, DataIter, NDArrayIter, ResizeIter, PrefetchingIter,
                  CSVIter)
 from .image_record import ImageRecordIter, ImageRecordUInt8Iter, ImageRecordInt8Iter
+from .image_record import ImageRecordIter_v1, ImageRecordUInt8Iter_v1
 from .image_det_record import ImageDetRecordIter
 from .mnist import MNISTIter
 from .libsvm import LibSVMIter

@@ -12,7 +12,8 @@ import numpy as np
 from ..base import MXNetError
 from .io import DataIter, DataBatch, DataDesc
 
-__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter",
+           "ImageRecordIter_v1", "ImageRecordUInt8Iter_v1"]
 
 # Parameters of MXNet's C++ iterator that only tune its threads and buffers.
 _IGNORED = {"verbose", "ctx", "device_id",
@@ -317,20 +318,23 @@ class ImageRecordIter(DataIter):
         return data, label, pad
 
     def next(self):
-        from .. import ndarray as nd
         if self._pending is not None:
             future, self._pending = self._pending[0], None
-            data, label, pad = future.result()
+            built = future.result()
         else:
             plan = self._plan()
             if plan is None:
                 raise StopIteration
-            data, label, pad = self._build(plan)
+            built = self._build(plan)
         if self._worker is not None:
             before = (self._cursor, self._start)
             plan = self._plan()
             if plan is not None:
                 self._pending = (self._worker.submit(self._build, plan),) + before
+        return self._batch(*built)
+
+    def _batch(self, data, label, pad):
+        from .. import ndarray as nd
         return DataBatch([nd.array(data, dtype=self._dtype)], [nd.array(label)], pad=pad,
                          provide_data=self.provide_data, provide_label=self.provide_label)
 
@@ -725,3 +729,42 @@ def ImageRecordInt8Iter(*args, **kwargs):
     saturated at 127, as MXNet's (deprecated there for ``ImageRecordIter(dtype='int8')``)."""
     kwargs["dtype"] = "int8"
     return ImageRecordIter(*args, **kwargs)
+
+
+class ImageRecordIter_v1(ImageRecordIter):
+    """MXNet's first implementation of :class:`ImageRecordIter` (deprecated there for it),
+    with the same arguments and images. Two things differ, as in MXNet 1.9.1: each batch's
+    ``index`` holds the ids of its records (the newer iterator gives zeros, neogluon's None);
+    and with ``round_batch=False`` the ``pad`` slots of the last batch keep what the batch
+    before held there (the iterator reuses its buffer), instead of records from the start."""
+
+    _prev = None
+
+    def _build(self, plan):
+        idx, pad, seeds = plan
+        records = [self._read(i) for i in idx]
+        samples = [self._sample(r, sd) for r, sd in zip(records, seeds)]
+        data = np.stack([s[0] for s in samples])
+        label = np.stack([s[1] for s in samples])
+        if self.label_width == 1:
+            label = label.reshape(-1)
+        ids = np.array([r[0].id for r in records], np.uint64)
+        return data, label, pad, ids
+
+    def _batch(self, data, label, pad, ids):
+        prev = self._prev
+        if pad and not self.round_batch and prev is not None \
+                and prev[0].shape == data.shape:
+            data, label, ids = data.copy(), label.copy(), ids.copy()
+            data[-pad:], label[-pad:], ids[-pad:] = prev[0][-pad:], prev[1][-pad:], \
+                prev[2][-pad:]
+        self._prev = (data, label, ids)
+        batch = super()._batch(data, label, pad)
+        batch.index = ids
+        return batch
+
+
+def ImageRecordUInt8Iter_v1(*args, **kwargs):
+    """:class:`ImageRecordIter_v1` giving uint8 images without normalisation."""
+    kwargs["dtype"] = "uint8"
+    return ImageRecordIter_v1(*args, **kwargs)

@@ -667,6 +667,7 @@ def _next_window(it, n, round_batch):
 # MXNet 1.9.1's io/io.py also holds the iterators libmxnet implements (ImageRecordIter,
 # MNISTIter, LibSVMIter...); neogluon writes each in its own module of this package.
 _ELSEWHERE = {"ImageRecordIter": "image_record", "ImageRecordUInt8Iter": "image_record",
+              "ImageRecordIter_v1": "image_record", "ImageRecordUInt8Iter_v1": "image_record",
               "ImageRecordInt8Iter": "image_record", "ImageDetRecordIter": "image_det_record",
               "MNISTIter": "mnist", "LibSVMIter": "libsvm"}
 

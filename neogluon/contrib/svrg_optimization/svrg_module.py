@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import warnings
 
+import neogluon as mx  # noqa: F401  (MXNet's module does `import mxnet as mx`)
+
 from ... import context as ctx
 from ... import ndarray as nd
 from ... import optimizer as opt

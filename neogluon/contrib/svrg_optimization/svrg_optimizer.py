@@ -10,6 +10,8 @@ pushed value as it is; every other key goes to the user's optimizer. Both are re
 """
 from __future__ import annotations
 
+import neogluon as mx  # noqa: F401  (MXNet's module does `import mxnet as mx`)
+
 from ... import optimizer as opt
 from ...base import MXNetError, MXNetValueError
 
