@@ -69,7 +69,50 @@ def case_record_iter_v1(mx, folder):
     return out
 
 
-CASES = [case_record_iter_v1]
+def case_sparse_outputs(mx, folder):
+    """nd.sparse's regression outputs (csr data; dense, csr and row_sparse labels) and the
+    straight-through estimators (csr, row_sparse, dense): output and gradient, with storage
+    types; the same through sym.sparse on an executor."""
+    out = {}
+    dense = [[0, 1.5, 0], [2, 0, 0], [0, 0, 0], [1, 0, 3]]
+    for lstype in ["default", "csr", "row_sparse"]:
+        for op in ["LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"]:
+            lab = mx.nd.array([[1, 0, 0], [0, 2, 0], [0, 0, 0], [1, 0, 1]])
+            if lstype != "default":
+                lab = lab.tostype(lstype)
+            x = mx.nd.array(dense).tostype("csr")
+            x.attach_grad()
+            with mx.autograd.record():
+                y = getattr(mx.nd.sparse, op)(x, lab, grad_scale=2.0)
+            y.backward()
+            out[f"{op}/{lstype}"] = [y.stype, y.asnumpy().tolist(), x.grad.stype,
+                                     x.grad.asnumpy().tolist()]
+    for op in ["_contrib_round_ste", "_contrib_sign_ste"]:
+        for st in ["csr", "row_sparse", "default"]:
+            x = mx.nd.array([[0, 1.5, 0], [-2.5, 0, 0.4]]).tostype(st)
+            x.attach_grad()
+            with mx.autograd.record():
+                y = getattr(mx.nd.sparse, op)(x)
+            y.backward()
+            out[f"{op}/{st}"] = [y.stype, y.asnumpy().tolist(), x.grad.stype,
+                                 x.grad.asnumpy().tolist()]
+    x, lab = mx.sym.var("x"), mx.sym.var("l")
+    args = {"x": mx.nd.array([[1, 2.6], [3, -4]]), "l": mx.nd.array([[0, 1], [1, 1]])}
+    for op in ["LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput",
+               "_contrib_round_ste", "_contrib_sign_ste"]:
+        fn = getattr(mx.sym.sparse, op)
+        y = fn(x) if "ste" in op else fn(x, lab, grad_scale=2.0)
+        names = y.list_arguments()
+        ex = y.bind(mx.cpu(), {k: args[k] for k in names},
+                    args_grad={k: mx.nd.zeros((2, 2)) for k in names})
+        res = ex.forward(is_train=True)
+        ex.backward([mx.nd.ones((2, 2))] if "ste" in op else None)
+        out[f"sym/{op}"] = [names, y.list_outputs(), res[0].asnumpy().tolist(),
+                            {k: v.asnumpy().tolist() for k, v in ex.grad_dict.items()}]
+    return out
+
+
+CASES = [case_record_iter_v1, case_sparse_outputs]
 
 
 def compute(mx):

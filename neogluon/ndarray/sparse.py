@@ -40,7 +40,8 @@ __all__ = ["BaseSparseNDArray", "RowSparseNDArray", "CSRNDArray", "row_sparse_ar
            "clip", "round", "rint", "ceil", "floor", "trunc", "fix", "sin", "tan", "arcsin",
            "arctan", "sinh", "tanh", "arcsinh", "arctanh", "expm1", "log1p", "degrees",
            "radians", "cbrt", "Embedding", "sgd_update", "sgd_mom_update", "adam_update",
-           "adagrad_update", "ftrl_update"]
+           "adagrad_update", "ftrl_update", "LinearRegressionOutput", "LogisticRegressionOutput",
+           "MAERegressionOutput"]
 
 _state = _ag_mod._state
 _I64 = torch.int64
@@ -2102,6 +2103,46 @@ def _csr_take(a, idx, mode):
     src = torch.repeat_interleave(starts, counts) + offs
     return _make_csr(_grad_guard(a._sdata.index_select, 0, src), new_ptr,
                      cols.index_select(0, src), (idx.numel(), a.shape[1]), a._ctx)
+
+
+def _regression_output(name):
+    def op(data, label, grad_scale=1.0, out=None, name=None):
+        from . import nn_legacy
+        return getattr(nn_legacy, op.__name__)(data, label, grad_scale=grad_scale, out=out)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"``{name}`` with sparse inputs, as MXNet's: ``data`` (csr or dense) and "
+                  "``label`` (dense, csr or row_sparse) give a dense output, the same values "
+                  "and gradient as the dense operator; the gradient of a csr ``data`` is csr.")
+    return op
+
+
+LinearRegressionOutput = _regression_output("LinearRegressionOutput")
+LogisticRegressionOutput = _regression_output("LogisticRegressionOutput")
+MAERegressionOutput = _regression_output("MAERegressionOutput")
+
+
+def _sparse_ste(kind):
+    def op(data, out=None, name=None):
+        from . import contrib_more
+        dense = getattr(contrib_more, f"{kind}_ste")
+        if not isinstance(data, BaseSparseNDArray):
+            return dense(data, out=out)
+        if not data._sdata.is_floating_point():
+            r = _unary_sparse(torch.sign if kind == "sign" else torch.clone, data)
+        else:
+            r = _unary_sparse(lambda t: contrib_more._StraightThrough.apply(t, kind), data)
+        if out is not None:
+            out[:] = r
+            return out
+        return r
+    op.__name__ = op.__qualname__ = f"_contrib_{kind}_ste"
+    op.__doc__ = (f"``contrib.{kind}_ste`` keeping a sparse input's storage type (it maps 0 "
+                  "to 0), as MXNet's: the gradient, ones, reaches every position.")
+    return op
+
+
+_contrib_round_ste = _sparse_ste("round")
+_contrib_sign_ste = _sparse_ste("sign")
 
 
 def __getattr__(name):
