@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from .base import MXNetError
+from . import profiler as _profiler
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "get_all_registered_operators"]
 
@@ -236,8 +237,8 @@ class _Run:
         in_data = [self._wrap(t.detach()) for t in in_tensors]
         out_data = [self._wrap(torch.zeros(shape, dtype=dtype, device=self.ctx.torch_device))
                     for shape, dtype in self.out_specs]
-        with autograd.pause(train_mode=self.train), self.ctx, _user_code(self.op_type,
-                                                                          "CustomOp.forward"):
+        with autograd.pause(train_mode=self.train), self.ctx, _user_code(
+                self.op_type, "CustomOp.forward"), _profiler._CustomOpScope(self.op_type):
             self.op.forward(is_train=self.train, req=["write"] * len(out_data),
                             in_data=in_data, out_data=out_data, aux=self.aux)
         return [o._t.detach() for o in out_data]
@@ -250,8 +251,8 @@ class _Run:
                     for g, o in zip(out_grads, outs)]
         in_grad = [self._wrap(torch.zeros_like(t)) for t in ins]
         req = list(need)
-        with autograd.pause(train_mode=self.train), self.ctx, _user_code(self.op_type,
-                                                                          "CustomOp.backward"):
+        with autograd.pause(train_mode=self.train), self.ctx, _user_code(
+                self.op_type, "CustomOp.backward"), _profiler._CustomOpScope(self.op_type, True):
             self.op.backward(req=req, out_grad=out_grad, in_data=in_data, out_data=out_data,
                              in_grad=in_grad, aux=self.aux)
         return [g._t.detach() if n != "null" else None for g, n in zip(in_grad, need)]

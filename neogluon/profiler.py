@@ -8,8 +8,10 @@
     print(profiler.dumps())              # per-operator count / total / min / max / avg
     profiler.dump()                      # Chrome trace: open in Perfetto or chrome://tracing
 
-Operator events are the ones torch records (``aten::addmm``, ``aten::relu``, GPU kernels ...),
-not MXNet's operator names. ``Domain``/``Task``/``Frame``/``Event``/``Counter``/``Marker`` are
+Operator events are the ones torch records (``aten::addmm``, ``aten::relu``, GPU kernels ...)
+and, as in MXNet, one event per mx.nd operator called, under MXNet's operator name (``sqrt``,
+``_plus_scalar``; a custom operator's work under 'Custom Operator': ``MyOp::pure_python``,
+``MyOp::_zeros``). ``Domain``/``Task``/``Frame``/``Event``/``Counter``/``Marker`` are
 recorded by this module and merged into the same trace on the same clock, thread and process.
 
 Each run of the profiler (``set_state('run')`` or ``resume()`` up to ``set_state('stop')``,
@@ -224,6 +226,146 @@ def _emit(ev, section=None, dur_ms=None):
             _add_time(section, ev["name"], dur_ms)
 
 
+# ----------------------------------------------------------------------------- MXNet op names
+# MXNet records each operator it runs under the operator's own name ('sqrt', '_plus_scalar',
+# '_zeros'), and the work of a custom operator under 'Custom Operator' ('MyOp::pure_python',
+# '_backward_MyOp::pure_python', 'MyOp::_zeros' for an operator it calls). While the profiler
+# runs, mx.nd's operator functions and NDArray's arithmetic are wrapped so that each outermost
+# call is one such event; the wrappers are taken out again when it stops, so they cost nothing
+# otherwise.
+_op_tls = threading.local()     # .depth: inside a recorded call; .custom: the custom op's name
+_installed = []                 # (owner, attribute, original) of the wrappers put in
+# Python functions of mx.nd that run no operator of their own in MXNet.
+_NOT_OPS = frozenset({"array", "empty", "load", "save", "load_frombuffer", "waitall",
+                      "from_dlpack", "from_numpy", "to_dlpack_for_read", "to_dlpack_for_write",
+                      "Custom"})
+# mx.nd functions whose operator MXNet names differently.
+_OP_NAMES = {"zeros": "_zeros", "ones": "_ones", "full": "_full", "arange": "_arange",
+             "eye": "_eye", "linspace": "_linspace"}
+# submodule -> prefix of its operators' names
+_SUBMODULES = {"contrib": "_contrib_", "linalg": "_linalg_", "random": "_random_",
+               "image": "_image_"}
+# NDArray method -> (name with an NDArray operand, name with a scalar operand)
+_METHOD_NAMES = {
+    "__add__": ("broadcast_add", "_plus_scalar"), "__radd__": ("broadcast_add", "_plus_scalar"),
+    "__iadd__": ("broadcast_add", "_plus_scalar"),
+    "__sub__": ("broadcast_sub", "_minus_scalar"), "__rsub__": ("broadcast_sub", "_rminus_scalar"),
+    "__isub__": ("broadcast_sub", "_minus_scalar"),
+    "__mul__": ("broadcast_mul", "_mul_scalar"), "__rmul__": ("broadcast_mul", "_mul_scalar"),
+    "__imul__": ("broadcast_mul", "_mul_scalar"),
+    "__truediv__": ("broadcast_div", "_div_scalar"),
+    "__rtruediv__": ("broadcast_div", "_rdiv_scalar"),
+    "__itruediv__": ("broadcast_div", "_div_scalar"),
+    "__mod__": ("broadcast_mod", "_mod_scalar"), "__rmod__": ("broadcast_mod", "_rmod_scalar"),
+    "__pow__": ("broadcast_power", "_power_scalar"),
+    "__rpow__": ("broadcast_power", "_rpower_scalar"),
+    "__neg__": ("negative", "negative"),
+    "__eq__": ("broadcast_equal", "_equal_scalar"),
+    "__ne__": ("broadcast_not_equal", "_not_equal_scalar"),
+    "__gt__": ("broadcast_greater", "_greater_scalar"),
+    "__ge__": ("broadcast_greater_equal", "_greater_equal_scalar"),
+    "__lt__": ("broadcast_lesser", "_lesser_scalar"),
+    "__le__": ("broadcast_lesser_equal", "_lesser_equal_scalar"),
+}
+
+
+def _record_op(name, t0_us, t1_us, section=None):
+    prefix = getattr(_op_tls, "custom", None)
+    if section is None:
+        section = "operator" if prefix is None else "Custom Operator"
+        if prefix is not None:
+            name = f"{prefix}::{name}"
+    _emit({"name": name, "cat": section, "ph": "X", "ts": round(t0_us, 3),
+           "dur": round(t1_us - t0_us, 3), "pid": os.getpid(),
+           "tid": threading.get_native_id()}, section=section, dur_ms=(t1_us - t0_us) / 1000.0)
+
+
+def _wrap_op(fn, name_of):
+    import functools
+
+    @functools.wraps(fn)
+    def profiled(*args, **kwargs):
+        if getattr(_op_tls, "depth", 0) or not (_st.running and not _st.paused):
+            return fn(*args, **kwargs)
+        _op_tls.depth = 1
+        t0 = _now_us()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _op_tls.depth = 0
+            _record_op(name_of(args), t0, _now_us())
+    profiled.__wrapped_op__ = fn
+    return profiled
+
+
+def _install_op_names():
+    """Put the MXNet-named wrappers in (once; while the profiler runs)."""
+    if _installed or not _ops_wanted():
+        return
+    import types
+    from . import ndarray as nd
+    from .ndarray.ndarray import NDArray
+
+    def wrap_module(mod, prefix):
+        for attr, fn in list(vars(mod).items()):
+            if (attr.startswith("_") or attr in _NOT_OPS or not isinstance(fn, types.FunctionType)
+                    or not getattr(fn, "__module__", "").startswith("neogluon.ndarray")
+                    or hasattr(fn, "__wrapped_op__")):
+                continue
+            op = _OP_NAMES.get(attr, attr) if not prefix else prefix + attr
+            setattr(mod, attr, _wrap_op(fn, lambda args, op=op: op))
+            _installed.append((mod, attr, fn))
+
+    wrap_module(nd, "")
+    for sub, prefix in _SUBMODULES.items():
+        mod = getattr(nd, sub, None)
+        if isinstance(mod, types.ModuleType):
+            wrap_module(mod, prefix)
+    for meth, (arr_name, scalar_name) in _METHOD_NAMES.items():
+        fn = NDArray.__dict__.get(meth)
+        if fn is None or hasattr(fn, "__wrapped_op__"):
+            continue
+
+        def name_of(args, arr_name=arr_name, scalar_name=scalar_name):
+            other = args[1] if len(args) > 1 else None
+            return arr_name if isinstance(other, NDArray) else scalar_name
+        setattr(NDArray, meth, _wrap_op(fn, name_of))
+        _installed.append((NDArray, meth, fn))
+
+
+def _uninstall_op_names():
+    while _installed:
+        owner, attr, fn = _installed.pop()
+        setattr(owner, attr, fn)
+
+
+class _CustomOpScope:
+    """The run of a custom operator's forward (or backward): one 'Custom Operator' event
+    '<op_type>::pure_python' ('_backward_<op_type>::pure_python'), and the operators it calls
+    recorded as '<op_type>::<operator>' ('_backward_<op_type>::<operator>')."""
+    __slots__ = ("op_type", "backward", "saved", "t0")
+
+    def __init__(self, op_type, backward=False):
+        self.op_type, self.backward = op_type, backward
+        self.saved = self.t0 = None
+
+    def __enter__(self):
+        if _st.running and not _st.paused:
+            self.saved = (getattr(_op_tls, "depth", 0), getattr(_op_tls, "custom", None))
+            _op_tls.depth = 0
+            _op_tls.custom = ("_backward_" if self.backward else "") + self.op_type
+            self.t0 = _now_us()
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            return False
+        _op_tls.depth, _op_tls.custom = self.saved
+        name = ("_backward_" if self.backward else "") + f"{self.op_type}::pure_python"
+        _record_op(name, self.t0, _now_us(), section="Custom Operator")
+        return False
+
+
 # ----------------------------------------------------------------------------- public functions
 def set_config(**kwargs):
     """Set up the configuration of the profiler (keyword arguments only).
@@ -297,11 +439,13 @@ def set_state(state="stop", profile_process="worker"):
                 return
             _st.running, _st.paused = True, False
             _start_session()
+            _install_op_names()
         else:
             if not _st.running:
                 return
             _end_session()
             _st.running, _st.paused = False, False
+            _uninstall_op_names()
 
 
 def profiler_set_state(state="stop"):
@@ -351,6 +495,7 @@ def dump(finished=True, profile_process="worker"):
             if _st.session is not None:
                 _end_session()
             _st.running, _st.paused = False, False
+            _uninstall_op_names()
         else:
             _flush()
         events = list(_st.metadata.values()) + sorted(
@@ -661,6 +806,7 @@ def _reset():
             except Exception:  # noqa: BLE001 - a broken session must not block a reset
                 pass
         _st = _State()
+        _uninstall_op_names()
 
 
 @atexit.register

@@ -305,3 +305,62 @@ def test_unmodified_script_dumps_at_exit(tmp_path):
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "aten::mm" in _names(_load(tmp_path / "exit.json"))
+
+
+# ------------------------------------------------------------------------- MXNet operator names
+class _Twice(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] * 2)
+        mx.nd.ones((2, 2))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * 2)
+
+
+@mx.operator.register("ProfilerTwice")
+class _TwiceProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(True)
+
+    def list_arguments(self):
+        return ["data"]
+
+    def list_outputs(self):
+        return ["output"]
+
+    def infer_shape(self, in_shape):
+        return (in_shape[0],), (in_shape[0],), ()
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _Twice()
+
+
+def test_operators_counted_under_mxnet_names(tmp_path):
+    # The counts MXNet 1.9.1 reports for this program (its engine-internal rows such as
+    # DeleteVariable and CopyCPU2CPU left out): one event per operator called, a custom
+    # operator's own work and the operators it calls under 'Custom Operator'.
+    profiler.set_config(profile_all=True, aggregate_stats=True,
+                        filename=str(tmp_path / "p.json"))
+    profiler.set_state("run")
+    a, b = mx.nd.zeros((3, 3)), mx.nd.ones((3, 3))
+    mx.nd.sqrt(a)
+    d = (a + 1) * 2
+    a + b, a - b, 1 - a, mx.nd.dot(a, b), d
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        y = mx.nd.Custom(x, op_type="ProfilerTwice")
+    y.backward()
+    stats = json.loads(profiler.dumps(format="json"))["Time"]
+    profiler.set_state("stop")
+    ops = {k: v["Count"] for k, v in stats["operator"].items()}
+    want = {"_zeros": 1, "_ones": 1, "sqrt": 1, "_plus_scalar": 1, "_mul_scalar": 1,
+            "broadcast_add": 1, "broadcast_sub": 1, "_rminus_scalar": 1, "dot": 1}
+    assert {k: ops.get(k) for k in want} == want
+    custom = {k: v["Count"] for k, v in stats["Custom Operator"].items()}
+    assert custom == {"ProfilerTwice::pure_python": 1, "ProfilerTwice::_mul_scalar": 1,
+                      "ProfilerTwice::_ones": 1, "_backward_ProfilerTwice::pure_python": 1,
+                      "_backward_ProfilerTwice::_mul_scalar": 1}
+    # stopped: the functions and NDArray's arithmetic are the unwrapped ones again
+    assert not hasattr(mx.nd.sqrt, "__wrapped_op__")
+    assert not hasattr(mx.nd.NDArray.__add__, "__wrapped_op__")
