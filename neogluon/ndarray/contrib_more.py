@@ -19,6 +19,10 @@ from .nn_legacy import _ft, _tt  # noqa: F401  (shared argument checks)
 __all__ = ["index_array", "quadratic", "allclose", "round_ste", "sign_ste",
            "gradientmultiplier", "count_sketch", "fft", "ifft", "PSROIPooling",
            "DeformablePSROIPooling", "edge_id", "hawkesll"]
+# nd.contrib.dgl_*: the graph operators for DGL
+from .dgl_graph import __all__ as _dgl_all  # noqa: E402
+from .dgl_graph import *  # noqa: E402,F401,F403
+__all__ += _dgl_all
 
 
 def _f32(v):
