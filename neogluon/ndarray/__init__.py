@@ -36,6 +36,7 @@ _internal._rnn_param_concat = _rnn_param_concat
 from . import contrib_more as _contrib_more
 for _name in _contrib_more.__all__:  # nd.contrib.PSROIPooling, fft, hawkesll & co
     setattr(contrib, _name, getattr(_contrib_more, _name))
+from ._internal_more import imdecode  # MXNet 1.x's deprecated nd.imdecode
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye",
            "from_torch",

@@ -287,3 +287,9 @@ def _registry_alias(name):
     (``_PlusScalar`` -> ``_plus_scalar``), or None."""
     from .._opmodule import registry_aliases
     return registry_aliases().get(name)
+
+
+# Optimizer kernels, _scatter_*, _imdecode, fused self-attention, control-flow nodes.
+from ._internal_more import *  # noqa: E402,F401,F403
+from . import _internal_more as _more  # noqa: E402
+__all__ += _more.__all__

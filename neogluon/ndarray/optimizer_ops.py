@@ -677,7 +677,9 @@ def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta
     ``weight - eta * (lr * mean / (sqrt(var) + epsilon) + wd * weight)``. No bias correction.
 
     The update is skipped (weight and states unchanged) when ``rescale_grad`` is 0, NaN or
-    infinite, as a dynamic loss scaler needs.
+    infinite, as a dynamic loss scaler needs. Otherwise ``grad`` is left holding
+    ``rescale_grad * grad``, as MXNet 1.9.1's kernel leaves it (the mixed-precision and
+    multi-tensor forms keep their gradients).
 
     Parameters
     ----------
@@ -702,6 +704,9 @@ def adamw_update(weight, grad, mean, var, rescale_grad, lr, eta, beta1=0.9, beta
     groups = [[weight, grad, mean, var]]
     res = _adamw_steps(op, groups, scale, [float(lr)], [float(eta)], [float(wd)], beta1, beta2,
                        epsilon, clip_gradient, mp=False)
+    if res[0] is not None and grad.stype == "default":
+        with torch.no_grad():   # MXNet's kernel leaves rescale_grad * grad (unclipped) in grad
+            _state(grad, op, "grad").mul_(scale)
     return _adamw_out(res, groups, out, op)[0]
 
 
