@@ -155,6 +155,9 @@ def get_all_registered_operators():
     return sorted(_REGISTRY)
 
 
+from ._op_arguments import OperatorArguments, get_operator_arguments  # noqa: E402,F401
+
+
 # ---------------------------------------------------------------------------- running one
 def _as_list(x, what, op_type):
     try:

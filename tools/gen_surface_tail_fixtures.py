@@ -249,8 +249,28 @@ def case_imdecode(mx, folder):
         return {"result": "MXNetError"}
 
 
+def case_operator_arguments(mx, folder):
+    """mx.operator.get_operator_arguments: the namedtuple's fields and, for common
+    operators, the argument names (neogluon writes the types from its own signatures, so
+    they are not compared)."""
+    out = {"fields": list(mx.operator.OperatorArguments._fields)}
+    for op in ["FullyConnected", "Convolution", "elemwise_add", "sum", "_contrib_box_nms",
+               "add_n", "softmax", "_plus_scalar", "BatchNorm", "Dropout", "LeakyReLU",
+               "Activation", "Pooling", "Embedding", "SoftmaxOutput", "topk", "_linalg_gemm2",
+               "Custom", "LinearRegressionOutput"]:
+        r = mx.operator.get_operator_arguments(op)
+        out[op] = [r.narg, r.names, r.types[:len(r.names) - len([t for t in r.types
+                                                               if "NDArray" not in t])]]
+    try:
+        mx.operator.get_operator_arguments("no_such_operator")
+        out["unknown"] = "ok"
+    except mx.base.MXNetError:
+        out["unknown"] = "MXNetError"
+    return out
+
+
 CASES = [case_record_iter_v1, case_sparse_outputs, case_internal_optimizers,
-         case_internal_scatter, case_selfatt]
+         case_internal_scatter, case_selfatt, case_operator_arguments]
 MXNET_ONLY = [case_imdecode]
 
 
