@@ -144,9 +144,13 @@ def outcomes_from_junit(path: str, prefix: str = "") -> dict:
         classname = case.get("classname", "")
         name = case.get("name", "")
         parts = classname.split(".")
-        # classname is "test_file" or "test_file.Class"
-        file_part = prefix + parts[0] + ".py"
-        test_id = "::".join([file_part] + parts[1:] + [name])
+        if not classname:
+            # a file that failed to import: no class name, the module's name as the test's
+            test_id = prefix + name.rsplit(".", 1)[-1] + ".py::<collection>"
+        else:
+            # classname is "test_file" or "test_file.Class"
+            file_part = prefix + parts[0] + ".py"
+            test_id = "::".join([file_part] + parts[1:] + [name])
         if case.find("skipped") is not None:
             out["skipped"].add(test_id)
         elif case.find("failure") is not None or case.find("error") is not None:
