@@ -230,9 +230,12 @@ def test_bad_sg_conv_attributes_name_node():
         next(n for n in sub if n["op"] == "Activation")["attrs"]["act_type"] = "softsign"
     with pytest.raises(MXNetError, match=r"quantized_conv.*softsign"):
         mx.sym.load_json(_load_edit(js, act))
-    with pytest.raises(MXNetError, match="quantized.*FullyConnected"):
-        mx.sym.load_json(_load_edit(qg.fc_graph((2, 6), 3), lambda d: d["nodes"][-1].update(
-            attrs={"quantized": "true"})))
+    # a quantized fused FullyConnected (mx.contrib.quantization's) needs its int8 inputs
+    bad = mx.sym.load_json(_load_edit(qg.fc_graph((2, 6), 3), lambda d: d["nodes"][-1].update(
+        attrs={"quantized": "true"})))
+    with pytest.raises(MXNetError, match="_sg_mkldnn_fully_connected"):
+        bad.eval(data=mx.nd.ones((2, 6)), **{n: mx.nd.ones(s) for n, s in zip(
+            bad.list_arguments()[1:], bad.infer_shape_partial(data=(2, 6))[0][1:])})
 
 
 def test_bad_dtypes_name_node():

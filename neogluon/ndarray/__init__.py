@@ -26,7 +26,7 @@ for _name in _detection_ops.__all__:  # nd.contrib.box_nms, MultiBoxPrior, ROIAl
 ROIPooling = _detection_ops.ROIPooling
 from . import quantization as _quantization
 for _name in ("quantize_v2", "dequantize", "quantized_pooling", "quantized_concat",
-              "quantized_flatten"):  # nd.contrib.quantize_v2 & co (int8 inference)
+              "quantized_flatten", "requantize"):  # nd.contrib.quantize_v2 & co (int8)
     setattr(contrib, _name, getattr(_quantization, _name))
 _internal._sg_mkldnn_conv = _quantization._sg_mkldnn_conv  # fused nodes of quantized graphs
 _internal._sg_mkldnn_fully_connected = _quantization._sg_mkldnn_fully_connected

@@ -55,7 +55,7 @@ from ..base import MXNetError
 from .ndarray import NDArray, _new
 
 __all__ = ["quantize_v2", "dequantize", "quantized_pooling", "quantized_concat",
-           "quantized_flatten", "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected",
+           "quantized_flatten", "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected", "requantize",
            "int8_isa"]
 
 _KINT8 = np.float32(127.5)
@@ -309,6 +309,45 @@ def dequantize(data, min_range, max_range, out_type="float32", out=None, name=No
         step = _F32(_max_abs(mn, mx) / (_KINT8 if q.dtype == torch.int8 else _KUINT8))
         r = q.to(torch.float32) * float(step)
     return _assign_outs(_link(r, [data, min_range, max_range], ctx), out)
+
+
+def requantize(data, min_range, max_range, out_type="int8", min_calib_range=None,
+               max_calib_range=None, out=None, name=None):
+    """int32 sums (standing for ``[min_range, max_range]``) to int8/uint8 codes, as MXNet
+    1.9.1's oneDNN ``requantize``: to the calibrated range when given, else to the range of
+    the values ``data`` holds."""
+    op = "requantize"
+    if out_type not in _OUT_TYPES:
+        raise MXNetError(f"{op}: out_type {out_type!r} is not one of 'auto', 'int8', 'uint8'")
+    q = _t(data, op)
+    if q.dtype != torch.int32:
+        raise MXNetError(f"{op}: data must be int32, got {str(q.dtype).replace('torch.', '')}")
+    calib = min_calib_range is not None and max_calib_range is not None
+    cmin = _F32(float(min_calib_range)) if calib else None
+    cmax = _F32(float(max_calib_range)) if calib else None
+    signed = _out_signed(out_type, cmin, cmax)
+    ctx = data._ctx
+    if q.device.type == "meta":
+        r = torch.empty(q.shape, dtype=torch.int8 if signed else torch.uint8, device="meta")
+        return _assign_outs(_outputs(op, r, 0, 0, [], ctx), out)
+    imin = _scalar(min_range, op, "min_range")
+    imax = _scalar(max_range, op, "max_range")
+    with torch.no_grad():
+        first = _F32(_max_abs(imin, imax) / _INT32_MAX_F)
+        if calib:
+            dmin, dmax = cmin, cmax
+        else:
+            qd = q.to(torch.float64)
+            dmin = _F32(_F32(float(qd.min())) * first) if q.numel() else _F32(0)
+            dmax = _F32(_F32(float(qd.max())) * first) if q.numel() else _F32(0)
+        if signed:
+            r_ = _max_abs(dmin, dmax)
+            mn, mx = -r_, r_
+        else:
+            mn, mx = dmin, dmax
+        sc = _F32(_scale(signed, dmin, dmax) * first)
+        r = _codes(q.to(torch.float32) * float(sc), signed)
+    return _assign_outs(_outputs(op, r, mn, mx, [data, min_range, max_range], ctx), out)
 
 
 # ------------------------------------------------------------------------------ pooling & co
@@ -755,21 +794,47 @@ def _quantized_conv(op, x, wf, bf, ts, s, p, d, groups, with_act, act_type, with
     return r, omin, omax, sum_t
 
 
+def _fc_input_names(no_bias, quantized, channel_wise):
+    names = ["data", "weight"] + ([] if no_bias else ["bias"])
+    if quantized:
+        names += ["data_min", "data_max"]
+        if not channel_wise:
+            names += ["weight_min", "weight_max"] + ([] if no_bias else ["bias_min", "bias_max"])
+    return names
+
+
+def sg_fc_input_names(attrs):
+    """Input names of an ``_sg_mkldnn_fully_connected`` node with these attributes."""
+    return _fc_input_names(_truthy(attrs.get("no_bias", False)),
+                           _truthy(attrs.get("quantized", False)),
+                           _truthy(attrs.get("channel_wise_quantize", False)))
+
+
 def _sg_mkldnn_fully_connected(*inputs, num_hidden=None, no_bias=False, flatten=True,
                                with_eltwise=False, eltwise_act="relu", quantized=False,
+                               min_calib_range=None, max_calib_range=None,
+                               enable_float_output=False, channel_wise_quantize=False,
                                out=None, name=None):
-    """MXNet's fused (oneDNN subgraph) float32 FullyConnected, with its activation when
-    ``with_eltwise``: inputs data, weight, [bias]."""
+    """MXNet's fused (oneDNN subgraph) FullyConnected, with its activation when
+    ``with_eltwise``.
+
+    Float: inputs data, weight, [bias]. Quantized (``quantized=True``, as
+    ``mx.contrib.quantization`` writes it): data codes, the int8 weight (and bias) codes
+    quantized offline, data_min, data_max, weight_min, weight_max, [bias_min, bias_max]; with
+    ``channel_wise_quantize`` the float weight and bias (quantized per output channel here)
+    and data_min, data_max. The output: codes and range with a calibrated range,
+    float32 with ``enable_float_output``, else the int32 sums and MXNet's range."""
     op = "_sg_mkldnn_fully_connected"
-    if _truthy(quantized):
-        raise MXNetError(f"{op}: the quantized (int8) fused FullyConnected is not supported")
-    names = ["data", "weight"] + ([] if _truthy(no_bias) else ["bias"])
+    quantized, no_bias = _truthy(quantized), _truthy(no_bias)
+    chw = _truthy(channel_wise_quantize)
+    names = _fc_input_names(no_bias, quantized, chw)
     if len(inputs) != len(names):
         raise MXNetError(f"{op}: expects {len(names)} inputs ({', '.join(names)}), got "
                          f"{len(inputs)}")
-    x, w = _t(inputs[0], op), _t(inputs[1], op, "weight")
-    b = None if _truthy(no_bias) else _t(inputs[2], op, "bias")
-    if x.dtype != torch.float32:
+    ts = {k: _t(v, op, k) for k, v in zip(names, inputs)}
+    x, w = ts["data"], ts["weight"]
+    b = None if no_bias else ts["bias"]
+    if not quantized and x.dtype != torch.float32:
         raise MXNetError(f"{op}: data must be float32, got {str(x.dtype).replace('torch.', '')}")
     xf = x.reshape(x.shape[0], -1) if _truthy(flatten) else x
     if w.dim() != 2 or xf.shape[-1] != w.shape[1] or \
@@ -777,14 +842,107 @@ def _sg_mkldnn_fully_connected(*inputs, num_hidden=None, no_bias=False, flatten=
         raise MXNetError(f"{op}: weight shape {tuple(w.shape)} does not fit data shape "
                          f"{tuple(x.shape)} and num_hidden {num_hidden}")
     ctx = inputs[0]._ctx
+    oshape = tuple(xf.shape[:-1]) + (w.shape[0],)
+    calib = min_calib_range is not None and max_calib_range is not None
+    float_out = _truthy(enable_float_output)
     if x.device.type == "meta":
-        return _new(torch.empty(tuple(xf.shape[:-1]) + (w.shape[0],), device="meta"), ctx)
-    # a float operator, but MXNet gives it zero gradients (MakeZeroGradNodes) as well
+        if not quantized or float_out:
+            return _new(torch.empty(oshape, device="meta"), ctx)
+        dt = torch.int32 if not calib else (
+            torch.uint8 if _fc_out_unsigned(with_eltwise, eltwise_act) else torch.int8)
+        return [_new(torch.empty(oshape, dtype=dt, device="meta"), ctx), _meta_range(ctx),
+                _meta_range(ctx)]
+    if not quantized:
+        # a float operator, but MXNet gives it zero gradients (MakeZeroGradNodes) as well
+        with torch.no_grad():
+            r = F.linear(xf, w, b)
+            if _truthy(with_eltwise):
+                r = _act(r, eltwise_act)
+        return _assign_outs(_link(r, list(inputs), ctx), out)
     with torch.no_grad():
-        r = F.linear(xf, w, b)
-        if _truthy(with_eltwise):
-            r = _act(r, eltwise_act)
-    return _assign_outs(_link(r, list(inputs), ctx), out)
+        r, omin, omax = _quantized_fc(op, xf, w, b, ts, chw, calib, min_calib_range,
+                                      max_calib_range, float_out, _truthy(with_eltwise),
+                                      eltwise_act)
+    if float_out:
+        return _assign_outs(_link(r, list(inputs), ctx), out)
+    return _assign_outs(_outputs(op, r, omin, omax, list(inputs), ctx), out)
+
+
+def _fc_out_unsigned(with_eltwise, act):
+    return _truthy(with_eltwise) and act in ("relu", "sigmoid", "softrelu")
+
+
+def _quantized_fc(op, xf, w, b, ts, chw, calib, min_calib_range, max_calib_range, float_out,
+                  with_eltwise, act):
+    if xf.dtype not in _QTYPES:
+        raise MXNetError(f"{op}: quantized data must be int8 or uint8, got "
+                         f"{str(xf.dtype).replace('torch.', '')}")
+    dmin = _F32(ts["data_min"].reshape(()).item())
+    dmax = _F32(ts["data_max"].reshape(()).item())
+    x_signed = xf.dtype == torch.int8
+    dsc = _scale(x_signed, dmin, dmax)
+    if chw:
+        wf = w.to(torch.float32)
+        bf = None if b is None else b.to(torch.float32)
+        wsc, _, _ = _weight_scales(wf, bf, dsc, channelwise=True)
+        wq = _codes(wf * torch.from_numpy(wsc).reshape(-1, 1), True).to(torch.float64)
+        bq = None
+        if bf is not None:
+            bq = torch.round(bf * torch.from_numpy((wsc * dsc).astype(np.float32)))
+            bq = bq.clamp_(-2147483648.0, 2147483647.0)
+        wr = None
+    else:
+        if w.dtype != torch.int8:
+            raise MXNetError(f"{op}: the quantized weight must be int8 codes, got "
+                             f"{str(w.dtype).replace('torch.', '')}")
+        wmin = _F32(ts["weight_min"].reshape(()).item())
+        wmax = _F32(ts["weight_max"].reshape(()).item())
+        ws = _scale(True, wmin, wmax)
+        wq = w.to(torch.float64)
+        bq = None
+        if b is not None:
+            bmin = _F32(ts["bias_min"].reshape(()).item())
+            bmax = _F32(ts["bias_max"].reshape(()).item())
+            bsc = _scale(True, bmin, bmax)
+            resc = _F32(_F32(dsc * ws) / bsc)
+            # oneDNN mishandles INT_MAX in the bias: MXNet caps the rescale at INT_MAX / 2
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                cap = _F32(_F32(_F32(_F32(2147483647 // 2) / _max_abs(bmin, bmax))) / bsc)
+            if resc > cap:
+                wres = _F32(_F32(_F32(cap * bsc) / dsc) / ws)
+                wq = _codes((wq * float(wres)).to(torch.float32), True).to(torch.float64)
+                ws = _F32(ws * wres)
+                resc = cap
+            bq = torch.round(b.to(torch.float32) * float(resc))
+        wsc = np.array([ws], dtype=np.float32)
+        wr = _max_abs(wmin, wmax)
+    acc = xf.to(torch.float64) @ wq.t()
+    v = acc.to(torch.float32)
+    if bq is not None:
+        v = v + bq.to(torch.float32)
+    if float_out:
+        rq = (_F32(1) / dsc / wsc).astype(np.float32)
+        return v * torch.from_numpy(rq), None, None
+    if calib:
+        omin, omax = _F32(float(min_calib_range)), _F32(float(max_calib_range))
+        unsigned = _fc_out_unsigned(with_eltwise, act)
+        osc = _scale(not unsigned, omin, omax)
+        rq = ((osc / dsc) / wsc).astype(np.float32)
+        v = v * torch.from_numpy(rq)
+        if with_eltwise:
+            v = _act(v, act)
+        return _codes(v, not unsigned), omin, omax
+    # int32 output, MXNet's range for an s8 x (u8|s8) product
+    if wr is None:
+        raise MXNetError(f"{op}: channel-wise quantization needs a calibrated output range")
+    dr = _max_abs(dmin, dmax)
+    a_level = _F32(wr / _F32(127))
+    b_level = _F32(dr / (_F32(127) if x_signed else _F32(255)))
+    omax = _F32(_F32(a_level * b_level) * _INT32_MAX_F)
+    if with_eltwise:
+        v = _act(v, act)
+    r = torch.nan_to_num(torch.round(v.to(torch.float64)), nan=2147483647.0)
+    return r.clamp_(-2147483648.0, 2147483647.0).to(torch.int32), -omax, omax
 
 
 # ------------------------------------------------------------------------------ symbol loading
@@ -818,17 +976,11 @@ def subgraph_attrs(op, attrs, subgraphs, node_name, parse):
             a[new] = a.pop(old)
     if op == "_sg_mkldnn_fully_connected":
         known = {"quantized", "with_eltwise", "min_calib_range", "max_calib_range",
-                 "enable_float_output"}
+                 "enable_float_output", "channel_wise_quantize"}
         for k2 in a:
             if k2 not in known:
                 raise MXNetError(f"load_json: operator {op!r} (node {node_name!r}): unknown "
                                  f"attribute {k2}")
-        if _truthy(a.get("quantized", False)):
-            raise MXNetError(f"load_json: operator {op!r} (node {node_name!r}): the quantized "
-                             "(int8) fused FullyConnected is not supported by neogluon")
-        a.pop("min_calib_range", None)
-        a.pop("max_calib_range", None)
-        a.pop("enable_float_output", None)
         fc = [n for n in nodes if n.get("op") == "FullyConnected"]
         if len(fc) != 1:
             raise MXNetError(f"load_json: operator {op!r} (node {node_name!r}): its subgraph "
@@ -919,7 +1071,8 @@ def sg_param_shapes(op, attrs, shapes):
     if op == "_sg_mkldnn_fully_connected":
         h = int(attrs.get("num_hidden"))
         fin = int(np.prod(d[1:])) if _truthy(attrs.get("flatten", True)) else d[-1]
-        return {"weight": (h, fin), "bias": (h,)}
+        return {"weight": (h, fin), "bias": (h,), "data_min": (1,), "data_max": (1,),
+                "weight_min": (1,), "weight_max": (1,), "bias_min": (1,), "bias_max": (1,)}
     nf = int(attrs.get("num_filter"))
     g = int(attrs.get("num_group", 1) or 1)
     k = _pair(attrs.get("kernel", ()), 2, 1)
@@ -933,7 +1086,13 @@ def sg_output_types(op, attrs, in_types):
     """Output dtypes (names) of a quantized / fused node for type inference, and the dtype
     its parameter inputs take."""
     if op == "_sg_mkldnn_fully_connected":
-        return ["float32"]
+        if not _truthy(attrs.get("quantized", False)) or \
+                _truthy(attrs.get("enable_float_output", False)):
+            return ["float32"]
+        if attrs.get("min_calib_range") is None or attrs.get("max_calib_range") is None:
+            return ["int32", "float32", "float32"]
+        u8 = _fc_out_unsigned(attrs.get("with_eltwise"), attrs.get("eltwise_act", "relu"))
+        return ["uint8" if u8 else "int8", "float32", "float32"]
     if not _truthy(attrs.get("quantized", False)):
         return ["float32"]
     if attrs.get("min_calib_range") is None or attrs.get("max_calib_range") is None:

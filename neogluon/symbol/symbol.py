@@ -153,10 +153,14 @@ _DETECTION_NOUT = {"_contrib_bipartite_matching": lambda a: 2,
 
 _QUANT_NOUT = {"_contrib_quantize_v2": lambda a: 3, "_contrib_quantized_pooling": lambda a: 3,
                "_contrib_quantized_concat": lambda a: 3, "_contrib_quantized_flatten": lambda a: 3,
-               "_sg_mkldnn_conv": lambda a: 3 if _truthy(a.get("quantized", False)) else 1}
+               "_sg_mkldnn_conv": lambda a: 3 if _truthy(a.get("quantized", False)) else 1,
+               "_sg_mkldnn_fully_connected":
+                   lambda a: 3 if _truthy(a.get("quantized", False)) and
+                   not _truthy(a.get("enable_float_output", False)) else 1,
+               "_contrib_requantize": lambda a: 3}
 # Operators of quantized graphs: float32 parameters, their own output types, errors named
 # by node.
-_QUANT_OPS = set(_QUANT_NOUT) | {"_contrib_dequantize", "_sg_mkldnn_fully_connected"}
+_QUANT_OPS = set(_QUANT_NOUT) | {"_contrib_dequantize"}
 _SG_OPS = ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")
 
 
@@ -2284,7 +2288,7 @@ class _PlanStep:
         elif node.op == "_sg_mkldnn_conv":
             names = _quant.sg_conv_input_names(node.attrs)
         elif node.op == "_sg_mkldnn_fully_connected":
-            names = ["data", "weight", "bias"]
+            names = _quant.sg_fc_input_names(node.attrs)
         self.names = names
         rule = _RULES.get(node.op)
         if node.op == "LeakyReLU" and node.attrs.get("act_type") != "prelu":
@@ -2711,6 +2715,15 @@ class _Inference:
         return changed
 
     def _quant_types(self, node, in_types):
+        if node.op == "_sg_mkldnn_fully_connected" and \
+                _truthy(node.attrs.get("quantized", False)) and \
+                not _truthy(node.attrs.get("channel_wise_quantize", False)):
+            # weight and bias quantized offline (mx.contrib.quantization): int8 codes
+            nb = 1 if _truthy(node.attrs.get("no_bias", False)) else 2
+            for j in range(1, 1 + nb):
+                src = node.inputs[j][0]
+                if in_types[j] is None and src.is_var:
+                    self.dtype[(id(src), 0)] = in_types[j] = "int8"
         for j, (src, i) in enumerate(node.inputs):   # parameters and ranges are float32
             if in_types[j] is None and src.is_var:
                 self.dtype[(id(src), 0)] = in_types[j] = "float32"
@@ -2726,6 +2739,10 @@ class _Inference:
             outs = ["int8" if "int8" in in_types[:n] else "uint8", "float32", "float32"]
         elif op in ("_contrib_quantized_pooling", "_contrib_quantized_flatten"):
             outs = [in_types[0] if in_types else None, "float32", "float32"]
+        elif op == "_contrib_requantize":
+            cmin, cmax = a.get("min_calib_range"), a.get("max_calib_range")
+            signed = _quant._out_signed(a.get("out_type", "int8"), cmin, cmax)
+            outs = ["int8" if signed else "uint8", "float32", "float32"]
         else:
             outs = _quant.sg_output_types(op, a, in_types)
         for i in range(node.nout):
