@@ -12,7 +12,7 @@ import importlib as _importlib
 # name -> the module (inside this package) that provides it
 _LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
          "io": ".io", "text": ".text", "onnx": ".onnx", "symbol": ".symbol", "sym": ".symbol",
-         "quantization": ".quantization",
+         "quantization": ".quantization", "quant": ".quantization",
          "tensorboard": ".tensorboard", "svrg_optimization": ".svrg_optimization"}
 
 

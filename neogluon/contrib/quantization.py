@@ -1205,3 +1205,16 @@ def quantize_net(network, quantized_dtype='auto', quantize_mode='full', exclude_
                            data_shapes=data_shapes, calib_mode=calib_mode,
                            num_calib_examples=num_calib_examples, ctx=ctx,
                            LayerOutputCollector=None, logger=logger)
+
+
+# Names MXNet 1.9.1's quantization module exposes because it imports them.
+def __getattr__(name):
+    from .. import io as _io, module as _module, ndarray as _nd, symbol as _sym, base as _base
+    table = {"DataBatch": lambda: _io.DataBatch, "DataDesc": lambda: _io.DataDesc,
+             "DataIter": lambda: _io.DataIter, "Module": lambda: _module.Module,
+             "NDArray": lambda: _nd.NDArray, "Symbol": lambda: _sym.Symbol,
+             "nd_load": lambda: _nd.load, "nd_save": lambda: _nd.save, "ndarray": lambda: _nd,
+             "py_str": lambda: _base.py_str, "sym_load": lambda: _sym.load}
+    if name in table:
+        return table[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

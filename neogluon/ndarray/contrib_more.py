@@ -18,7 +18,7 @@ from .nn_legacy import _ft, _tt  # noqa: F401  (shared argument checks)
 
 __all__ = ["index_array", "quadratic", "allclose", "round_ste", "sign_ste",
            "gradientmultiplier", "count_sketch", "fft", "ifft", "PSROIPooling",
-           "DeformablePSROIPooling", "edge_id", "hawkesll"]
+           "DeformablePSROIPooling", "edge_id", "hawkesll", "calibrate_entropy"]
 # nd.contrib.dgl_*: the graph operators for DGL
 from .dgl_graph import __all__ as _dgl_all  # noqa: E402
 from .dgl_graph import *  # noqa: E402,F401,F403
@@ -498,6 +498,21 @@ def hawkesll(lda, alpha, beta, state, lags, marks, valid_length, max_time, out=N
     return res
 
 
+def calibrate_entropy(hist, hist_edges, num_quantized_bins=255, out=None, name=None):
+    """MXNet's entropy (KL divergence) calibration of one histogram: ``(threshold,
+    divergence)``, float32 arrays of shape (1,), the threshold a bin edge (see
+    :func:`neogluon.contrib.quantization.calibrate_entropy`, which computes it)."""
+    from ..contrib.quantization import calibrate_entropy as _calibrate
+    for what, v in (("hist", hist), ("hist_edges", hist_edges)):
+        if not hasattr(v, "asnumpy"):
+            raise MXNetError(f"calibrate_entropy: {what} must be an NDArray, got "
+                             f"{type(v).__name__}")
+    th, div = _calibrate(hist.asnumpy(), hist_edges.asnumpy(), int(num_quantized_bins))
+    ctx = hist.context
+    return [_new(torch.from_numpy(th), ctx), _new(torch.from_numpy(div), ctx)]
+
+
+
 def _guard_all():
     from .ops import _guard
     g = globals()
@@ -506,3 +521,4 @@ def _guard_all():
 
 
 _guard_all()
+
