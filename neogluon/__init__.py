@@ -48,7 +48,8 @@ def __getattr__(name):
             "visualization": ".visualization", "viz": ".visualization",
             "attribute": ".attribute", "rnn": ".rnn", "log": ".log", "engine": ".engine",
             "rnd": ".random", "error": ".error", "libinfo": ".libinfo", "rtc": ".rtc",
-            "misc": ".misc", "ndarray_doc": ".ndarray_doc", "symbol_doc": ".symbol_doc"}
+            "misc": ".misc", "ndarray_doc": ".ndarray_doc", "symbol_doc": ".symbol_doc",
+            "notebook": ".notebook"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         # Through setattr (not globals()), so the ``mxnet`` alias module sees it too.
