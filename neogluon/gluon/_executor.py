@@ -75,10 +75,7 @@ def _grad_reqs(grad_req, arg_names, what):
                                   f"has {len(arg_names)} arguments ({', '.join(arg_names)})")
         reqs = list(grad_req)
     elif isinstance(grad_req, dict):
-        unknown = [k for k in grad_req if k not in arg_names]
-        if unknown:
-            raise _UnknownArgument(f"{what}: grad_req names {unknown}, which the symbol does not "
-                                   f"have as arguments ({', '.join(arg_names)})")
+        # As MXNet, names that are not arguments are ignored.
         reqs = [grad_req.get(n, "null") for n in arg_names]
     else:
         raise TypeError(f"{what}: grad_req must be a str, a list or a dict, got "
@@ -102,10 +99,7 @@ def _arrays(what, given, names, allow_missing):
                                   f" ({len(names)}: {', '.join(names)})")
         out = list(given)
     elif isinstance(given, dict):
-        unknown = [k for k in given if k not in names]
-        if unknown and not allow_missing:
-            raise _UnknownArgument(f"{what} names {unknown}, which are not among "
-                                   f"{', '.join(names) or 'no names'}")
+        # As MXNet's bind, a dict is read by the symbol's names: other keys are ignored.
         out = []
         for n in names:
             if n not in given and not allow_missing:
@@ -491,7 +485,9 @@ class Executor:
             Accepted for MXNet compatibility.
         """
         if self._heads is None:
-            raise MXNetError("Executor.backward: call forward first")
+            # MXNet runs the backward pass over the bound arrays even before any forward:
+            # here the forward pass it needs is run first.
+            self.forward(is_train=True)
         if not self._needs_grad:
             return
         names = self._out_names
@@ -854,10 +850,9 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
     _check_ctx(ctx, "simple_bind")
     arg_names = symbol.list_arguments()
     aux_names = symbol.list_auxiliary_states()
-    for k in kwargs:
-        if k not in arg_names and k not in aux_names:
-            raise _UnknownArgument(f"simple_bind: {k!r} is not an argument of the symbol (its "
-                                   f"arguments: {', '.join(arg_names)})")
+    # As MXNet, keywords that name no argument or auxiliary state are ignored (programs pass
+    # the operator's own parameters along, e.g. simple_bind(..., axis=axis)).
+    kwargs = {k: v for k, v in kwargs.items() if k in arg_names or k in aux_names}
     shapes = {}
     for k, v in kwargs.items():
         if not isinstance(v, (tuple, list)):
