@@ -487,6 +487,22 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_LAMBDA = 1.0507009873554804934193349852946
 
 
+def _prelu_gamma_shape(gshape, dshape):
+    """Where prelu's gamma lies in the data: its axes, matched from the last, fill the data's
+    axes 1 and 0 (a gamma axis of length 1 broadcasts); every other data axis broadcasts.
+    So gamma (C,) is per channel and (N, C) per sample and channel, as in MXNet."""
+    res = [1] * len(dshape)
+    s = len(gshape) - 1
+    for i in range(min(len(dshape) - 1, 1), -1, -1):
+        if s >= 0 and (dshape[i] == gshape[s] or gshape[s] == 1):
+            res[i] = gshape[s]
+            s -= 1
+    if s >= 0:
+        raise MXNetError(f"LeakyReLU: prelu gamma of shape {gshape} does not match axes 0 and "
+                         f"1 of data shape {dshape}")
+    return tuple(res)
+
+
 def LeakyReLU(data, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125,
               upper_bound=0.334, out=None, name=None):
     """Leaky rectifiers and relatives, as MXNet's ``LeakyReLU``.
@@ -505,10 +521,7 @@ def LeakyReLU(data, gamma=None, act_type="leaky", slope=0.25, lower_bound=0.125,
             raise MXNetError("LeakyReLU: act_type='prelu' needs the gamma array")
         g = gamma._t
         if g.numel() != 1:
-            if x.dim() < 2 or g.numel() != x.shape[1]:
-                raise MXNetError(f"LeakyReLU: prelu gamma of shape {gamma.shape} does not "
-                                 f"match the channel axis 1 of data shape {data.shape}")
-            g = g.reshape((1, -1) + (1,) * (x.dim() - 2))
+            g = g.reshape(_prelu_gamma_shape(tuple(gamma.shape), tuple(data.shape)))
         else:
             g = g.reshape(())
         r = _run(lambda: torch.where(x > 0, x, x * g))

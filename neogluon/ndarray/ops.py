@@ -346,6 +346,7 @@ def norm(data, ord=2, axis=None, keepdims=False, out=None, name=None):
     if ord not in (1, 2):
         raise MXNetError(f"norm: ord must be 1 or 2, got {ord}")
     dims = None if axis is None else _norm_axis(axis, t.dim())
+    keepdims = bool(keepdims)
     if not t.is_floating_point():
         # MXNet computes an integer array's norm in its own dtype (truncating the result)
         r = torch.linalg.vector_norm(t.detach().double(), ord, dims, keepdims).to(t.dtype)

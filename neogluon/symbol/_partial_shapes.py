@@ -249,6 +249,25 @@ def _slice_axis(attrs, ins, outs):
     return [None], [tuple(out)]
 
 
+def _reshape_data(attrs, ins, outs):
+    """Reshape: a data shape with one unknown dimension, once the output's is known, gets
+    that dimension from the element count (MXNet infers it backward so); otherwise the
+    forward probe applies."""
+    x = ins[0] if ins else None
+    out = outs[0] if outs else None
+    if not _known(x) or not _full(out) or sum(1 for d in x if d <= 0) != 1:
+        return None, None
+    total = 1
+    for d in out:
+        total *= d
+    known = 1
+    for d in x:
+        known *= d if d > 0 else 1
+    if total % known:
+        return None, None   # (the operator's own error, at full inference)
+    return [tuple(d if d > 0 else total // known for d in x)], [None]
+
+
 def explicit(op, attrs, ins, outs):
     """``(input shapes, output shapes)`` a node's partial shapes give, by the operator's own
     rule (lists aligned with the node's inputs and outputs, None where nothing is learnt),
@@ -274,6 +293,8 @@ def explicit(op, attrs, ins, outs):
         return _pick(attrs, ins, outs)
     if op == "slice_axis":
         return _slice_axis(attrs, ins, outs)
+    if op in ("Reshape", "reshape") and len(ins) == 1:
+        return _reshape_data(attrs, ins, outs)
     return None, None
 
 
