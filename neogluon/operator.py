@@ -31,7 +31,8 @@ import torch
 from .base import MXNetError
 from . import profiler as _profiler
 
-__all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "get_all_registered_operators"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "get_all_registered_operators",
+           "PythonOp", "NumpyOp", "NDArrayOp"]
 
 # MXNet's dtype ids, which ``create_operator`` receives (``in_dtypes``).
 _NP_TO_MX_ID = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("float16"): 2,
@@ -419,6 +420,136 @@ def _symbol_output_names(attrs):
     if not names:
         raise MXNetError(f"Custom {op_type!r}: list_outputs() returned no outputs")
     return names
+
+
+class PythonOp:
+    """Base class of MXNet's older Python operators (:class:`NumpyOp`, :class:`NDArrayOp`);
+    superseded by :class:`CustomOp`.
+
+    Override ``forward(in_data, out_data)`` and ``backward(out_grad, in_data, out_data,
+    in_grad)`` (writing into the output arrays in place), ``infer_shape``,
+    ``list_arguments`` and ``list_outputs``. ``get_symbol(*inputs, **kwargs)`` (or calling
+    the object) gives the operator's symbol; here each object runs as a registered
+    :class:`CustomOp` of its own.
+
+    Parameters
+    ----------
+    need_top_grad : bool
+        Whether ``backward`` uses the gradient of the outputs (False for loss layers).
+    """
+
+    _count = 0
+    _lock = threading.Lock()
+
+    def __init__(self, need_top_grad=True):
+        self.info_ = None
+        self.need_top_grad_ = need_top_grad
+
+    def __call__(self, *args, **kwargs):
+        return self.get_symbol(*args, **kwargs)
+
+    def get_symbol(self, *args, **kwargs):
+        """The symbol that runs this operator on the input symbols ``args``."""
+        from . import symbol as _sym
+        return _sym.Custom(*args, op_type=self._op_type(), **kwargs)
+
+    def forward(self, in_data, out_data):
+        """Write the outputs into ``out_data`` (by default: the first input)."""
+        out_data[0][:] = in_data[0]
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        """Write the input gradients into ``in_grad`` (by default: the output gradient)."""
+        in_grad[0][:] = out_grad[0]
+
+    def infer_shape(self, in_shape):
+        """(input shapes, output shapes); by default one output shaped as the first input."""
+        return in_shape, [in_shape[0]]
+
+    def list_outputs(self):
+        """Names of the outputs (default ``['output']``)."""
+        return ["output"]
+
+    def list_arguments(self):
+        """Names of the inputs (default ``['data']``)."""
+        return ["data"]
+
+    def need_top_grad(self):
+        """Whether ``backward`` reads the gradient of the outputs."""
+        return self.need_top_grad_
+
+    # The arrays forward/backward get: numpy arrays for NumpyOp, NDArrays for NDArrayOp.
+    _as_numpy = False
+
+    def _op_type(self):
+        if self.info_ is None:
+            with PythonOp._lock:
+                PythonOp._count += 1
+                name = f"_{type(self).__name__}_{PythonOp._count}"
+            pyop = self
+
+            class _Op(CustomOp):
+                def forward(self, is_train, req, in_data, out_data, aux):
+                    pyop._call_user(pyop.forward, req, [in_data], out_data)
+
+                def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+                    pyop._call_user(pyop.backward, req, [out_grad, in_data, out_data],
+                                    in_grad)
+
+            class _Prop(CustomOpProp):
+                def __init__(self):
+                    super().__init__(need_top_grad=pyop.need_top_grad())
+
+                def infer_shape(self, in_shape):
+                    ret = pyop.infer_shape(in_shape)
+                    ishape, oshape = ret[0], ret[1]
+                    return ishape, oshape, ()
+
+                def list_outputs(self):
+                    return pyop.list_outputs()
+
+                def list_arguments(self):
+                    return pyop.list_arguments()
+
+                def create_operator(self, ctx, in_shapes, in_dtypes):
+                    return _Op()
+
+            register(name)(_Prop)
+            self.info_ = name
+        return self.info_
+
+    def _call_user(self, fn, req, given, outs):
+        if self._as_numpy:
+            given = [[a.asnumpy() for a in group] for group in given]
+            bufs = [o.asnumpy() for o in outs]
+            fn(*given, bufs)
+            for o, b, r in zip(outs, bufs, req):
+                if r != "null":
+                    o[:] = b
+        else:
+            fn(*given, outs)
+
+
+class NumpyOp(PythonOp):
+    """A :class:`PythonOp` whose ``forward``/``backward`` get numpy arrays (CPU)."""
+
+    _as_numpy = True
+
+
+class NDArrayOp(PythonOp):
+    """A :class:`PythonOp` whose ``forward``/``backward`` get NDArrays."""
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        """The arrays ``backward`` needs."""
+        deps = []
+        if self.need_top_grad():
+            deps.extend(out_grad)
+        deps.extend(in_data)
+        deps.extend(out_data)
+        return deps
+
+    def infer_type(self, in_type):
+        """(input dtypes, output dtypes): the first input's dtype everywhere."""
+        return in_type, [in_type[0]] * len(self.list_outputs())
 
 
 # Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
