@@ -303,10 +303,15 @@ def _max_pool(x, nd, kernel, stride, pad, outs, ceil):
     A channels-last input (a few-channel convolution's output, see ``_oneDNN_channels_last``)
     stays channels-last: torch's NHWC kernel runs along the channels with vector loads and is
     faster than either NCHW path (LeNet's 20-channel 8x8 maps: 0.08 ms against 1.4 ms for the
-    copy to NCHW and the kernel), with the same values, positions and tie/NaN rule."""
+    copy to NCHW and the kernel), with the same values, positions and tie/NaN rule. The output
+    stays channels-last only where a following convolution would choose that layout itself
+    (at most ``_CL_MAX_CHANNELS`` channels); wider maps go back to NCHW (a copy of the pooled,
+    smaller map), so the layers after a ResNet stem run as they did without the pooling
+    change (the same summation order, hence the same float32 numbers)."""
     if nd == 2 and x.dim() == 4 and x.shape[1] > 1 and not x.is_contiguous() and \
             x.is_contiguous(memory_format=torch.channels_last):
-        return _MAXPOOL[2](x, kernel, stride, pad, 1, ceil)
+        r = _MAXPOOL[2](x, kernel, stride, pad, 1, ceil)
+        return r if x.shape[1] <= _CL_MAX_CHANNELS else r.contiguous()
     if nd == 2 and _pool_kernel.usable(x):
         return _pool_kernel.max_pool2d(x, kernel, stride, pad, outs, ceil)
     if nd == 1 and _pool_kernel.usable(x.unsqueeze(2)):
