@@ -600,20 +600,35 @@ def _name(name):
     return name.decode("utf-8") if isinstance(name, bytes) else str(name)
 
 
-class _LayerHistogramCollector(object):
+class _Collector(object):
+    """What both calibration collectors share: the layers they look at (``include_layer``,
+    all when None) and the logger."""
+
+    def __init__(self, include_layer=None, logger=None):
+        self.include_layer = include_layer
+        self.logger = logger
+
+    def _wanted(self, name):
+        """The layer's name as a str, or None when it is not collected."""
+        name = _name(name)
+        if self.include_layer is not None and name not in self.include_layer:
+            return None
+        return name
+
+
+class _LayerHistogramCollector(_Collector):
     """Histograms (``num_bins`` bins over [-max|x|, max|x|]) of the layer outputs named in
     ``include_layer``, for entropy calibration: ``hist_dict[name] = (counts, edges, min,
     max, threshold)``."""
 
     def __init__(self, num_bins=8001, include_layer=None, logger=None):
+        super().__init__(include_layer, logger)
         self.hist_dict = {}
         self.num_bins = num_bins
-        self.include_layer = include_layer
-        self.logger = logger
 
     def collect(self, name, arr):
-        name = _name(name)
-        if self.include_layer is not None and name not in self.include_layer:
+        name = self._wanted(name)
+        if name is None:
             return
         arr = _as_numpy(arr)
         if self.logger:
@@ -627,19 +642,18 @@ class _LayerHistogramCollector(object):
             self.hist_dict[name] = (h, e, lo, hi, th)
 
 
-class _LayerOutputMinMaxCollector(object):
+class _LayerOutputMinMaxCollector(_Collector):
     """The running (min, max) of the layer outputs named in ``include_layer``:
     ``min_max_dict[name]``, the thresholds of naive calibration."""
 
     def __init__(self, quantized_dtype, include_layer=None, logger=None):
+        super().__init__(include_layer, logger)
         self.min_max_dict = {}
         self.quantized_dtype = quantized_dtype
-        self.include_layer = include_layer
-        self.logger = logger
 
     def collect(self, name, arr):
-        name = _name(name)
-        if self.include_layer is not None and name not in self.include_layer:
+        name = self._wanted(name)
+        if name is None:
             return
         a = _as_numpy(arr)
         lo, hi = np.float32(a.min()), np.float32(a.max())
