@@ -109,15 +109,9 @@ def measure(fixture=None, rules=None):
 
 
 def _kind(value):
-    import inspect
-    import types
-    if isinstance(value, types.ModuleType):
-        return "module"
-    if inspect.isclass(value):
-        return "class"
-    if callable(value):
-        return "function"
-    return "other"
+    # the same classification the fixture was recorded with
+    from gen_surface_fixture import kind_of
+    return kind_of(value)
 
 
 def package_of(modname):
