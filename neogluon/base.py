@@ -76,8 +76,9 @@ mx_float = np.float32
 
 
 def py_str(x) -> str:
-    """Decode the UTF-8 bytes ``x`` into a str (MXNet's helper for C strings)."""
-    return x.decode("utf-8")
+    """Decode the UTF-8 bytes ``x`` into a str (MXNet's helper for C strings); a str is
+    returned as it is."""
+    return x if isinstance(x, str) else x.decode("utf-8")
 
 
 def _as_list(obj):

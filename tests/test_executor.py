@@ -245,13 +245,15 @@ def test_monitor_callback_names():
     seen = []
     exe.set_monitor_callback(lambda n, a: seen.append((n, a.shape)))
     exe.forward(is_train=True)
-    assert [n for n, _ in seen] == ["fc_output", "sl_output0", "sl_output1", "sl_output2",
-                                    "r_output"]
+    # names arrive as bytes, as MXNet's C callback hands them over
+    assert [n for n, _ in seen] == [b"fc_output", b"sl_output0", b"sl_output1", b"sl_output2",
+                                    b"r_output"]
     assert seen[0][1] == (2, 3)
     seen.clear()
     exe.set_monitor_callback(lambda n, a: seen.append(n), monitor_all=True)
     exe.forward(is_train=True)
-    assert seen[:4] == ["fc_data", "fc_weight", "fc_bias", "fc_output"]
+    assert seen[:4] == [b"fc_data", b"fc_weight", b"fc_bias", b"fc_output"]
+    assert mx.base.py_str(seen[0]) == "fc_data" and mx.base.py_str("fc_data") == "fc_data"
 
 
 def test_group2ctx_places_arrays_and_matches_single_context():

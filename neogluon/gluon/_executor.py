@@ -276,6 +276,13 @@ def _plan_megabytes(symbol, arg_shapes, arg_types, reqs):
     return int(round(total / (1 << 20)))
 
 
+
+def _bytes_names(callback):
+    """``callback`` called with each name as UTF-8 bytes, as MXNet's executor calls it."""
+    def call(name, array):
+        callback(name.encode("utf-8") if isinstance(name, str) else name, array)
+    return call
+
 class Executor:
     """A Symbol bound to arrays (made by :meth:`Symbol.bind` / :meth:`Symbol.simple_bind`).
 
@@ -302,6 +309,7 @@ class Executor:
         self._grad_req = dict(zip(self._arg_names, grad_reqs))
         self._group2ctx = dict(group2ctx) if group2ctx else None
         self._monitor_callback = None
+        self._monitor_user = None
         self._monitor_all = False
         self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
         self._aliases = {}          # arg index -> (the arg's tensor when made, alias NDArray)
@@ -549,11 +557,13 @@ class Executor:
     def set_monitor_callback(self, callback, monitor_all=False):
         """Call ``callback(name, array)`` for every operator output of each forward pass
         (``'<node>_output'`` names), and with ``monitor_all`` also for every operator input
-        (``'<node>_<input>'``), as MXNet's executor does. The names are str, the arrays
-        NDArrays (MXNet passes bytes and a raw handle, which the ``Monitor`` converts)."""
+        (``'<node>_<input>'``), as MXNet's executor does. The names are bytes, as MXNet's C
+        callback hands them over (programs decode them with ``mx.base.py_str``); the arrays
+        are NDArrays (MXNet passes a raw handle, which has no meaning here)."""
         if callback is not None and not callable(callback):
             raise TypeError("set_monitor_callback: callback must be callable")
-        self._monitor_callback = callback
+        self._monitor_user = callback
+        self._monitor_callback = None if callback is None else _bytes_names(callback)
         self._monitor_all = bool(monitor_all)
 
     def _tap(self, node, vals):
@@ -683,7 +693,7 @@ class Executor:
         ex = Executor(sym, self._ctx, args, grads, self._reqs, auxs, self._group2ctx,
                       out_shapes=out_s, out_types=out_t, _shared_outputs=shared)
         if self._monitor_callback is not None:
-            ex.set_monitor_callback(self._monitor_callback, self._monitor_all)
+            ex.set_monitor_callback(self._monitor_user, self._monitor_all)
         return ex
 
     # ------------------------------------------------------------------ introspection
