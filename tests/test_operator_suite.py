@@ -175,3 +175,19 @@ def test_symbolic_checks_with_nothing_to_differentiate():
     with pytest.raises(AssertionError):
         check_symbolic_backward(sym, [data], [np.ones((3, 4))], [np.ones((3, 4))],
                                 grad_req="write")
+
+
+@pytest.mark.parametrize("op", ["depth_to_space", "space_to_depth"])
+def test_depth_space_refuse_bad_block_sizes_and_empty_dims(op):
+    """MXNet refuses block_size 0 and zero-size dimensions with MXNetError (torch would divide
+    by zero or reshape an empty array)."""
+    fn = getattr(mx.nd, op)
+    x = mx.nd.ones((1, 4, 2, 2))
+    assert fn(x, 2).shape == ((1, 1, 4, 4) if op == "depth_to_space" else (1, 16, 1, 1))
+    for bad, msg in [(0, "block_size must be positive"), ("x", "block_size must be an int")]:
+        with pytest.raises(mx.base.MXNetError, match=msg):
+            fn(x, bad)
+    with pytest.raises(mx.base.MXNetError, match="zero-size"):
+        fn(mx.nd.ones((1, 4, 0, 2)), 2)
+    with pytest.raises(mx.base.MXNetError, match="4-D"):
+        fn(mx.nd.ones((4, 2, 2)), 2)

@@ -1116,11 +1116,27 @@ def batch_take(a, indices, out=None, name=None):
                             a._ctx), out)
 
 
+def _block_size(op, data, block_size):
+    """The checks MXNet's depth_to_space/space_to_depth make: 4-D data with no zero-size
+    dimension, a positive block size."""
+    if len(data.shape) != 4:
+        raise MXNetError(f"{op}: data must be 4-D (N, C, H, W), got shape {data.shape}")
+    if 0 in tuple(data.shape):
+        raise MXNetError(f"{op}: data of shape {data.shape} has a zero-size dimension")
+    try:
+        b = int(block_size)
+    except (TypeError, ValueError):
+        raise MXNetError(f"{op}: block_size must be an int, got {block_size!r}") from None
+    if b < 1:
+        raise MXNetError(f"{op}: block_size must be positive, got {block_size!r}")
+    return b
+
+
 @_export()
 def depth_to_space(data, block_size, out=None, name=None):
     """(N, C*b*b, H, W) -> (N, C, H*b, W*b), taking the depth blocks in MXNet's order."""
     t = _t(data)
-    b = int(block_size)
+    b = _block_size("depth_to_space", data, block_size)
     n, c, h, w = t.shape
     if c % (b * b):
         raise MXNetError(f"depth_to_space: channels {c} of shape {data.shape} are not a "
@@ -1136,7 +1152,7 @@ def depth_to_space(data, block_size, out=None, name=None):
 def space_to_depth(data, block_size, out=None, name=None):
     """The inverse of ``depth_to_space``: (N, C, H*b, W*b) -> (N, C*b*b, H, W)."""
     t = _t(data)
-    b = int(block_size)
+    b = _block_size("space_to_depth", data, block_size)
     n, c, hb, wb = t.shape
     if hb % b or wb % b:
         raise MXNetError(f"space_to_depth: spatial shape {data.shape[2:]} is not a multiple "
