@@ -191,3 +191,18 @@ def test_depth_space_refuse_bad_block_sizes_and_empty_dims(op):
         fn(mx.nd.ones((1, 4, 0, 2)), 2)
     with pytest.raises(mx.base.MXNetError, match="4-D"):
         fn(mx.nd.ones((4, 2, 2)), 2)
+
+
+def test_tile_counts_as_mxnet():
+    """tile refuses negative counts, and zero counts outside np_shape mode (MXNet 1.9.1: its
+    shape inference fails on a 0, which means 'unknown' there); under np_shape a 0 empties the
+    axis."""
+    x = mx.nd.ones((2, 2))
+    assert mx.nd.tile(x, (2, 1)).shape == (4, 2) and mx.nd.tile(x, ()).shape == (2, 2)
+    for reps in [(1, -1), (1, 0, 3), 0]:
+        with pytest.raises(mx.base.MXNetError, match="tile: reps"):
+            mx.nd.tile(x, reps)
+    with mx.util.np_shape(True):
+        assert mx.nd.tile(x, (1, 0, 3)).shape == (1, 0, 6)
+        with pytest.raises(mx.base.MXNetError):
+            mx.nd.tile(x, (1, -1))

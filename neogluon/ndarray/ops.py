@@ -668,6 +668,13 @@ globals()["broadcast_axes"] = broadcast_axis
 @_export()
 def tile(data, reps, out=None, name=None):
     reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    # MXNet: a negative count is an error; a zero count too outside np_shape mode, where a
+    # 0 in a shape means "unknown" and tile's shape inference fails on it
+    from ..util import is_np_shape
+    if any(int(r) < 0 for r in reps) or (not is_np_shape() and any(int(r) == 0 for r in reps)):
+        raise MXNetError(f"tile: reps {reps} must be positive"
+                         + ("" if is_np_shape() else " (0 only in np_shape mode)")
+                         + f" for data of shape {data.shape}")
     return _assign_out(_new(_run(torch.tile, _t(data), reps), data._ctx), out)
 
 
