@@ -343,6 +343,22 @@ def _nd_class():
     return _NDArray
 
 
+def _reshaped_head_grad(g, h):
+    """A head gradient whose shape differs from its head's: MXNet does not check the shape
+    and reads the head's number of elements from the gradient's memory, in row-major order.
+    Here: its first elements, zeros past its end (where MXNet reads undefined memory)."""
+    import torch
+    n = 1
+    for d in h.shape:
+        n *= int(d)
+    flat = g.reshape(-1)
+    if flat.numel() >= n:
+        flat = flat[:n]
+    else:
+        flat = torch.cat([flat, flat.new_zeros(n - flat.numel())])
+    return flat.reshape(tuple(h.shape))
+
+
 def _head_grads(heads, head_grads):
     if head_grads is None:
         return [None] * len(heads)
@@ -358,6 +374,9 @@ def _head_grads(heads, head_grads):
             continue
         if not isinstance(g, NDArray):
             raise TypeError(f"head_grads must be NDArrays, got {type(g).__name__}")
+        if g.shape != h.shape and h.stype == "default" and g.stype == "default":
+            out.append(_reshaped_head_grad(g._t, h))
+            continue
         if g.shape != h.shape:
             raise MXNetError(f"head_grads shape {g.shape} does not match head shape {h.shape}")
         if h.stype != "default":
