@@ -33,6 +33,7 @@ from ..base import MXNetError, MXNetValueError
 from ..context import Context
 from ..ndarray.ndarray import NDArray, _new
 from ..symbol import symbol as _symmod
+from ..symbol import _control_flow as _cf
 from .block import HybridBlock
 
 __all__ = ["Executor", "bind", "simple_bind"]
@@ -312,7 +313,8 @@ class Executor:
         self._monitor_user = None
         self._monitor_all = False
         self._arg_dict = self._grad_dict = self._aux_dict = self._output_dict = None
-        self._aliases = {}          # arg index -> (the arg's tensor when made, alias NDArray)
+        # arg index -> (the arg's tensor when made, alias NDArray[, sparse indices])
+        self._aliases = {}
         self._heads = None          # the last forward's results (their autograd graph)
         self._recorded = False
         self._last_is_train = False
@@ -322,11 +324,14 @@ class Executor:
         # arguments, outputs and names)
         self._run_symbol = _eliminate_common_expr(symbol) if _cse_enabled() else symbol
         self._runner = _GraphRunner(self._run_symbol, self._arg_names + self._aux_names)
-        if ctx.device_typeid == 2:
-            # an executor's memory is static: CUDA graphs as for static_alloc+static_shape
-            self._runner.hybridize(True, static_alloc=True, static_shape=True)
-        else:
-            self._runner.hybridize(True)
+        # (a graph with while_loop or cond is not captured: values decide, at every forward
+        # pass, how many steps run and which branch; it is evaluated node by node)
+        if not _cf.contains(self._run_symbol, ("_while_loop", "_cond")):
+            if ctx.device_typeid == 2:
+                # an executor's memory is static: CUDA graphs as for static_alloc+static_shape
+                self._runner.hybridize(True, static_alloc=True, static_shape=True)
+            else:
+                self._runner.hybridize(True)
         self._placement = None
         if self._group2ctx:
             groups = _node_ctx_groups(self._run_symbol)
@@ -386,10 +391,15 @@ class Executor:
                 if r == "null" or g is None:
                     continue
                 if a.stype != "default":
-                    # a sparse argument is its own variable (its stored values are the leaf)
-                    if a._ag is None or a._ag.grad is not g:
-                        autograd._attach(a, r, g, register=False)
-                    variables.append(a)
+                    # a sparse alias: the same stored values and indices (as a new leaf), so
+                    # that executors bound to the same array keep their own gradients
+                    held = self._aliases.get(i)
+                    if held is None or held[0] is not a._sdata or held[2] is not a._aux:
+                        alias = a._with(a._sdata.detach(), a._aux, a._ctx)
+                        autograd._attach(alias, r, g, register=False)
+                        held = self._aliases[i] = (a._sdata, alias, a._aux)
+                    vals[i] = held[1]
+                    variables.append(held[1])
                     continue
                 held = self._aliases.get(i)
                 if held is None or held[0] is not a._t:

@@ -758,6 +758,10 @@ class _FProxy:
         def call(*args, **kwargs):
             if tracer.depth:
                 return target(*args, **kwargs)
+            if path[:-1] == ("contrib",) and name in ("foreach", "while_loop", "cond"):
+                # (MXNet builds the symbolic operator here, naming its subgraphs)
+                from ..symbol._control_flow import note_traced_call
+                note_traced_call(name, args, kwargs)
             tracer.depth += 1
             try:
                 out = target(*args, **kwargs)

@@ -8,6 +8,9 @@ _ops = _Namespace("_internal")
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
+    from ._control_flow import INTERNAL
+    if name in INTERNAL:   # nodes holding subgraphs (_foreach, _cond, _CachedOp...)
+        return INTERNAL[name]
     try:
         return getattr(_ops, name)
     except AttributeError:

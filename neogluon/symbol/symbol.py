@@ -12,8 +12,10 @@ shape and type inference (the common operators' output shapes come from direct s
 the others' from running them on torch ``meta`` tensors; parameter shapes of the layer
 operators come from shape rules), MXNet's JSON graph format (``tojson``/``save``/
 ``load``/``load_json``; MXNet 1.9.1's files load and neogluon's load in MXNet) and an eager
-evaluator (:meth:`Symbol.eval`). What is not: executors (``bind``, ``simple_bind``) and the
-Module API, symbolic gradients, subgraph backends.
+evaluator (:meth:`Symbol.eval`); control-flow nodes (``_foreach``, ``_while_loop``, ``_cond``,
+``_CachedOp``) hold their subgraphs as Symbols (:mod:`neogluon.symbol._control_flow`).
+Executors (``bind``, ``simple_bind``) live in :mod:`neogluon.gluon._executor`. What is not
+here: symbolic gradients, subgraph backends.
 """
 from __future__ import annotations
 
@@ -142,6 +144,8 @@ def _num_outputs(op, attrs):
     if op == "Custom":  # as many as the registered CustomOpProp lists
         from ..operator import _symbol_output_names
         return len(_symbol_output_names(attrs))
+    if op in _cf.CONTROL_OPS:
+        return _cf.num_outputs(op, attrs)
     return 1
 
 
@@ -175,6 +179,8 @@ def _mutated(node):
         from ..operator import _symbol_aux_count
         n = len(node.inputs)
         return tuple(range(max(0, n - _symbol_aux_count(node.attrs)), n))
+    if node.op == "_CachedOp" and node.subgraphs:   # its graph's auxiliary states
+        return _cf.mutated(node)
     return _MUTATE.get(node.op, ())
 
 
@@ -206,6 +212,8 @@ def _visible(node):
         return [f"{node.name}_output", f"{node.name}_min_output", f"{node.name}_max_output"]
     if op == "_sg_mkldnn_conv" and n == 3:
         return [f"{node.name}_output", f"{node.name}_output_min", f"{node.name}_output_max"]
+    if op == "_CachedOp" and node.subgraphs:
+        return _cf.visible(node)
     if n == 1:
         return [f"{node.name}_output"]
     return [f"{node.name}_output{i}" for i in range(n)]
@@ -306,6 +314,12 @@ def _scoped_attrs(attr):
         else:
             args[key] = value
     return stored, args
+
+
+# Scalar operators Symbol arithmetic records under their own names ('_lesser_scalar0').
+_SCALAR_NAMED = frozenset({"_equal_scalar", "_not_equal_scalar", "_greater_scalar",
+                           "_greater_equal_scalar", "_lesser_scalar", "_lesser_equal_scalar",
+                           "_rpower_scalar"})
 
 
 class Symbol:
@@ -482,8 +496,10 @@ class Symbol:
             return _make_node(op, [a, b], {}, hint=hint)
         if isinstance(other, (int, float, np.number, np.bool_)):
             sop = rscalar_op if reverse and rscalar_op else scalar_op
-            return _make_node(sop, [self], {"scalar": other},
-                              hint="_" + sop.strip("_").replace("_", ""))
+            # (MXNet calls _PlusScalar, _MulScalar...: '_plusscalar0'; the comparisons and
+            # the reversed power by their own names: '_lesser_scalar0')
+            hint = sop if sop in _SCALAR_NAMED else "_" + sop.strip("_").replace("_", "")
+            return _make_node(sop, [self], {"scalar": other}, hint=hint)
         if isinstance(other, NDArray):
             raise TypeError("type NDArray not supported with Symbol arithmetic: mixing "
                             "Symbols and NDArrays is not allowed")
@@ -734,6 +750,16 @@ class Symbol:
     def _tojson(self, var_shapes=None):
         """:meth:`tojson`, writing ``var_shapes[name]`` as the ``__shape__`` of the variables
         it names (None: no shape), as ``HybridBlock.export`` does for Parameters."""
+        nodes, arg_nodes, row_ptr, heads = self._graph_desc(var_shapes)
+        graph = _Struct([("nodes", [_Struct(d.items()) for d in nodes]),
+                         ("arg_nodes", arg_nodes), ("node_row_ptr", row_ptr),
+                         ("heads", heads),
+                         ("attrs", _graph_attrs())])
+        return _MXJSONWriter().dump(graph)
+
+    def _graph_desc(self, var_shapes=None):
+        """``(nodes, arg_nodes, node_row_ptr, heads)`` of MXNet's JSON graph (a control-flow
+        node's subgraphs nested in its node)."""
         order = self._order()
         index = {id(n): i for i, n in enumerate(order)}
         nodes, arg_nodes, row_ptr = [], [], [0]
@@ -748,21 +774,18 @@ class Symbol:
                     attrs["__shape__"] = str(tuple(int(v) for v in shape))
             if attrs:
                 d["attrs"] = attrs
-            mut = _MUTATE.get(n.op, ())
+            mut = _mutated(n) if n.op == "_CachedOp" else _MUTATE.get(n.op, ())
             d["inputs"] = [[index[id(c)], int(j), 1 if (k in mut and c.is_var) else 0]
                            for k, (c, j) in enumerate(n.inputs)]
-            if n.subgraphs:
-                d["subgraphs"] = [_struct_graph(g) for g in n.subgraphs]
+            if n.subgraphs and n.op != "_CachedOp":   # (_CachedOp: in its attribute)
+                d["subgraphs"] = [_struct_graph(g if isinstance(g, dict) else
+                                                _subgraph_desc(g)) for g in n.subgraphs]
             nodes.append(d)
             if n.is_var:
                 arg_nodes.append(i)
             row_ptr.append(row_ptr[-1] + _total_outputs(n))
         heads = [[index[id(n)], int(j), 0] for n, j in self._outputs]
-        graph = _Struct([("nodes", [_Struct(d.items()) for d in nodes]),
-                         ("arg_nodes", arg_nodes), ("node_row_ptr", row_ptr),
-                         ("heads", heads),
-                         ("attrs", _graph_attrs())])
-        return _MXJSONWriter().dump(graph)
+        return nodes, arg_nodes, row_ptr, heads
 
     def save(self, fname, remove_amp_cast=True):
         """Write :meth:`tojson` to ``fname`` (atomically, with the permissions the umask
@@ -994,8 +1017,16 @@ class _MXJSONWriter:
             self.parts.append(str(int(v)))
 
 
+def _subgraph_desc(sym):
+    """A subgraph Symbol as the graph dict a node's ``subgraphs`` entry holds."""
+    nodes, arg_nodes, row_ptr, heads = sym._graph_desc()
+    return {"nodes": nodes, "arg_nodes": arg_nodes, "node_row_ptr": row_ptr, "heads": heads}
+
+
 def _struct_graph(desc):
     """A subgraph (a fused node's) in the key order MXNet writes graphs and nodes."""
+    if isinstance(desc, _Struct):
+        return desc
     def node(d):
         items = [("op", d.get("op", "null")), ("name", d.get("name", ""))]
         if d.get("attrs"):
@@ -1692,7 +1723,12 @@ def load_json(json_str):
     if not isinstance(desc, dict) or not isinstance(desc.get("nodes"), list) or \
             "heads" not in desc:
         raise MXNetError("load_json: not an MXNet symbol graph (needs 'nodes' and 'heads')")
-    version = _file_version(desc)
+    return _load_desc(desc, _file_version(desc))
+
+
+def _load_desc(desc, version):
+    """The Symbol of a parsed JSON graph (or a control-flow node's subgraph) written by
+    MXNet ``version``."""
     upgrade = version < _CURRENT_VERSION
     raw_nodes = desc["nodes"]
     row_ptr = desc.get("node_row_ptr")
@@ -1728,7 +1764,7 @@ def load_json(json_str):
             node = _Node("null", name, dict(sattrs))
             nodes.append(node)
             continue
-        if op not in _IMPL:
+        if op not in _IMPL and op not in _cf.GRAPH_OPS:
             try:
                 _nd_path(op)
             except MXNetError:
@@ -1752,6 +1788,13 @@ def load_json(json_str):
         params = {k: _parse_attr(v) for k, v in sattrs.items() if k not in extra}
         raw = {k: v for k, v in sattrs.items() if k not in extra}
         subgraphs = d.get("subgraphs") or None
+        if op in _cf.CONTROL_OPS:
+            subgraphs = _load_subgraphs(op, name, subgraphs, version)
+        elif op == "_CachedOp":
+            if not isinstance(raw.get("subgraph"), str):
+                raise MXNetError(f"load_json: _CachedOp node {name!r} has no subgraph attribute")
+            params["subgraph"] = raw["subgraph"]
+            subgraphs = [load_json(raw["subgraph"])]
         if op in _SG_OPS:   # a fused node: evaluated with the attributes of what it fuses
             params = _quant.subgraph_attrs(op, params, subgraphs, name, _parse_attr)
         elif op == "_contrib_quantize_v2" and params.get("out_type", "int8") not in (
@@ -1761,6 +1804,8 @@ def load_json(json_str):
                              "'uint8'")
         node = _Node(op, name, params, in_nodes, extra=extra, raw=raw,
                      variadic=bool(_OPS.get(op, {}).get("variadic")), subgraphs=subgraphs)
+        if op == "_CachedOp":
+            node.nout = len(subgraphs[0]._outputs)
         _check_attrs(node)
         if isinstance(row_ptr, list) and i + 1 < len(row_ptr):
             total = row_ptr[i + 1] - row_ptr[i]
@@ -1778,10 +1823,24 @@ def load_json(json_str):
     return Symbol(heads)
 
 
+def _load_subgraphs(op, name, subgraphs, version):
+    """The subgraph Symbols of a loaded control-flow node."""
+    want = {"_foreach": 1, "_while_loop": 2, "_cond": 3}[op]
+    if not isinstance(subgraphs, list) or len(subgraphs) != want:
+        raise MXNetError(f"load_json: operator {op!r} (node {name!r}) needs {want} subgraph(s), "
+                         f"got {len(subgraphs) if isinstance(subgraphs, list) else 0}")
+    res = []
+    for g in subgraphs:
+        if not isinstance(g, dict) or not isinstance(g.get("nodes"), list) or "heads" not in g:
+            raise MXNetError(f"load_json: a subgraph of node {name!r} is not a symbol graph")
+        res.append(_load_desc(g, version))
+    return res
+
+
 def _check_attrs(node):
     """Refuse, when a graph is loaded, an operator attribute the nd function computing the
     operator does not take (rather than at the first forward pass)."""
-    if node.op in _IMPL:
+    if node.op in _IMPL or node.op in _cf.GRAPH_OPS:
         return
     path = _nd_path(node.op)
     sig = _signature(_resolve_path(_nd, path))
@@ -1915,6 +1974,8 @@ def _nd_path(op):
 
 
 def _call_node(node, vals, F, ctx):
+    if node.subgraphs and node.op in _cf.EVAL:
+        return _cf.EVAL[node.op](node, vals, F, ctx)
     impl = _IMPL.get(node.op)
     if impl is not None and node.path is None:
         return impl(F, vals, node.attrs, ctx)
@@ -2493,6 +2554,8 @@ class _Inference:
     def _step(self, node):
         if id(node) in self.done:
             return False
+        if node.op in _cf.GRAPH_OPS and node.subgraphs:
+            return _cf.infer_shape_step(self, node)
         ps = self.plan.step(node)
         keys, names, rule = ps.keys, ps.names, ps.rule
         changed = False
@@ -2678,6 +2741,8 @@ class _Inference:
 
     def _types(self, node):
         """Apply ``node``'s type rule (:func:`_type_rule`) once; True when a type was set."""
+        if node.op in _cf.GRAPH_OPS and node.subgraphs:
+            return _cf.infer_type_step(self, node)
         in_keys = [(id(s), i) for s, i in node.inputs]
         if node.op in _QUANT_OPS:
             in_types = [self.dtype.get(k) for k in in_keys]
@@ -2937,6 +3002,12 @@ def _sym_randn(*shape, **kwargs):
 # Symbolic functions MXNet writes in Python over other operators (not one graph node).
 _FUNC_CACHE["contrib.rand_zipfian"] = _sym_rand_zipfian
 _FUNC_CACHE["random.randn"] = _sym_randn
+
+from . import _control_flow as _cf  # noqa: E402  (control flow nodes; uses this module)
+
+_FUNC_CACHE["contrib.foreach"] = _cf.foreach
+_FUNC_CACHE["contrib.while_loop"] = _cf.while_loop
+_FUNC_CACHE["contrib.cond"] = _cf.cond
 
 
 # Functions MXNet's symbol/symbol.py defines and neogluon makes as operator twins in the
