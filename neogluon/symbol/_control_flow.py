@@ -185,6 +185,16 @@ def _input_names(sub, what):
     return names
 
 
+def _scope_extra(op):
+    """The current AttrScope's attributes for a new ``op`` node (``__key__`` ones only: the
+    others would be operator arguments, which these operators do not take)."""
+    extra, plain = _s._scoped_attrs(None)
+    if plain:
+        raise MXNetError(f"operator {op!r}: attribute(s) {sorted(plain)} from the AttrScope are "
+                         "not arguments of the operator; user attributes are written __name__")
+    return extra
+
+
 def _make_graph_node(op, subgraphs, entries, attrs, name=None):
     """A node of ``op`` holding ``subgraphs`` with inputs ``entries``; ``attrs`` as MXNet
     writes them (num_args counts the subgraphs too)."""
@@ -192,10 +202,7 @@ def _make_graph_node(op, subgraphs, entries, attrs, name=None):
     attrs["num_args"] = len(entries) + len(subgraphs)
     raw = {k: str(list(v)) if isinstance(v, (list, tuple)) else str(v)
            for k, v in attrs.items()}
-    extra, plain = _s._scoped_attrs(None)
-    if plain:
-        raise _Invalid(f"operator {op!r}: attribute(s) {sorted(plain)} from the AttrScope are "
-                         "not arguments of the operator; user attributes are written __name__")
+    extra = _scope_extra(op)
     node_name = NameManager.current.get(name, op.lower())
     node = _Node(op, node_name, attrs, entries, raw=raw, extra=extra,
                  subgraphs=list(subgraphs))
@@ -471,9 +478,9 @@ def cached_op(*args, subgraph=None, name=None, **kwargs):
         raise MXNetError(f"_CachedOp: the subgraph has {len(names)} inputs "
                          f"({', '.join(names)}) but {len(args)} were given")
     entries = [_s._entry(a, "_CachedOp") for a in args]
-    extra, plain = _s._scoped_attrs(None)
     node = _Node("_CachedOp", NameManager.current.get(name, "_cachedop"),
-                 {"subgraph": subgraph}, entries, raw={"subgraph": subgraph}, extra=extra,
+                 {"subgraph": subgraph}, entries, raw={"subgraph": subgraph},
+                 extra=_scope_extra("_CachedOp"),
                  subgraphs=[sub])
     node.nout = len(sub._outputs)
     return Symbol([(node, i) for i in range(node.nout)])
