@@ -588,6 +588,15 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
     training mode is set to 1 in place, as MXNet does). With ``output_mean_var`` the result is
     ``[out, mean, inverse std]``.
     """
+    if fix_gamma:
+        for arr, what in ((data, "data"), (gamma, "gamma"), (beta, "beta"),
+                          (moving_mean, "moving_mean"), (moving_var, "moving_var")):
+            st = getattr(arr, "stype", "default")
+            if st != "default":
+                # MXNet's storage-type inference refuses it (it would set gamma to 1 in place)
+                raise MXNetError(f"BatchNorm: fix_gamma=True is not supported for sparse "
+                                 f"ndarrays ({what} is {st}); use fix_gamma=False or dense "
+                                 "inputs")
     x = _tt(data, "BatchNorm")
     g = _tt(gamma, "BatchNorm", "gamma")
     b = _tt(beta, "BatchNorm", "beta")
@@ -1022,6 +1031,8 @@ class _SoftmaxOutputFn(torch.autograd.Function):
                 spatial):
         p = torch.softmax(x, dim=axis)
         ctx.save_for_backward(p, label)
+        ctx.prob_label = label.shape == p.shape
+        ctx.prob_scale = grad_scale
         # MXNet 1.9.1 divides a multi_output gradient by the spatial size, except with
         # normalization='valid', where the count of valid labels replaces it
         if normalization != "valid":
@@ -1032,6 +1043,11 @@ class _SoftmaxOutputFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, gout):
         p, label = ctx.saved_tensors
+        if ctx.prob_label:
+            # a label of the output's shape holds probabilities: MXNet's gradient is then
+            # (softmax - label) * grad_scale, without ignore_label or normalization
+            g = (p - label.to(p.dtype)) * ctx.prob_scale
+            return g, None, None, None, None, None, None, None
         grad_scale, ignore_label, use_ignore, normalization, axis = ctx.cfg
         lab = label.long()
         pm = p.movedim(axis, -1)
@@ -1067,7 +1083,10 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
         axis = -1
         if x.dim() > 2:
             x = x.reshape(x.shape[0], -1)
-    lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
+    if tuple(lab.shape) == tuple(data.shape):
+        lab = lab.reshape(x.shape)  # probabilities per class, as many as the data's values
+    else:
+        lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
     # With multi_output MXNet also divides the gradient by the spatial size (not with 'valid').
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:

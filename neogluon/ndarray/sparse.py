@@ -700,7 +700,15 @@ def cast_storage(data, stype):
                          f"'row_sparse'}}, in operator cast_storage(stype={stype!r})")
     src = data.stype
     if src == stype:
-        return data.copy() if src != "default" else data
+        if src == "default":
+            return data
+        res = data._with(_grad_guard(torch.clone, data._sdata), tuple(a.clone() for a in
+                                                                      data._aux), data._ctx)
+        if _needs_shadow(data):
+            # the copy's gradient is the head gradient everywhere (MXNet's backward of
+            # cast_storage is an identity on the dense form)
+            res._shadow = data._t.clone()
+        return res
     if stype == "default":
         t = data._t
         if t is data._sdata:
@@ -1187,10 +1195,15 @@ _ZERO_PRESERVING = {
     "sinh": torch.sinh, "tanh": torch.tanh, "arcsinh": torch.asinh, "arctanh": torch.atanh,
     "expm1": torch.expm1, "log1p": torch.log1p, "degrees": torch.rad2deg,
     "radians": torch.deg2rad,
-    "cbrt": lambda x: torch.sign(x) * torch.abs(x).pow(1.0 / 3),
+    "cbrt": lambda x: _ops_cbrt(x),
 }
 for _n, _f in _ZERO_PRESERVING.items():
     globals()[_n] = _make_unary(_n, _f)
+
+
+def _ops_cbrt(x):
+    from .ops import _cbrt
+    return _cbrt(x)
 
 
 def _nd_unary(name, fn, data, out=None):
@@ -1311,6 +1324,12 @@ def retain(data, indices=None, out=None, name=None, **kwargs):
         raise MXNetError(f"retain: row ids must lie in [0, {data.shape[0]}) for an array of "
                          f"shape {data.shape}")
     res = _grad_guard(_gather_rows, data, want)
+    if _needs_shadow(data):
+        # the gradient reaches every requested row, stored by ``data`` or not
+        dense = data._t
+        keep = torch.zeros(dense.shape[0], dtype=torch.bool, device=dense.device)
+        keep[want] = True
+        res._shadow = dense * keep.reshape((-1,) + (1,) * (dense.dim() - 1)).to(dense.dtype)
     if out is not None:
         out[:] = res
         return out
@@ -1427,7 +1446,12 @@ def _dot(lhs, rhs, transpose_a, transpose_b):
         if rs == "row_sparse" and not transpose_b:
             _check_inner(lhs, rhs, transpose_a, transpose_b, rhs.shape[0])
             _same_dtype(lhs, rhs)
-            return _grad_guard(_csr_rsp, lhs, rhs, transpose_a)
+            res = _grad_guard(_csr_rsp, lhs, rhs, transpose_a)
+            if transpose_a and _needs_shadow(rhs):
+                # MXNet differentiates dot(csr.T, w) densely: the whole head gradient reaches
+                # every row of w the csr names (csr @ g), stored by w or not
+                res._shadow = lhs._dense_t().detach().t() @ rhs._t
+            return res
     if ls == "default" and rs == "csr" and lhs.ndim == 2 and not transpose_a:
         inner = rhs.shape[1] if transpose_b else rhs.shape[0]
         if lhs.shape[1] != inner:
@@ -1518,7 +1542,9 @@ def _csr_rsp(lhs, rhs, transpose_a):
 
 def _dense_csr(lhs, rhs, transpose_b):
     a = lhs._t
-    c = rhs._dense_t()
+    # rhs._t: inside record() the dense view of a csr variable, whose gradient (lhs.T @ g)
+    # reaches the positions the csr does not store too, as MXNet's
+    c = rhs._t
     if transpose_b:
         prod = a @ c.t()
         structural = torch.diff(rhs._aux[0]).ne(0).nonzero().reshape(-1)
@@ -1538,6 +1564,12 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32", sp
               out=None, name=None):
     """Rows ``weight[data]``; with ``sparse_grad`` the gradient of ``weight`` is row_sparse
     (the rows the batch used), which the weight's gradient buffer must be."""
+    if isinstance(weight, BaseSparseNDArray):
+        r = _embedding_sparse_weight(data, weight, input_dim, output_dim, sparse_grad)
+        if out is not None:
+            out[:] = r
+            return out
+        return r
     w = weight._t
     idx = data._t.detach()
     if idx.is_floating_point():
@@ -1603,6 +1635,9 @@ def _embedding_sparse_weight(data, weight, input_dim=None, output_dim=None, spar
     ridx, d = weight._aux[0], weight._sdata
     if d.requires_grad and _state.recording and weight._gr is not True:
         weight._gr = (weight._gr or []) + [ids.reshape(-1)]
+    if d.requires_grad and _state.recording:
+        # MXNet's gradient names every row the batch used, stored by the weight or not
+        return _new(_RspEmbedding.apply(d, ridx, ids, weakref.ref(weight)), data._ctx)
     if ridx.numel() == 0:
         return _new(torch.zeros(tuple(ids.shape) + (weight.shape[1],), dtype=d.dtype,
                                 device=d.device), data._ctx)
@@ -1612,6 +1647,43 @@ def _embedding_sparse_weight(data, weight, input_dim=None, output_dim=None, spar
     def lookup():
         return torch.nn.functional.embedding(pos, d) * hit
     return _new(_grad_guard(lookup), data._ctx)
+
+
+class _RspEmbedding(torch.autograd.Function):
+    """Rows ``ids`` of a row_sparse variable (zeros for rows it does not store). The summed
+    gradient of the stored rows goes to its values; that of the used rows it does not store is
+    kept on the array (``_extra``) for ``_grad_source``, as for :class:`_CsrRspDot`."""
+
+    @staticmethod
+    def forward(ctx, d, ridx, ids, owner):
+        ctx.owner = owner
+        ctx.nrows = d.shape[0]
+        ctx.save_for_backward(ridx, ids)
+        out = torch.zeros(tuple(ids.shape) + tuple(d.shape[1:]), dtype=d.dtype,
+                          device=d.device)
+        if ridx.numel() == 0:
+            return out
+        pos = torch.searchsorted(ridx, ids).clamp_(max=ridx.numel() - 1)
+        hit = (ridx[pos] == ids).unsqueeze(-1).to(d.dtype)
+        return torch.nn.functional.embedding(pos, d) * hit
+
+    @staticmethod
+    def backward(ctx, g):
+        ridx, ids = ctx.saved_tensors
+        flat = ids.reshape(-1)
+        rows = g.reshape((flat.numel(),) + tuple(g.shape[ids.dim():]))
+        uniq, inv = torch.unique(flat, sorted=True, return_inverse=True)
+        summed = torch.zeros((uniq.numel(),) + tuple(rows.shape[1:]), dtype=g.dtype,
+                             device=g.device).index_add_(0, inv, rows)
+        grad = torch.zeros((ctx.nrows,) + tuple(rows.shape[1:]), dtype=g.dtype,
+                           device=g.device)
+        stored = torch.isin(uniq, ridx)
+        if bool(stored.any()):
+            grad.index_add_(0, torch.searchsorted(ridx, uniq[stored]), summed[stored])
+        arr = ctx.owner()
+        if arr is not None and not bool(stored.all()):
+            arr._extra = (arr._extra or []) + [(uniq[~stored], summed[~stored])]
+        return grad, None, None, None
 
 
 def _check_sparse_embedding(weight):
