@@ -212,3 +212,59 @@ def test_cbrt_and_gamma_gradients_as_mxnet():
     np.testing.assert_allclose(x.grad.asnumpy(), [np.inf, -0.5772157, 0.7031568, 0.0364899],
                                rtol=1e-4)
     assert np.isnan(nd.gamma(nd.array([-1., -2.])).asnumpy()).all()
+
+
+# MXNet 1.9.1's output storage of the same-shape elementwise operators, by (lhs, rhs) stype
+_STYPE_TABLE = {
+    "elemwise_add": {("row_sparse", "row_sparse"): "row_sparse", ("csr", "csr"): "csr"},
+    "elemwise_sub": {("row_sparse", "row_sparse"): "row_sparse", ("csr", "csr"): "csr"},
+    "elemwise_mul": {("row_sparse", "row_sparse"): "row_sparse", ("csr", "csr"): "csr",
+                     ("default", "row_sparse"): "row_sparse",
+                     ("row_sparse", "default"): "row_sparse",
+                     ("default", "csr"): "csr", ("csr", "default"): "csr"},
+    "elemwise_div": {},
+    "_maximum": {("row_sparse", "row_sparse"): "row_sparse", ("csr", "csr"): "csr"},
+    "_minimum": {("row_sparse", "row_sparse"): "row_sparse", ("csr", "csr"): "csr"},
+    "_hypot": {("row_sparse", "row_sparse"): "row_sparse", ("csr", "csr"): "csr"},
+}
+
+
+@pytest.mark.parametrize("op", sorted(_STYPE_TABLE))
+def test_elemwise_output_storage_types(op):
+    a = np.array([[1., 2], [0, 0], [3, -4]])
+    b = np.array([[2., 0], [0, 0], [1, 1]])
+    ref = {"elemwise_add": np.add, "elemwise_sub": np.subtract, "elemwise_mul": np.multiply,
+           "elemwise_div": np.divide, "_maximum": np.maximum, "_minimum": np.minimum,
+           "_hypot": np.hypot}[op]
+    f = getattr(mx.sym, op, None) or getattr(mx.sym._internal, op)
+    for ls in ("default", "row_sparse", "csr"):
+        for rs in ("default", "row_sparse", "csr"):
+            y = f(mx.sym.var("l", stype=ls), mx.sym.var("r", stype=rs))
+            out = y.bind(mx.cpu(), args={"l": nd.array(a).tostype(ls),
+                                         "r": nd.array(b).tostype(rs)}).forward()[0]
+            assert out.stype == _STYPE_TABLE[op].get((ls, rs), "default"), (ls, rs)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.testing.assert_allclose(out.asnumpy(), ref(a, b), rtol=1e-6)
+
+
+def test_sparse_multiply_of_dense_and_sparse_is_sparse_but_the_operator_is_not():
+    s = nd.array([[1., 2], [0, 0]]).tostype("row_sparse")
+    d = nd.ones((2, 2))
+    assert nd.sparse.multiply(d, s).stype == "row_sparse"
+    assert nd.elemwise_mul(d, s).stype == "row_sparse"
+    assert (d * s).stype == "default"
+    assert (s * d).stype == "row_sparse"
+
+
+def test_maximum_of_sparse_arrays_gives_ties_to_lhs():
+    l = nd.sparse.zeros("row_sparse", (3, 2))
+    r = nd.sparse.zeros("row_sparse", (3, 2))
+    sym = mx.sym._internal._maximum(mx.sym.var("l", stype="row_sparse"),
+                                    mx.sym.var("r", stype="row_sparse"))
+    g = np.ones((3, 2))
+    check_symbolic_backward(sym, {"l": l, "r": r}, [nd.array(g).tostype("row_sparse")],
+                            {"l": g, "r": np.zeros((3, 2))})
+    sym = mx.sym._internal._minimum(mx.sym.var("l", stype="row_sparse"),
+                                    mx.sym.var("r", stype="row_sparse"))
+    check_symbolic_backward(sym, {"l": l, "r": r}, [nd.array(g).tostype("row_sparse")],
+                            {"l": g, "r": np.zeros((3, 2))})

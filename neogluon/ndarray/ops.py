@@ -301,10 +301,25 @@ def isfinite(data):
 
 
 # ---------------------------------------------------------------- binary
+_SPARSE_ELEMWISE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "maximum",
+                    "minimum", "hypot"}
+
+
+def _has_sparse(lhs, rhs):
+    """Both operands arrays and at least one of them sparse."""
+    return isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and (
+        type(lhs) is not NDArray and lhs.stype != "default" or
+        type(rhs) is not NDArray and rhs.stype != "default")
+
+
 def _binary_fn(name, fn):
     # MXNet's parameterless operators accept and ignore any other keyword argument (programs
     # pass e.g. axis= to broadcast_maximum), so these do too.
     def op(lhs, rhs, out=None, name=None, **_ignored):
+        if op.__name__ in _SPARSE_ELEMWISE and _has_sparse(lhs, rhs) and \
+                tuple(lhs.shape) == tuple(rhs.shape):
+            from .sparse import _elemwise  # MXNet's storage types for sparse operands
+            return _assign_out(_elemwise(op.__name__, lhs, rhs), out)
         if isinstance(lhs, NDArray):
             return _assign_out(lhs._binary(rhs, fn), out)
         if isinstance(rhs, NDArray):

@@ -1117,6 +1117,74 @@ def _binary_impl(op, lhs, rhs):
     return _dense_result(op, lhs, rhs)
 
 
+_ELEMWISE_FNS = {"elemwise_add": torch.add, "elemwise_sub": torch.sub,
+                  "elemwise_mul": torch.mul, "elemwise_div": torch.div,
+                  # MXNet's gradients at ties: all to lhs (lhs >= rhs for maximum)
+                  "maximum": lambda a, b: torch.where(a >= b, a, b),
+                  "minimum": lambda a, b: torch.where(a <= b, a, b), "hypot": torch.hypot}
+
+
+def _sorted_keys(x):
+    """(sorted linear keys, values in that order) of what a sparse array stores: row ids for
+    row_sparse, ``row * ncols + col`` for csr (whose columns may be unsorted in a row)."""
+    if x.stype == "row_sparse":
+        k, v = x._aux[0], x._sdata
+    else:
+        k = _csr_rows(x._aux[0]) * x.shape[1] + x._aux[1]
+        v = x._sdata
+    if k.numel() > 1 and bool((torch.diff(k) <= 0).any()):
+        k, order = torch.sort(k)
+        v = v.index_select(0, order)
+    return k, v
+
+
+def _values_at(x, keys):
+    """The values of sparse ``x`` at the sorted linear ``keys`` (zeros where it stores none)."""
+    k, v = _sorted_keys(x)
+    out = torch.zeros((keys.numel(),) + tuple(v.shape[1:]), dtype=v.dtype, device=v.device)
+    if k.numel() and keys.numel():
+        pos = torch.searchsorted(k, keys).clamp_(max=k.numel() - 1)
+        hit = k.index_select(0, pos) == keys
+        sel = hit.nonzero().reshape(-1)
+        out = out.index_put((sel,), v.index_select(0, pos.index_select(0, sel)))
+    return out
+
+
+def _union_apply(fn, a, b):
+    """``fn`` (mapping (0, 0) to 0) on what either of two same-type sparse arrays stores."""
+    keys = torch.unique(torch.cat([_sorted_keys(a)[0], _sorted_keys(b)[0]]), sorted=True)
+    return _with_keys(a, fn(_values_at(a, keys), _values_at(b, keys)), keys)
+
+
+def _elemwise(name, lhs, rhs):
+    """MXNet's same-shape elementwise operators (``elemwise_add/sub/mul/div``, ``_maximum``,
+    ``_minimum``, ``_hypot``) with a sparse operand, with the output storage MXNet 1.9.1's
+    storage-type inference gives: two arrays of one sparse type stay sparse (not for div);
+    ``elemwise_mul`` of a sparse and a dense array has the sparse operand's type; the rest
+    is dense."""
+    fn = _ELEMWISE_FNS[name]
+    ls, rs = lhs.stype, rhs.stype
+    if lhs.shape != rhs.shape:
+        raise MXNetError(f"{name}: the inputs must have the same shape, got {lhs.shape} and "
+                         f"{rhs.shape}")
+    res = None
+    if ls == rs and ls != "default" and name != "elemwise_div":
+        _same_dtype(lhs, rhs)
+        if name in ("elemwise_add", "elemwise_sub"):
+            res = _grad_guard(_union, "add" if name == "elemwise_add" else "sub", lhs, rhs)
+        else:
+            res = _grad_guard(_union_apply, fn, lhs, rhs)
+    elif name == "elemwise_mul" and "default" in (ls, rs):
+        _same_dtype(lhs, rhs)
+        sp, dn = (lhs, rhs) if ls != "default" else (rhs, lhs)
+        res = _grad_guard(_mul_dense, sp, dn._t)
+    if res is None:
+        return _new(_grad_guard(fn, lhs._t, rhs._t), lhs._ctx)
+    if _needs_shadow(lhs, rhs):
+        res._shadow = fn(lhs._t, rhs._t)
+    return res
+
+
 def add(lhs, rhs):
     """``lhs + rhs`` with MXNet 1.9.1's output storage types.
 
@@ -1130,12 +1198,12 @@ def add(lhs, rhs):
         Sparse + same sparse type is sparse (the union of what either stores); anything with
         a dense array or a scalar is dense.
     """
-    return _binary("add", lhs, rhs)
+    return _arith("add", "elemwise_add", lhs, rhs)
 
 
 def subtract(lhs, rhs):
     """``lhs - rhs`` with MXNet's output storage types."""
-    return _binary("sub", lhs, rhs)
+    return _arith("sub", "elemwise_sub", lhs, rhs)
 
 
 def multiply(lhs, rhs):
@@ -1151,12 +1219,21 @@ def multiply(lhs, rhs):
         Sparse when the left operand is sparse and the right one is a scalar, a dense array of
         the same shape, or an array of the same sparse type; dense otherwise.
     """
-    return _binary("mul", lhs, rhs)
+    return _arith("mul", "elemwise_mul", lhs, rhs)
 
 
 def divide(lhs, rhs):
     """``lhs / rhs`` with MXNet's output storage types."""
-    return _binary("div", lhs, rhs)
+    return _arith("div", "elemwise_div", lhs, rhs)
+
+
+def _arith(op, name, lhs, rhs):
+    """``sparse.add`` & co: two arrays of one shape run MXNet's ``elemwise_*`` operator (with
+    its storage types), anything else the broadcasting / scalar forms."""
+    if isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and lhs.shape == rhs.shape and \
+            (lhs.stype != "default" or rhs.stype != "default"):
+        return _elemwise(name, lhs, rhs)
+    return _binary(op, lhs, rhs)
 
 
 elemwise_add = add
