@@ -268,3 +268,24 @@ def test_maximum_of_sparse_arrays_gives_ties_to_lhs():
                                     mx.sym.var("r", stype="row_sparse"))
     check_symbolic_backward(sym, {"l": l, "r": r}, [nd.array(g).tostype("row_sparse")],
                             {"l": g, "r": np.zeros((3, 2))})
+
+
+def test_softmax_output_label_smoothing():
+    x = nd.array([[1., 6, 4, 2]])
+    grad = nd.zeros((1, 4))
+    sym = mx.sym.SoftmaxOutput(mx.sym.var("x"), mx.sym.var("label"), smooth_alpha=0.2)
+    ex = sym.bind(mx.cpu(), args={"x": x, "label": nd.array([1])}, args_grad={"x": grad})
+    ex.forward(is_train=True)
+    ex.backward()
+    p = ex.outputs[0].asnumpy()
+    # 1 - alpha on the label's class, alpha / (k - 1) on the others
+    np.testing.assert_allclose(grad.asnumpy() - p, [[-0.2 / 3, -0.8, -0.2 / 3, -0.2 / 3]],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_hypot_with_a_scalar():
+    x = nd.array([3., 0.])
+    np.testing.assert_allclose(nd.hypot(x, 4).asnumpy(), [5., 4.])
+    y = mx.sym.hypot(mx.sym.var("x"), 4)
+    assert y.infer_shape(x=(2,))[1] == [(2,)]
+    np.testing.assert_allclose(y.eval(x=x)[0].asnumpy(), [5., 4.])

@@ -1028,11 +1028,12 @@ class _SoftmaxOutputFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, label, grad_scale, ignore_label, use_ignore, normalization, axis,
-                spatial):
+                spatial, smooth_alpha=0.0):
         p = torch.softmax(x, dim=axis)
         ctx.save_for_backward(p, label)
         ctx.prob_label = label.shape == p.shape
         ctx.prob_scale = grad_scale
+        ctx.smooth_alpha = smooth_alpha
         # MXNet 1.9.1 divides a multi_output gradient by the spatial size, except with
         # normalization='valid', where the count of valid labels replaces it
         if normalization != "valid":
@@ -1047,11 +1048,16 @@ class _SoftmaxOutputFn(torch.autograd.Function):
             # a label of the output's shape holds probabilities: MXNet's gradient is then
             # (softmax - label) * grad_scale, without ignore_label or normalization
             g = (p - label.to(p.dtype)) * ctx.prob_scale
-            return g, None, None, None, None, None, None, None
+            return g, None, None, None, None, None, None, None, None
         grad_scale, ignore_label, use_ignore, normalization, axis = ctx.cfg
         lab = label.long()
         pm = p.movedim(axis, -1)
-        onehot = F.one_hot(lab.clamp(0, pm.shape[-1] - 1), pm.shape[-1]).to(p.dtype)
+        k = pm.shape[-1]
+        onehot = F.one_hot(lab.clamp(0, k - 1), k).to(p.dtype)
+        alpha = ctx.smooth_alpha
+        if alpha > 0 and k > 1:
+            # label smoothing: 1 - alpha on the label's class, alpha / (k - 1) on the others
+            onehot = onehot * (1.0 - alpha) + (1.0 - onehot) * (alpha / (k - 1))
         g = pm - onehot
         valid = torch.ones_like(lab, dtype=p.dtype)
         if use_ignore:
@@ -1061,7 +1067,8 @@ class _SoftmaxOutputFn(torch.autograd.Function):
             g = g / p.shape[0]
         elif normalization == "valid":
             g = g / valid.sum().clamp(min=1)
-        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None
+        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None, \
+            None
 
 
 def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,
@@ -1091,7 +1098,7 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:
         r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
-                                   normalization, axis, spatial)
+                                   normalization, axis, spatial, float(smooth_alpha))
     else:
         r = _call_nograd(torch.softmax, x, axis)
     r = r.reshape(data.shape)

@@ -370,6 +370,7 @@ def _scalar_max(fn):
 
 globals()["maximum"] = _binary_fn("maximum", _scalar_max(torch.maximum))
 globals()["minimum"] = _binary_fn("minimum", _scalar_max(torch.minimum))
+globals()["hypot"] = _binary_fn("hypot", _scalar_max(torch.hypot))   # (_hypot_scalar)
 
 
 _SWAPPED = {torch.eq: torch.eq, torch.ne: torch.ne, torch.gt: torch.lt, torch.ge: torch.le,
