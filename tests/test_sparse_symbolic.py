@@ -289,3 +289,17 @@ def test_hypot_with_a_scalar():
     y = mx.sym.hypot(mx.sym.var("x"), 4)
     assert y.infer_shape(x=(2,))[1] == [(2,)]
     np.testing.assert_allclose(y.eval(x=x)[0].asnumpy(), [5., 4.])
+
+
+def test_add_n_of_row_sparse_inputs_passes_the_whole_gradient_to_each():
+    a = nd.array([[1., 2], [0, 0], [0, 0]]).tostype("row_sparse")
+    b = nd.sparse.zeros("row_sparse", (3, 2))
+    grads = [nd.sparse.zeros("row_sparse", (3, 2)) for _ in range(2)]
+    sym = mx.sym.sparse.add_n(mx.sym.var("a"), mx.sym.var("b"))
+    ex = sym.bind(mx.cpu(), args=[a, b], args_grad=grads)
+    ex.forward(is_train=True)
+    assert ex.outputs[0].stype == "row_sparse"
+    g = np.arange(6.).reshape(3, 2)
+    ex.backward([nd.array(g)])
+    for buf in grads:
+        np.testing.assert_array_equal(buf.asnumpy(), g)

@@ -1345,6 +1345,12 @@ def add_n(*args, out=None, name=None):
             r = r.copy()
         else:
             r = _grad_guard(_union_many, args)
+        if _needs_shadow(*args):
+            # differentiated densely, as MXNet: every input gets the whole head gradient
+            t = args[0]._t
+            for a in args[1:]:
+                t = t + a._t
+            r._shadow = t if len(args) > 1 else t.clone()
     else:
         t = args[0]._t
         for a in args[1:]:
