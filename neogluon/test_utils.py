@@ -994,18 +994,32 @@ def numeric_grad(executor, location, aux_states=None, eps=1e-4, use_forward_trai
     """
     assert dtype in (np.float16, np.float32, np.float64)
     runner = executor if isinstance(executor, _Runner) else _Runner(executor, default_context())
-    return _numeric_grad(runner, location, aux_states, eps, use_forward_train, dtype)
+    stypes = {k: getattr(v, "stype", "default") for k, v in location.items()}
+    location = {k: v.asnumpy() if hasattr(v, "asnumpy") else v for k, v in location.items()}
+    return _numeric_grad(runner, location, aux_states, eps, use_forward_train, dtype,
+                         stypes=stypes)
 
 
-def _numeric_grad(runner, location, aux_states, eps, use_forward_train, dtype, weight=None):
+def _as_stype(value, stype, ctx, dtype):
+    """The numpy ``value`` as an NDArray of storage type ``stype``."""
+    arr = mx.nd.array(value, ctx=ctx, dtype=dtype)
+    return arr if stype in (None, "default") else mx.nd.cast_storage(arr, stype=stype)
+
+
+def _numeric_grad(runner, location, aux_states, eps, use_forward_train, dtype, weight=None,
+                  stypes=None, aux_stypes=None):
+    # Like MXNet's executor, each input keeps its storage type: the perturbed point is cast
+    # back to it (a sparse input perturbed at a position it does not store stores it then).
     ctx = runner.ctx
+    stypes = stypes or {}
+    aux_stypes = aux_stypes or {}
     point = {k: np.array(v, order="C", copy=True) for k, v in location.items()}
     grads = {k: np.zeros(v.shape, dtype=dtype) for k, v in point.items()}
     aux_nd = None if aux_states is None else \
-        {k: mx.nd.array(v, ctx=ctx, dtype=dtype) for k, v in aux_states.items()}
+        {k: _as_stype(v, aux_stypes.get(k), ctx, dtype) for k, v in aux_states.items()}
 
     def value():
-        args = {k: mx.nd.array(v, ctx=ctx, dtype=dtype) for k, v in point.items()}
+        args = {k: _as_stype(v, stypes.get(k), ctx, dtype) for k, v in point.items()}
         out = runner(args, _copy_aux(aux_nd), is_train=use_forward_train)[0]
         if weight is not None:
             out = out * weight
@@ -1095,10 +1109,8 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
             raise ValueError(f"Invalid grad_req {req} for argument {name}")
         if req != "null" and np.dtype(arr.dtype).kind == "f":
             stype = (grad_stype_dict or {}).get(name)
-            if stype in (None, "default"):
-                arr.attach_grad()
-            else:
-                arr.attach_grad(stype=stype)
+            # MXNet's gradient buffers are dense unless a storage type is given
+            arr.attach_grad(stype=stype or "default")
     with autograd.record(train_mode=True):
         out = runner(inputs, _copy_aux(aux_states), is_train=True)[0]
         loss = out * proj
@@ -1106,7 +1118,9 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None, rto
         loss.backward()
 
     numeric = _numeric_grad(runner, location_npy, aux_npy, eps, use_forward_train, dtype,
-                            weight=proj)
+                            weight=proj, stypes={k: v.stype for k, v in location.items()},
+                            aux_stypes=None if aux_states is None else
+                            {k: v.stype for k, v in aux_states.items()})
     for name in grad_nodes:
         req = grad_req[name]
         names = ("NUMERICAL_%s" % name, "BACKWARD_%s" % name)
@@ -1207,10 +1221,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
             raise ValueError(f"Invalid grad_req {req} for argument {name}")
         if req != "null":
             stype = (grad_stypes or {}).get(name)
-            if stype in (None, "default"):
-                arr.attach_grad()
-            else:
-                arr.attach_grad(stype=stype)
+            # MXNet's gradient buffers are dense unless a storage type is given
+            arr.attach_grad(stype=stype or "default")
     with autograd.record(train_mode=True):
         outputs = runner(inputs, aux_states, is_train=True)
     output_names = runner.output_names or [f"output{i}" for i in range(len(outputs))]

@@ -416,7 +416,10 @@ class Executor:
         scope = autograd.record(train_mode=is_train) if record else \
             autograd.pause(train_mode=is_train)
         with scope:
-            if self._monitor_callback is not None or self._placement is not None:
+            # sparse inputs run eagerly: the captured graph sees dense arrays only, while the
+            # operators keep the storage types MXNet's storage-type inference gives
+            sparse = any(isinstance(v, NDArray) and v.stype != "default" for v in vals)
+            if self._monitor_callback is not None or self._placement is not None or sparse:
                 monitored = self._monitor_callback is not None
                 observer = self._observer() if monitored else None
                 self._taps = [] if monitored and record else None
@@ -863,6 +866,47 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, g
                     out_shapes=out_s, out_types=out_t)
 
 
+def _consumer_grad_stype(node, j, in_stypes):
+    """The storage type MXNet's backward pass gives the gradient of input ``j`` of ``node``
+    (input storage types ``in_stypes``), or None where no rule is known here."""
+    op, a = node.op, node.attrs
+    if op == "Embedding" and j == 1:
+        return "row_sparse" if _symmod._truthy(a.get("sparse_grad", False)) else "default"
+    if op == "_contrib_SparseEmbedding" and j == 1:
+        return "row_sparse"
+    if op == "dot":
+        if j == 1 and in_stypes[0] == "csr" and not _symmod._truthy(a.get("transpose_a", False)):
+            return "row_sparse"   # dot(csr, x)'s gradient for x is csr.T @ g: rows of csr
+        return "default"
+    if op in ("elemwise_add", "elemwise_sub", "_grad_add", "add_n", "ElementWiseSum"):
+        # sparse + sparse of one type passes the head gradient on in that type
+        kinds = set(in_stypes)
+        return kinds.pop() if len(kinds) == 1 and "default" not in kinds else "default"
+    if op == "elemwise_mul":
+        return "default"
+    if op == "cast_storage":
+        return a.get("stype", "default")  # the head gradient, which has the output's type
+    return None
+
+
+def _grad_stype(symbol, name, stypes):
+    """The storage type of the gradient simple_bind allocates for argument ``name``: what the
+    operators reading it give (MXNet's backward storage-type inference), where they agree;
+    otherwise row_sparse for a row_sparse argument, else dense."""
+    found = set()
+    for node in symbol._order():
+        if node.is_var:
+            continue
+        in_stypes = [stypes.get(src.name, "default") if src.is_var else "default"
+                     for src, _ in node.inputs]
+        for j, (src, _) in enumerate(node.inputs):
+            if src.is_var and src.name == name:
+                found.add(_consumer_grad_stype(node, j, in_stypes))
+    if len(found) == 1 and None not in found:
+        return found.pop()
+    return "row_sparse" if stypes.get(name) == "row_sparse" else "default"
+
+
 def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                 shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
     """:meth:`Symbol.simple_bind`: infer every shape and dtype from the given ones, allocate
@@ -945,8 +989,7 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, stype_dict=None, 
         if r == "null":
             grads.append(None)
         else:
-            # MXNet gives a row_sparse argument a row_sparse gradient, else a dense one
-            grads.append(_zeros(s, where, t, "row_sparse" if st == "row_sparse" else "default"))
+            grads.append(_zeros(s, where, t, _grad_stype(symbol, n, stypes)))
     auxs = []
     for n, s, t in zip(aux_names, aux_s, aux_t):
         if shared_exec is not None and n in shared_exec.aux_dict and \

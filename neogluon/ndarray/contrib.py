@@ -612,10 +612,11 @@ def BatchNormWithReLU(data, gamma, beta, moving_mean, moving_var, out=None, name
     return _relu(res, out=out)
 
 
-def SparseEmbedding(data, weight, input_dim=None, output_dim=None, dtype="float32", out=None,
-                    name=None, **kwargs):
+def SparseEmbedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
+                    deterministic=False, out=None, name=None, **kwargs):
     """MXNet's deprecated ``contrib.SparseEmbedding``: ``Embedding`` whose weight gradient is
-    ``row_sparse``."""
+    ``row_sparse``. ``deterministic`` is accepted: neogluon's gradient is always
+    deterministic (the ids are sorted and summed in a fixed order)."""
     kwargs.pop("sparse_grad", None)
     return _Embedding(data, weight, input_dim=input_dim, output_dim=output_dim, dtype=dtype,
                      sparse_grad=True, out=out, name=name, **kwargs)

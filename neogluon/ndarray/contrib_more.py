@@ -54,9 +54,13 @@ def index_array(data, axes=None, out=None, name=None):
 
 
 def quadratic(data, a=0.0, b=0.0, c=0.0, out=None, name=None):
-    """``a * data ** 2 + b * data + c``, elementwise."""
-    t = _tt(data, "quadratic")
+    """``a * data ** 2 + b * data + c``, elementwise; a csr ``data`` gives a csr result when
+    ``c`` is 0 (zeros stay zeros), as MXNet's storage-type inference decides."""
     a, b, c = _f32(a), _f32(b), _f32(c)
+    if getattr(data, "stype", "default") == "csr" and c == 0:
+        from . import sparse
+        return _assign_out(sparse._unary_sparse(lambda x: a * x * x + b * x, data), out)
+    t = _tt(data, "quadratic")
     r = _run(lambda: a * t * t + b * t + c)
     return _assign_out(_new(r, data._ctx), out)
 

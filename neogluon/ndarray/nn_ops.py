@@ -588,6 +588,15 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
     training mode is set to 1 in place, as MXNet does). With ``output_mean_var`` the result is
     ``[out, mean, inverse std]``.
     """
+    if fix_gamma:
+        for arr, what in ((data, "data"), (gamma, "gamma"), (beta, "beta"),
+                          (moving_mean, "moving_mean"), (moving_var, "moving_var")):
+            st = getattr(arr, "stype", "default")
+            if st != "default":
+                # MXNet's storage-type inference refuses it (it would set gamma to 1 in place)
+                raise MXNetError(f"BatchNorm: fix_gamma=True is not supported for sparse "
+                                 f"ndarrays ({what} is {st}); use fix_gamma=False or dense "
+                                 "inputs")
     x = _tt(data, "BatchNorm")
     g = _tt(gamma, "BatchNorm", "gamma")
     b = _tt(beta, "BatchNorm", "beta")
@@ -1019,9 +1028,12 @@ class _SoftmaxOutputFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, label, grad_scale, ignore_label, use_ignore, normalization, axis,
-                spatial):
+                spatial, smooth_alpha=0.0):
         p = torch.softmax(x, dim=axis)
         ctx.save_for_backward(p, label)
+        ctx.prob_label = label.shape == p.shape
+        ctx.prob_scale = grad_scale
+        ctx.smooth_alpha = smooth_alpha
         # MXNet 1.9.1 divides a multi_output gradient by the spatial size, except with
         # normalization='valid', where the count of valid labels replaces it
         if normalization != "valid":
@@ -1032,10 +1044,20 @@ class _SoftmaxOutputFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, gout):
         p, label = ctx.saved_tensors
+        if ctx.prob_label:
+            # a label of the output's shape holds probabilities: MXNet's gradient is then
+            # (softmax - label) * grad_scale, without ignore_label or normalization
+            g = (p - label.to(p.dtype)) * ctx.prob_scale
+            return g, None, None, None, None, None, None, None, None
         grad_scale, ignore_label, use_ignore, normalization, axis = ctx.cfg
         lab = label.long()
         pm = p.movedim(axis, -1)
-        onehot = F.one_hot(lab.clamp(0, pm.shape[-1] - 1), pm.shape[-1]).to(p.dtype)
+        k = pm.shape[-1]
+        onehot = F.one_hot(lab.clamp(0, k - 1), k).to(p.dtype)
+        alpha = ctx.smooth_alpha
+        if alpha > 0 and k > 1:
+            # label smoothing: 1 - alpha on the label's class, alpha / (k - 1) on the others
+            onehot = onehot * (1.0 - alpha) + (1.0 - onehot) * (alpha / (k - 1))
         g = pm - onehot
         valid = torch.ones_like(lab, dtype=p.dtype)
         if use_ignore:
@@ -1045,7 +1067,8 @@ class _SoftmaxOutputFn(torch.autograd.Function):
             g = g / p.shape[0]
         elif normalization == "valid":
             g = g / valid.sum().clamp(min=1)
-        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None
+        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None, \
+            None
 
 
 def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,
@@ -1067,12 +1090,15 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
         axis = -1
         if x.dim() > 2:
             x = x.reshape(x.shape[0], -1)
-    lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
+    if tuple(lab.shape) == tuple(data.shape):
+        lab = lab.reshape(x.shape)  # probabilities per class, as many as the data's values
+    else:
+        lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
     # With multi_output MXNet also divides the gradient by the spatial size (not with 'valid').
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:
         r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
-                                   normalization, axis, spatial)
+                                   normalization, axis, spatial, float(smooth_alpha))
     else:
         r = _call_nograd(torch.softmax, x, axis)
     r = r.reshape(data.shape)

@@ -153,6 +153,105 @@ def _relu(x):
     return torch.relu(x)
 
 
+class _Cbrt(torch.autograd.Function):
+    """Cube root whose gradient is MXNet's ``g / (3 * cbrt(x)**2)`` (inf at 0, not nan)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sign(x) * torch.abs(x).pow(1.0 / 3)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g / (3.0 * y * y)
+
+
+class _Rcbrt(torch.autograd.Function):
+    """``1 / cbrt(x)`` whose gradient is MXNet's ``-g / (3 * cbrt(x) * x)``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        c = torch.sign(x) * torch.abs(x).pow(1.0 / 3)
+        ctx.save_for_backward(x, c)
+        return 1.0 / c
+
+    @staticmethod
+    def backward(ctx, g):
+        x, c = ctx.saved_tensors
+        return -g / (3.0 * c * x)
+
+
+def _psi(x):
+    """Digamma as MXNet's gradients use it: +inf at 0 and the negative integers (its poles)."""
+    d = torch.digamma(x)
+    pole = (x <= 0) & (x == torch.floor(x))
+    return torch.where(pole, torch.full_like(d, float("inf")), d)
+
+
+def _gamma_value(x):
+    """Gamma function, with its sign for negative arguments (exp(lgamma) alone loses it)."""
+    mag = torch.lgamma(x).exp()
+    neg = (x < 0) & (torch.remainder(torch.floor(x), 2) == 1)
+    y = torch.where(neg, -mag, mag)
+    # the negative integers are poles where C's tgamma (MXNet's) gives nan
+    return torch.where((x < 0) & (x == torch.floor(x)), torch.full_like(y, float("nan")), y)
+
+
+class _Gamma(torch.autograd.Function):
+    """gamma(x) with MXNet's gradient ``g * gamma(x) * psi(x)``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = _gamma_value(x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y * _psi(x)
+
+
+class _Gammaln(torch.autograd.Function):
+    """lgamma(x) with MXNet's gradient ``g * psi(x)``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.lgamma(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * _psi(x)
+
+
+def _gamma(x):
+    if x.requires_grad and x.is_floating_point():
+        return _Gamma.apply(x)
+    return _gamma_value(x)
+
+
+def _gammaln(x):
+    if x.requires_grad and x.is_floating_point():
+        return _Gammaln.apply(x)
+    return torch.lgamma(x)
+
+
+def _cbrt(x):
+    if x.requires_grad and x.is_floating_point():
+        return _Cbrt.apply(x)
+    return torch.sign(x) * torch.abs(x).pow(1.0 / 3)
+
+
+def _rcbrt(x):
+    if x.requires_grad and x.is_floating_point():
+        return _Rcbrt.apply(x)
+    return 1.0 / (torch.sign(x) * torch.abs(x).pow(1.0 / 3))
+
+
 for _name, _fn in {
     "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "square": torch.square, "exp": torch.exp,
     "expm1": torch.expm1, "log": torch.log, "log2": torch.log2, "log10": torch.log10,
@@ -163,9 +262,8 @@ for _name, _fn in {
     "floor": torch.floor, "ceil": torch.ceil, "round": _round_half_away, "rint": _rint,
     "trunc": torch.trunc, "fix": torch.trunc, "abs": torch.abs, "negative": torch.neg,
     "reciprocal": torch.reciprocal, "erf": torch.erf, "erfinv": torch.erfinv,
-    "gamma": lambda x: torch.lgamma(x).exp(), "gammaln": torch.lgamma,
-    "softsign": F.softsign, "cbrt": lambda x: torch.sign(x) * torch.abs(x).pow(1.0 / 3),
-    "rcbrt": lambda x: 1.0 / (torch.sign(x) * torch.abs(x).pow(1.0 / 3)),
+    "gamma": _gamma, "gammaln": _gammaln,
+    "softsign": F.softsign, "cbrt": _cbrt, "rcbrt": _rcbrt,
     "degrees": torch.rad2deg, "radians": torch.deg2rad, "logical_not": lambda x: (x == 0).to(x.dtype),
 }.items():
     _export()(_unary(_name, _fn))
@@ -203,10 +301,25 @@ def isfinite(data):
 
 
 # ---------------------------------------------------------------- binary
+_SPARSE_ELEMWISE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "maximum",
+                    "minimum", "hypot"}
+
+
+def _has_sparse(lhs, rhs):
+    """Both operands arrays and at least one of them sparse."""
+    return isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and (
+        type(lhs) is not NDArray and lhs.stype != "default" or
+        type(rhs) is not NDArray and rhs.stype != "default")
+
+
 def _binary_fn(name, fn):
     # MXNet's parameterless operators accept and ignore any other keyword argument (programs
     # pass e.g. axis= to broadcast_maximum), so these do too.
     def op(lhs, rhs, out=None, name=None, **_ignored):
+        if op.__name__ in _SPARSE_ELEMWISE and _has_sparse(lhs, rhs) and \
+                tuple(lhs.shape) == tuple(rhs.shape):
+            from .sparse import _elemwise  # MXNet's storage types for sparse operands
+            return _assign_out(_elemwise(op.__name__, lhs, rhs), out)
         if isinstance(lhs, NDArray):
             return _assign_out(lhs._binary(rhs, fn), out)
         if isinstance(rhs, NDArray):
@@ -257,6 +370,7 @@ def _scalar_max(fn):
 
 globals()["maximum"] = _binary_fn("maximum", _scalar_max(torch.maximum))
 globals()["minimum"] = _binary_fn("minimum", _scalar_max(torch.minimum))
+globals()["hypot"] = _binary_fn("hypot", _scalar_max(torch.hypot))   # (_hypot_scalar)
 
 
 _SWAPPED = {torch.eq: torch.eq, torch.ne: torch.ne, torch.gt: torch.lt, torch.ge: torch.le,
@@ -476,9 +590,20 @@ def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
 globals()["SliceChannel"] = split
 
 
+def _axis_tuple(value):
+    """A per-axis parameter given as one int (or None) as a 1-tuple; sequences unchanged."""
+    if value is None or isinstance(value, (list, tuple)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return (int(value),)
+    return value
+
+
 @_export()
 def slice(data, begin, end, step=None, out=None, name=None):  # noqa: A001 - MXNet's name
-    """Slice with per-axis ``begin``/``end``/``step`` (None keeps the whole axis)."""
+    """Slice with per-axis ``begin``/``end``/``step`` (None keeps the whole axis); a single
+    int stands for a one-axis tuple, as MXNet parses its shape parameters."""
+    begin, end, step = (_axis_tuple(v) for v in (begin, end, step))
     if getattr(data, "stype", "default") == "csr":
         from .sparse import slice as _csr_slice  # MXNet keeps a CSR matrix sparse here
         return _csr_slice(data, begin, end, step=step, out=out)

@@ -700,7 +700,15 @@ def cast_storage(data, stype):
                          f"'row_sparse'}}, in operator cast_storage(stype={stype!r})")
     src = data.stype
     if src == stype:
-        return data.copy() if src != "default" else data
+        if src == "default":
+            return data
+        res = data._with(_grad_guard(torch.clone, data._sdata), tuple(a.clone() for a in
+                                                                      data._aux), data._ctx)
+        if _needs_shadow(data):
+            # the copy's gradient is the head gradient everywhere (MXNet's backward of
+            # cast_storage is an identity on the dense form)
+            res._shadow = data._t.clone()
+        return res
     if stype == "default":
         t = data._t
         if t is data._sdata:
@@ -1109,6 +1117,74 @@ def _binary_impl(op, lhs, rhs):
     return _dense_result(op, lhs, rhs)
 
 
+_ELEMWISE_FNS = {"elemwise_add": torch.add, "elemwise_sub": torch.sub,
+                  "elemwise_mul": torch.mul, "elemwise_div": torch.div,
+                  # MXNet's gradients at ties: all to lhs (lhs >= rhs for maximum)
+                  "maximum": lambda a, b: torch.where(a >= b, a, b),
+                  "minimum": lambda a, b: torch.where(a <= b, a, b), "hypot": torch.hypot}
+
+
+def _sorted_keys(x):
+    """(sorted linear keys, values in that order) of what a sparse array stores: row ids for
+    row_sparse, ``row * ncols + col`` for csr (whose columns may be unsorted in a row)."""
+    if x.stype == "row_sparse":
+        k, v = x._aux[0], x._sdata
+    else:
+        k = _csr_rows(x._aux[0]) * x.shape[1] + x._aux[1]
+        v = x._sdata
+    if k.numel() > 1 and bool((torch.diff(k) <= 0).any()):
+        k, order = torch.sort(k)
+        v = v.index_select(0, order)
+    return k, v
+
+
+def _values_at(x, keys):
+    """The values of sparse ``x`` at the sorted linear ``keys`` (zeros where it stores none)."""
+    k, v = _sorted_keys(x)
+    out = torch.zeros((keys.numel(),) + tuple(v.shape[1:]), dtype=v.dtype, device=v.device)
+    if k.numel() and keys.numel():
+        pos = torch.searchsorted(k, keys).clamp_(max=k.numel() - 1)
+        hit = k.index_select(0, pos) == keys
+        sel = hit.nonzero().reshape(-1)
+        out = out.index_put((sel,), v.index_select(0, pos.index_select(0, sel)))
+    return out
+
+
+def _union_apply(fn, a, b):
+    """``fn`` (mapping (0, 0) to 0) on what either of two same-type sparse arrays stores."""
+    keys = torch.unique(torch.cat([_sorted_keys(a)[0], _sorted_keys(b)[0]]), sorted=True)
+    return _with_keys(a, fn(_values_at(a, keys), _values_at(b, keys)), keys)
+
+
+def _elemwise(name, lhs, rhs):
+    """MXNet's same-shape elementwise operators (``elemwise_add/sub/mul/div``, ``_maximum``,
+    ``_minimum``, ``_hypot``) with a sparse operand, with the output storage MXNet 1.9.1's
+    storage-type inference gives: two arrays of one sparse type stay sparse (not for div);
+    ``elemwise_mul`` of a sparse and a dense array has the sparse operand's type; the rest
+    is dense."""
+    fn = _ELEMWISE_FNS[name]
+    ls, rs = lhs.stype, rhs.stype
+    if lhs.shape != rhs.shape:
+        raise MXNetError(f"{name}: the inputs must have the same shape, got {lhs.shape} and "
+                         f"{rhs.shape}")
+    res = None
+    if ls == rs and ls != "default" and name != "elemwise_div":
+        _same_dtype(lhs, rhs)
+        if name in ("elemwise_add", "elemwise_sub"):
+            res = _grad_guard(_union, "add" if name == "elemwise_add" else "sub", lhs, rhs)
+        else:
+            res = _grad_guard(_union_apply, fn, lhs, rhs)
+    elif name == "elemwise_mul" and "default" in (ls, rs):
+        _same_dtype(lhs, rhs)
+        sp, dn = (lhs, rhs) if ls != "default" else (rhs, lhs)
+        res = _grad_guard(_mul_dense, sp, dn._t)
+    if res is None:
+        return _new(_grad_guard(fn, lhs._t, rhs._t), lhs._ctx)
+    if _needs_shadow(lhs, rhs):
+        res._shadow = fn(lhs._t, rhs._t)
+    return res
+
+
 def add(lhs, rhs):
     """``lhs + rhs`` with MXNet 1.9.1's output storage types.
 
@@ -1122,12 +1198,12 @@ def add(lhs, rhs):
         Sparse + same sparse type is sparse (the union of what either stores); anything with
         a dense array or a scalar is dense.
     """
-    return _binary("add", lhs, rhs)
+    return _arith("add", "elemwise_add", lhs, rhs)
 
 
 def subtract(lhs, rhs):
     """``lhs - rhs`` with MXNet's output storage types."""
-    return _binary("sub", lhs, rhs)
+    return _arith("sub", "elemwise_sub", lhs, rhs)
 
 
 def multiply(lhs, rhs):
@@ -1143,12 +1219,21 @@ def multiply(lhs, rhs):
         Sparse when the left operand is sparse and the right one is a scalar, a dense array of
         the same shape, or an array of the same sparse type; dense otherwise.
     """
-    return _binary("mul", lhs, rhs)
+    return _arith("mul", "elemwise_mul", lhs, rhs)
 
 
 def divide(lhs, rhs):
     """``lhs / rhs`` with MXNet's output storage types."""
-    return _binary("div", lhs, rhs)
+    return _arith("div", "elemwise_div", lhs, rhs)
+
+
+def _arith(op, name, lhs, rhs):
+    """``sparse.add`` & co: two arrays of one shape run MXNet's ``elemwise_*`` operator (with
+    its storage types), anything else the broadcasting / scalar forms."""
+    if isinstance(lhs, NDArray) and isinstance(rhs, NDArray) and lhs.shape == rhs.shape and \
+            (lhs.stype != "default" or rhs.stype != "default"):
+        return _elemwise(name, lhs, rhs)
+    return _binary(op, lhs, rhs)
 
 
 elemwise_add = add
@@ -1187,10 +1272,15 @@ _ZERO_PRESERVING = {
     "sinh": torch.sinh, "tanh": torch.tanh, "arcsinh": torch.asinh, "arctanh": torch.atanh,
     "expm1": torch.expm1, "log1p": torch.log1p, "degrees": torch.rad2deg,
     "radians": torch.deg2rad,
-    "cbrt": lambda x: torch.sign(x) * torch.abs(x).pow(1.0 / 3),
+    "cbrt": lambda x: _ops_cbrt(x),
 }
 for _n, _f in _ZERO_PRESERVING.items():
     globals()[_n] = _make_unary(_n, _f)
+
+
+def _ops_cbrt(x):
+    from .ops import _cbrt
+    return _cbrt(x)
 
 
 def _nd_unary(name, fn, data, out=None):
@@ -1255,6 +1345,12 @@ def add_n(*args, out=None, name=None):
             r = r.copy()
         else:
             r = _grad_guard(_union_many, args)
+        if _needs_shadow(*args):
+            # differentiated densely, as MXNet: every input gets the whole head gradient
+            t = args[0]._t
+            for a in args[1:]:
+                t = t + a._t
+            r._shadow = t if len(args) > 1 else t.clone()
     else:
         t = args[0]._t
         for a in args[1:]:
@@ -1311,6 +1407,12 @@ def retain(data, indices=None, out=None, name=None, **kwargs):
         raise MXNetError(f"retain: row ids must lie in [0, {data.shape[0]}) for an array of "
                          f"shape {data.shape}")
     res = _grad_guard(_gather_rows, data, want)
+    if _needs_shadow(data):
+        # the gradient reaches every requested row, stored by ``data`` or not
+        dense = data._t
+        keep = torch.zeros(dense.shape[0], dtype=torch.bool, device=dense.device)
+        keep[want] = True
+        res._shadow = dense * keep.reshape((-1,) + (1,) * (dense.dim() - 1)).to(dense.dtype)
     if out is not None:
         out[:] = res
         return out
@@ -1427,7 +1529,12 @@ def _dot(lhs, rhs, transpose_a, transpose_b):
         if rs == "row_sparse" and not transpose_b:
             _check_inner(lhs, rhs, transpose_a, transpose_b, rhs.shape[0])
             _same_dtype(lhs, rhs)
-            return _grad_guard(_csr_rsp, lhs, rhs, transpose_a)
+            res = _grad_guard(_csr_rsp, lhs, rhs, transpose_a)
+            if transpose_a and _needs_shadow(rhs):
+                # MXNet differentiates dot(csr.T, w) densely: the whole head gradient reaches
+                # every row of w the csr names (csr @ g), stored by w or not
+                res._shadow = lhs._dense_t().detach().t() @ rhs._t
+            return res
     if ls == "default" and rs == "csr" and lhs.ndim == 2 and not transpose_a:
         inner = rhs.shape[1] if transpose_b else rhs.shape[0]
         if lhs.shape[1] != inner:
@@ -1518,7 +1625,9 @@ def _csr_rsp(lhs, rhs, transpose_a):
 
 def _dense_csr(lhs, rhs, transpose_b):
     a = lhs._t
-    c = rhs._dense_t()
+    # rhs._t: inside record() the dense view of a csr variable, whose gradient (lhs.T @ g)
+    # reaches the positions the csr does not store too, as MXNet's
+    c = rhs._t
     if transpose_b:
         prod = a @ c.t()
         structural = torch.diff(rhs._aux[0]).ne(0).nonzero().reshape(-1)
@@ -1538,6 +1647,12 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32", sp
               out=None, name=None):
     """Rows ``weight[data]``; with ``sparse_grad`` the gradient of ``weight`` is row_sparse
     (the rows the batch used), which the weight's gradient buffer must be."""
+    if isinstance(weight, BaseSparseNDArray):
+        r = _embedding_sparse_weight(data, weight, input_dim, output_dim, sparse_grad)
+        if out is not None:
+            out[:] = r
+            return out
+        return r
     w = weight._t
     idx = data._t.detach()
     if idx.is_floating_point():
@@ -1603,6 +1718,9 @@ def _embedding_sparse_weight(data, weight, input_dim=None, output_dim=None, spar
     ridx, d = weight._aux[0], weight._sdata
     if d.requires_grad and _state.recording and weight._gr is not True:
         weight._gr = (weight._gr or []) + [ids.reshape(-1)]
+    if d.requires_grad and _state.recording:
+        # MXNet's gradient names every row the batch used, stored by the weight or not
+        return _new(_RspEmbedding.apply(d, ridx, ids, weakref.ref(weight)), data._ctx)
     if ridx.numel() == 0:
         return _new(torch.zeros(tuple(ids.shape) + (weight.shape[1],), dtype=d.dtype,
                                 device=d.device), data._ctx)
@@ -1612,6 +1730,43 @@ def _embedding_sparse_weight(data, weight, input_dim=None, output_dim=None, spar
     def lookup():
         return torch.nn.functional.embedding(pos, d) * hit
     return _new(_grad_guard(lookup), data._ctx)
+
+
+class _RspEmbedding(torch.autograd.Function):
+    """Rows ``ids`` of a row_sparse variable (zeros for rows it does not store). The summed
+    gradient of the stored rows goes to its values; that of the used rows it does not store is
+    kept on the array (``_extra``) for ``_grad_source``, as for :class:`_CsrRspDot`."""
+
+    @staticmethod
+    def forward(ctx, d, ridx, ids, owner):
+        ctx.owner = owner
+        ctx.nrows = d.shape[0]
+        ctx.save_for_backward(ridx, ids)
+        out = torch.zeros(tuple(ids.shape) + tuple(d.shape[1:]), dtype=d.dtype,
+                          device=d.device)
+        if ridx.numel() == 0:
+            return out
+        pos = torch.searchsorted(ridx, ids).clamp_(max=ridx.numel() - 1)
+        hit = (ridx[pos] == ids).unsqueeze(-1).to(d.dtype)
+        return torch.nn.functional.embedding(pos, d) * hit
+
+    @staticmethod
+    def backward(ctx, g):
+        ridx, ids = ctx.saved_tensors
+        flat = ids.reshape(-1)
+        rows = g.reshape((flat.numel(),) + tuple(g.shape[ids.dim():]))
+        uniq, inv = torch.unique(flat, sorted=True, return_inverse=True)
+        summed = torch.zeros((uniq.numel(),) + tuple(rows.shape[1:]), dtype=g.dtype,
+                             device=g.device).index_add_(0, inv, rows)
+        grad = torch.zeros((ctx.nrows,) + tuple(rows.shape[1:]), dtype=g.dtype,
+                           device=g.device)
+        stored = torch.isin(uniq, ridx)
+        if bool(stored.any()):
+            grad.index_add_(0, torch.searchsorted(ridx, uniq[stored]), summed[stored])
+        arr = ctx.owner()
+        if arr is not None and not bool(stored.all()):
+            arr._extra = (arr._extra or []) + [(uniq[~stored], summed[~stored])]
+        return grad, None, None, None
 
 
 def _check_sparse_embedding(weight):

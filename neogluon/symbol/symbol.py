@@ -2239,7 +2239,16 @@ _RULES = {"_sg_mkldnn_conv": lambda a, s: _quant.sg_param_shapes("_sg_mkldnn_con
           "LogisticRegressionOutput": lambda a, s: _regression_label_shape(s),
           "MAERegressionOutput": lambda a, s: _regression_label_shape(s),
           "SVMOutput": lambda a, s: {"label": tuple(s.get("data"))[:-1]},
-          "SoftmaxOutput": lambda a, s: {"label": _softmax_label_shape(a, s.get("data"))}}
+          "SoftmaxOutput": lambda a, s: {} if _softmax_prob_label(s) else
+                           {"label": _softmax_label_shape(a, s.get("data"))}}
+
+
+def _softmax_prob_label(s):
+    """Whether SoftmaxOutput's label has the data's own shape (probabilities per class),
+    which MXNet accepts besides the class-index label."""
+    lab, d = s.get("label"), s.get("data")
+    return lab is not None and d is not None and _full_shape(tuple(lab)) and \
+        tuple(lab) == tuple(d)
 
 
 def _regression_label_shape(s):
