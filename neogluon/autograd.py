@@ -359,6 +359,12 @@ def _head_grads(heads, head_grads):
         if not isinstance(g, NDArray):
             raise TypeError(f"head_grads must be NDArrays, got {type(g).__name__}")
         if g.shape != h.shape:
+            t = _head_t(h)
+            if getattr(getattr(t.grad_fn, "_forward_cls", None), "ignores_head_grad", False):
+                # an operator whose backward is zeros whatever the head gradient
+                # (Proposal, MultiProposal...): MXNet never reads, nor checks, it
+                out.append(torch.zeros_like(t))
+                continue
             raise MXNetError(f"head_grads shape {g.shape} does not match head shape {h.shape}")
         if h.stype != "default":
             from .ndarray.sparse import _head_grad

@@ -674,8 +674,21 @@ def InstanceNorm(data, gamma, beta, eps=1e-3, out=None, name=None):
     if x.dim() < 3 or g.numel() != x.shape[1] or b.numel() != x.shape[1]:
         raise MXNetError(f"InstanceNorm: data shape {data.shape} needs at least 3 axes, and "
                          f"gamma {gamma.shape} / beta {beta.shape} one value per channel")
-    r = _run(F.instance_norm, x, None, None, g, b, True, 0.0, eps)
+    if x[0, 0].numel() > 1:
+        r = _run(F.instance_norm, x, None, None, g, b, True, 0.0, eps)
+    else:
+        # one spatial element (torch's instance_norm refuses it): the mean is the element
+        # itself and the variance 0, as MXNet computes them
+        r = _run(_instance_norm_explicit, x, g, b, eps)
     return _assign_out(_new(r, data._ctx), out)
+
+
+def _instance_norm_explicit(x, g, b, eps):
+    dims = tuple(range(2, x.dim()))
+    mean = x.mean(dim=dims, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=dims, keepdim=True)
+    shape = (1, -1) + (1,) * (x.dim() - 2)
+    return (x - mean) / torch.sqrt(var + eps) * g.reshape(shape) + b.reshape(shape)
 
 
 def GroupNorm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False, out=None,
@@ -1019,7 +1032,7 @@ class _SoftmaxOutputFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, label, grad_scale, ignore_label, use_ignore, normalization, axis,
-                spatial):
+                spatial, smooth_alpha=0.0):
         p = torch.softmax(x, dim=axis)
         ctx.save_for_backward(p, label)
         # MXNet 1.9.1 divides a multi_output gradient by the spatial size, except with
@@ -1027,6 +1040,7 @@ class _SoftmaxOutputFn(torch.autograd.Function):
         if normalization != "valid":
             grad_scale = grad_scale / spatial
         ctx.cfg = (grad_scale, ignore_label, use_ignore, normalization, axis)
+        ctx.smooth_alpha = smooth_alpha
         return p
 
     @staticmethod
@@ -1035,7 +1049,12 @@ class _SoftmaxOutputFn(torch.autograd.Function):
         grad_scale, ignore_label, use_ignore, normalization, axis = ctx.cfg
         lab = label.long()
         pm = p.movedim(axis, -1)
-        onehot = F.one_hot(lab.clamp(0, pm.shape[-1] - 1), pm.shape[-1]).to(p.dtype)
+        k = pm.shape[-1]
+        onehot = F.one_hot(lab.clamp(0, k - 1), k).to(p.dtype)
+        alpha = ctx.smooth_alpha
+        if alpha:
+            # label smoothing: 1 - alpha on the label, alpha spread over the other classes
+            onehot = onehot * (1.0 - alpha) + (1.0 - onehot) * (alpha / max(k - 1, 1))
         g = pm - onehot
         valid = torch.ones_like(lab, dtype=p.dtype)
         if use_ignore:
@@ -1045,7 +1064,26 @@ class _SoftmaxOutputFn(torch.autograd.Function):
             g = g / p.shape[0]
         elif normalization == "valid":
             g = g / valid.sum().clamp(min=1)
-        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None
+        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None, \
+            None
+
+
+class _SoftmaxProbFn(torch.autograd.Function):
+    """Softmax forward; with a label of the data's own shape (class probabilities) the
+    backward is ``(softmax - label) * grad_scale``, as MXNet's SoftmaxOutput (no
+    normalization, ignore_label or smoothing applies to probability labels)."""
+
+    @staticmethod
+    def forward(ctx, x, label, grad_scale, axis):
+        p = torch.softmax(x, dim=axis)
+        ctx.save_for_backward(p, label)
+        ctx.grad_scale = grad_scale
+        return p
+
+    @staticmethod
+    def backward(ctx, gout):
+        p, label = ctx.saved_tensors
+        return (p - label.to(p.dtype)) * ctx.grad_scale, None, None, None
 
 
 def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,
@@ -1067,12 +1105,19 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
         axis = -1
         if x.dim() > 2:
             x = x.reshape(x.shape[0], -1)
-    lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
+    if tuple(lab.shape) == tuple(data.shape):
+        # class probabilities as the label
+        if _state.recording:
+            r = _SoftmaxProbFn.apply(x, lab.reshape(x.shape), float(grad_scale), axis)
+        else:
+            r = _call_nograd(torch.softmax, x, axis)
+        return _assign_out(_new(r.reshape(data.shape), data._ctx), out)
     # With multi_output MXNet also divides the gradient by the spatial size (not with 'valid').
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:
+        lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
         r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
-                                   normalization, axis, spatial)
+                                   normalization, axis, spatial, float(smooth_alpha))
     else:
         r = _call_nograd(torch.softmax, x, axis)
     r = r.reshape(data.shape)
