@@ -46,6 +46,25 @@ def _fromstring(original):
     return fromstring
 
 
+def _arange(original):
+    def arange(*args, **kwargs):
+        try:
+            return original(*args, **kwargs)
+        except OverflowError:
+            # NumPy 1 wrapped Python ints outside an integer dtype (arange(-100, 100,
+            # dtype=uint8) counted 156, 157, ...); NumPy 2 refuses them (NEP 50)
+            dtype = kwargs.get("dtype")
+            if dtype is None and len(args) == 4:
+                dtype = args[3]
+            if dtype is None or np.dtype(dtype).kind not in "iu":
+                raise
+            kw = dict(kwargs, dtype=np.int64)
+            return original(*args[:3], **kw).astype(dtype)
+    arange.__doc__ = original.__doc__
+    arange._neogluon_numpy1 = True
+    return arange
+
+
 def install():
     """Add the missing NumPy 1 names and the bytes mode of ``np.fromstring``; returns the
     names added."""
@@ -65,4 +84,10 @@ def install():
     except ValueError:
         np.fromstring = _fromstring(np.fromstring)
         added.append("fromstring(bytes)")
+    try:
+        np.arange(-1, 1, dtype=np.uint8)
+    except OverflowError:
+        if not getattr(np.arange, "_neogluon_numpy1", False):
+            np.arange = _arange(np.arange)
+            added.append("arange(wrapping ints)")
     return added

@@ -378,6 +378,12 @@ def _head_grads(heads, head_grads):
             out.append(_reshaped_head_grad(g._t, h))
             continue
         if g.shape != h.shape:
+            t = _head_t(h)
+            if getattr(getattr(t.grad_fn, "_forward_cls", None), "ignores_head_grad", False):
+                # an operator whose backward is zeros whatever the head gradient
+                # (Proposal, MultiProposal...): MXNet never reads, nor checks, it
+                out.append(torch.zeros_like(t))
+                continue
             raise MXNetError(f"head_grads shape {g.shape} does not match head shape {h.shape}")
         if h.stype != "default":
             from .ndarray.sparse import _head_grad

@@ -1,6 +1,7 @@
 """Errors, dtype tables and small helpers shared by every layer of neogluon."""
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 
@@ -10,6 +11,11 @@ import torch
 __all__ = ["MXNetError", "MXNetValueError", "NotSupportedForSparseNDArray", "NotImplementedForSymbol",
            "numeric_types", "integer_types", "string_types", "to_torch_dtype", "to_numpy_dtype",
            "dtype_name", "py_str", "mx_real_t", "data_dir", "data_dir_default"]
+
+# MXNet's C handle type for arrays. An NDArray converts to one (``ctypes.cast(arr,
+# NDArrayHandle)``, as a monitor callback in MXNet's tests does with the handle it gets) and
+# ``NDArray(handle)`` gives that array back (the value names a live array, nothing else).
+NDArrayHandle = ctypes.c_void_p
 
 # The MXNet release whose API neogluon implements: ``mxnet.__version__`` under the alias,
 # ``neogluon.__mxnet_version__``, and (as MXNet's ``major*10000 + minor*100 + patch``) the

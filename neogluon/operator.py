@@ -32,7 +32,9 @@ from .base import MXNetError
 from . import profiler as _profiler
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "get_all_registered_operators",
-           "PythonOp", "NumpyOp", "NDArrayOp"]
+           "PythonOp", "NumpyOp", "NDArrayOp",
+           # (MXNet's module has no __all__: programs get these from its star import)
+           "ctypes", "NDArrayHandle", "NDArray", "py_str"]
 
 # MXNet's dtype ids, which ``create_operator`` receives (``in_dtypes``).
 _NP_TO_MX_ID = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("float16"): 2,
@@ -554,6 +556,7 @@ class NDArrayOp(PythonOp):
 
 # Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
 from . import context, symbol  # noqa: E402,F401
-from .base import py_str  # noqa: E402,F401
+from .base import py_str, NDArrayHandle  # noqa: E402,F401
+import ctypes  # noqa: E402,F401
 from .ndarray import NDArray  # noqa: E402,F401
 from .util import is_np_array  # noqa: E402,F401

@@ -252,8 +252,60 @@ def test_monitor_callback_names():
     seen.clear()
     exe.set_monitor_callback(lambda n, a: seen.append(n), monitor_all=True)
     exe.forward(is_train=True)
-    assert seen[:4] == [b"fc_data", b"fc_weight", b"fc_bias", b"fc_output"]
-    assert mx.base.py_str(seen[0]) == "fc_data" and mx.base.py_str("fc_data") == "fc_data"
+    # MXNet 1.9.1: each input of a node, a variable input first under its own name, then
+    # '<node>_<input name>' (input0, input1... for operators that declare no input names:
+    # relu; arg0, arg1... for variadic ones), then the node's outputs
+    assert seen == [b"x", b"fc_data", b"fc_weight", b"fc_weight", b"fc_bias", b"fc_bias",
+                    b"fc_output", b"sl_data", b"sl_output0", b"sl_output1", b"sl_output2",
+                    b"r_input0", b"r_output"]
+    assert mx.base.py_str(seen[1]) == "fc_data" and mx.base.py_str("fc_data") == "fc_data"
+
+
+def test_monitor_all_input_names_follow_mxnet():
+    def names(sym, **shapes):
+        exe = sym.simple_bind(mx.cpu(), grad_req="null", **shapes)
+        seen = []
+        exe.set_monitor_callback(lambda n, a: seen.append(mx.base.py_str(n)), monitor_all=True)
+        exe.forward()
+        return seen
+    d = mx.sym.var("data")
+    assert names(mx.sym.concat(d, d, dim=0, name="cc"), data=(2, 3)) == \
+        ["data", "cc_arg0", "data", "cc_arg1", "cc_output"]
+    assert names(mx.sym.add_n(d, d, name="an"), data=(2, 3)) == \
+        ["data", "an_arg0", "data", "an_arg1", "an_output"]
+    assert names(mx.sym.SoftmaxActivation(d, name="sa"), data=(2, 3)) == \
+        ["data", "sa_input0", "sa_output"]
+    assert names(mx.sym.Activation(d, act_type="relu", name="act"), data=(2, 3)) == \
+        ["data", "act_input0", "act_output"]
+    assert names(mx.sym.softmax(d, name="sm") + 1, data=(2, 3)) == \
+        ["data", "sm_data", "sm_output", "_plusscalar0_input0", "_plusscalar0_output"]
+    x = mx.sym.var("x", shape=(1, 2, 3, 3))
+    assert names(mx.sym.UpSampling(x, scale=2, sample_type="nearest", name="up")) == \
+        ["x", "up_arg0", "up_output"]
+    assert names(mx.sym.elemwise_add(d, d, name="ea"), data=(2, 3)) == \
+        ["data", "ea_lhs", "data", "ea_rhs", "ea_output"]
+    assert names(mx.sym.Reshape(d, shape=(-1,), name="r"), data=(2, 3)) == \
+        ["data", "r_input0", "r_output"]
+
+
+def test_monitor_callback_array_handle_round_trip():
+    # MXNet's tests turn the handle they get back into an array:
+    # NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+    import ctypes
+    from neogluon.operator import NDArray, NDArrayHandle
+    x = mx.sym.var("x")
+    exe = mx.sym.relu(x, name="r").simple_bind(mx.cpu(), x=(2, 2))
+    exe.arg_dict["x"][:] = mx.nd.array([[-1, 2], [3, -4]])
+    mins = {}
+
+    def cb(name, arr):
+        arr = NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+        mins[mx.base.py_str(name)] = float(mx.nd.min(arr).asscalar())
+    exe.set_monitor_callback(cb, monitor_all=True)
+    exe.forward()
+    assert mins == {"x": -4.0, "r_input0": -4.0, "r_output": 0.0}
+    with pytest.raises(mx.base.MXNetError, match="handle"):
+        NDArray(NDArrayHandle(12345))
 
 
 def test_group2ctx_places_arrays_and_matches_single_context():

@@ -427,8 +427,14 @@ def test_in_place_division_of_an_integer_array_truncates():
 
 def test_take_raise_mode_and_unknown_modes():
     a = nd.arange(12).reshape((3, 4))
+    # (MXNet checks the indices in the kernel: the error comes at the next synchronisation
+    # on the result, or on what is computed from it)
+    bad = nd.take(a, nd.array([5]), mode="raise")
+    assert bad.shape == (1, 4)
     with pytest.raises(MXNetError, match="out of bounds"):
-        nd.take(a, nd.array([5]), mode="raise")
+        (bad + 1).asnumpy()
+    with pytest.raises(MXNetError, match="out of bound"):
+        nd.take(a, nd.array([[-7, 1]]), axis=1, mode="raise").wait_to_read()
     assert nd.take(a, nd.array([1]), mode="raise").asnumpy().tolist() == [[4, 5, 6, 7]]
     with pytest.raises(MXNetError, match="mode"):
         nd.take(a, nd.array([1]), mode="nope")

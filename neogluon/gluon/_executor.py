@@ -417,9 +417,12 @@ class Executor:
             autograd.pause(train_mode=is_train)
         with scope:
             # sparse inputs run eagerly: the captured graph sees dense arrays only, while the
-            # operators keep the storage types MXNet's storage-type inference gives
+            # operators keep the storage types MXNet's storage-type inference gives; a graph
+            # without arguments (sym.ones(...) + sym.zeros(...)) has no input for the cached
+            # runner to take its context from: it runs as is too
             sparse = any(isinstance(v, NDArray) and v.stype != "default" for v in vals)
-            if self._monitor_callback is not None or self._placement is not None or sparse:
+            if self._monitor_callback is not None or self._placement is not None or sparse \
+                    or not vals:
                 monitored = self._monitor_callback is not None
                 observer = self._observer() if monitored else None
                 self._taps = [] if monitored and record else None
@@ -548,6 +551,9 @@ class Executor:
                         "is not computed by a loss operator, so its head gradient is required: "
                         "pass out_grads (or end the graph in a loss such as MakeLoss or "
                         "SoftmaxOutput)")
+            elif tuple(g.shape) != tuple(h.shape) and getattr(
+                    getattr(t.grad_fn, "_forward_cls", None), "ignores_head_grad", False):
+                g = _zeros(h.shape, h.context, h.dtype)   # (never read, as in MXNet)
             elif tuple(g.shape) != tuple(h.shape):
                 raise MXNetValueError(f"Executor.backward: out_grads[{i}] has shape {g.shape} "
                                       f"but output {names[i]} has shape {h.shape}")
@@ -624,10 +630,15 @@ class Executor:
 
         def observe(node, inputs, outputs):
             if every:
+                # (MXNet: a variable input first by its own name, then every input as
+                # '<node>_<input name>')
                 in_names = _input_names(node, len(inputs))
-                for n, v in zip(in_names, inputs):
+                for (src, _), n, v in zip(node.inputs, in_names, inputs):
                     if isinstance(v, NDArray):
-                        cb(f"{node.name}_{n}", v.detach() if hasattr(v, "detach") else v)
+                        v = v.detach() if hasattr(v, "detach") else v
+                        if src.is_var:
+                            cb(src.name, v)
+                        cb(f"{node.name}_{n}", v)
             for n, v in zip(_symmod._visible(node), outputs):
                 if isinstance(v, NDArray):
                     cb(n, v.detach() if hasattr(v, "detach") else v)
@@ -776,11 +787,23 @@ def _is_loss_head(node):
     return False
 
 
+from .._monitor_names import NAMED_INPUTS as _NAMED_INPUTS  # noqa: E402
+
+
 def _input_names(node, n):
+    """The names MXNet's monitor gives ``node``'s inputs: the operator's input names where
+    MXNet 1.9.1 declares them (``arg0``, ``arg1``... for a variadic operator), else
+    ``input0``, ``input1``..."""
+    generic = [f"input{i}" for i in range(n)]
+    if node.op not in _NAMED_INPUTS:
+        return generic
     spec = _symmod._OPS.get(node.op)
+    if spec and spec.get("variadic") and not (
+            node.op == "UpSampling" and node.attrs.get("sample_type") == "bilinear"):
+        return [f"arg{i}" for i in range(n)]
     names = list(node.input_names or (spec["inputs"] if spec else []))
-    if len(names) < n or (spec and spec.get("variadic")):
-        names = [f"input{i}" for i in range(n)] if len(names) < n else names
+    if len(names) < n:
+        return generic
     return names[:n]
 
 

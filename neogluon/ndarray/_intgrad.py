@@ -68,12 +68,24 @@ class IntVarTensor(torch.Tensor):
         if not (_state.recording and torch.is_grad_enabled()) or \
                 not (_has_carrier(args) or _has_carrier(kwargs)):
             return ret
+        if func in _CASTS and isinstance(ret, torch.Tensor) and args and \
+                not (ret.is_floating_point() or ret.is_complex()):
+            # a cast to another integer type: the twin stays the (float) carrier, as the
+            # gradient of a cast is the head gradient itself
+            c = carrier(args[0])
+            if c is not None:
+                with torch._C.DisableTorchFunctionSubclass():
+                    return _pair(ret, c.to(device=ret.device))
         try:
             with torch._C.DisableTorchFunctionSubclass():
                 twin = func(*_swap(args), **_swap(kwargs))
         except (RuntimeError, TypeError, ValueError, IndexError):
             return ret  # (an op with no float twin, such as bitwise ones: no gradient)
         return _pair(ret, twin)
+
+
+_CASTS = frozenset((torch.Tensor.to, torch.Tensor.type, torch.Tensor.int, torch.Tensor.long,
+                    torch.Tensor.short, torch.Tensor.char, torch.Tensor.byte))
 
 
 def make_variable(t):

@@ -37,7 +37,9 @@ def index_array(data, axes=None, out=None, name=None):
     t = _tt(data, "index_array")
     nd = t.dim()
     if nd == 0:
-        raise MXNetError("index_array: data must have at least one axis")
+        # (np_shape: a 0-d array has no axis to index: a (0,) result, as MXNet)
+        return _assign_out(_new(torch.zeros((0,), dtype=torch.int64, device=t.device),
+                                data._ctx), out)
     if axes is None:
         ax = list(range(nd))
     else:

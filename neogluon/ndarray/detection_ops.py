@@ -65,6 +65,9 @@ class _ZeroGrad(torch.autograd.Function):
     """``out`` in the graph of ``inputs``, each of which gets a zero gradient (as MXNet's
     backward of these operators writes)."""
 
+    # the head gradient is not read: MXNet's executor neither needs nor checks it
+    ignores_head_grad = True
+
     @staticmethod
     def forward(ctx, out, *inputs):
         ctx.metas = [(i.shape, i.dtype, i.device) for i in inputs]

@@ -8,6 +8,7 @@ grad (attached variables) then run with torch's grad mode off; ops on plain arra
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import numbers
 import warnings
@@ -90,6 +91,10 @@ def _shape_str(shape):
     return "x".join(str(s) for s in shape)
 
 
+# id -> array, for the arrays handed out as ctypes handles (NDArray._as_parameter_)
+_HANDLES = weakref.WeakValueDictionary()
+
+
 class NDArray:
     """An n-dimensional array on a Context, backed by one ``torch.Tensor``.
 
@@ -103,9 +108,18 @@ class NDArray:
     __array_priority__ = 1000.0
 
     # ------------------------------------------------------------------ construction
-    def __init__(self, data=None, ctx=None, dtype=None):
+    def __init__(self, data=None, ctx=None, dtype=None, writable=True):
         if isinstance(data, torch.Tensor):
             t = data
+        elif isinstance(data, ctypes.c_void_p):
+            # MXNet's NDArray(handle): the array the handle was taken from (_as_parameter_)
+            src = _HANDLES.get(data.value or 0)
+            if src is None:
+                raise MXNetError(f"NDArray: {data!r} is not the handle of a live NDArray")
+            self._t, self._ctx, self._ag = src._t, src._ctx, None
+            if getattr(src, "_home", False):
+                self._home = True
+            return
         elif data is None:
             # MXNet pickles an array as ``NDArray(None)`` followed by ``__setstate__``: an
             # empty placeholder that the state fills in.
@@ -120,6 +134,13 @@ class NDArray:
         self._ag = None
         if ctx.device_typeid > 2:
             self._home = True
+
+    @property
+    def _as_parameter_(self):
+        """The array as a ctypes argument (``ctypes.cast(arr, NDArrayHandle)``): a value
+        that ``NDArray(handle)`` turns back into this array while it lives."""
+        _HANDLES[id(self)] = self
+        return id(self)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -1325,7 +1346,15 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
         raise MXNetError(f"arange: the range from {start} to {stop} by {step} is empty "
                          "(MXNet makes no empty arange)")
     ctx, dt = _ctx_dtype(ctx, dtype)
-    t = torch.arange(start, stop, step, dtype=torch.float64, device=ctx.torch_device).to(dt)
+    if dt.is_floating_point or dt.is_complex:
+        t = torch.arange(start, stop, step, dtype=torch.float64,
+                         device=ctx.torch_device).to(dt)
+    else:
+        # As MXNet: the count follows from the real range, the values from start and step
+        # each converted to the integer type first (arange(1.3, 9, 1.7, dtype=int32): 1..5)
+        n = math.ceil((stop - start) / step)
+        t = (int(start) + int(step) * torch.arange(n, dtype=torch.int64,
+                                                   device=ctx.torch_device)).to(dt)
     if repeat != 1:
         t = t.repeat_interleave(repeat)
     return _new_on(t, ctx)

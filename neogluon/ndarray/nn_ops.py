@@ -683,8 +683,21 @@ def InstanceNorm(data, gamma, beta, eps=1e-3, out=None, name=None):
     if x.dim() < 3 or g.numel() != x.shape[1] or b.numel() != x.shape[1]:
         raise MXNetError(f"InstanceNorm: data shape {data.shape} needs at least 3 axes, and "
                          f"gamma {gamma.shape} / beta {beta.shape} one value per channel")
-    r = _run(F.instance_norm, x, None, None, g, b, True, 0.0, eps)
+    if x[0, 0].numel() > 1:
+        r = _run(F.instance_norm, x, None, None, g, b, True, 0.0, eps)
+    else:
+        # one spatial element (torch's instance_norm refuses it): the mean is the element
+        # itself and the variance 0, as MXNet computes them
+        r = _run(_instance_norm_explicit, x, g, b, eps)
     return _assign_out(_new(r, data._ctx), out)
+
+
+def _instance_norm_explicit(x, g, b, eps):
+    dims = tuple(range(2, x.dim()))
+    mean = x.mean(dim=dims, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=dims, keepdim=True)
+    shape = (1, -1) + (1,) * (x.dim() - 2)
+    return (x - mean) / torch.sqrt(var + eps) * g.reshape(shape) + b.reshape(shape)
 
 
 def GroupNorm(data, gamma, beta, num_groups=1, eps=1e-5, output_mean_var=False, out=None,
@@ -1039,6 +1052,7 @@ class _SoftmaxOutputFn(torch.autograd.Function):
         if normalization != "valid":
             grad_scale = grad_scale / spatial
         ctx.cfg = (grad_scale, ignore_label, use_ignore, normalization, axis)
+        ctx.smooth_alpha = smooth_alpha
         return p
 
     @staticmethod
@@ -1097,6 +1111,7 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
     # With multi_output MXNet also divides the gradient by the spatial size (not with 'valid').
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:
+        lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
         r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
                                    normalization, axis, spatial, float(smooth_alpha))
     else:

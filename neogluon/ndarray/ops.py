@@ -6,6 +6,7 @@ result on the first input's context. ``out=`` writes the result into an existing
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 
 import torch
@@ -15,6 +16,7 @@ from ..base import MXNetError, to_torch_dtype
 from .. import autograd as _ag_mod
 from .ndarray import NDArray, _new, _run, _assign_out, _fresh, concat, stack, mx_mod  # noqa: F401
 from . import _act_kernel
+from . import _failure
 
 _state = _ag_mod._state
 
@@ -500,8 +502,38 @@ def argmax_channel(data, out=None, name=None):
 # ---------------------------------------------------------------- shape manipulation
 @_export(fluent=False)
 def reshape(data, shape=None, reverse=False, out=None, name=None, **kwargs):
+    target = kwargs.pop("target_shape", None)
+    keep_highest = kwargs.pop("keep_highest", False)
+    if isinstance(keep_highest, str):
+        keep_highest = keep_highest.strip().lower() in ("true", "1")
+    no_shape = shape is None or (isinstance(shape, (tuple, list)) and not len(shape))
+    if no_shape and target is not None and not isinstance(target, int) and len(target):
+        shape = _legacy_reshape_target(data.shape, target, keep_highest)
+    elif shape is None:
+        raise MXNetError(f"Reshape: give the new shape (shape=...) for data of shape "
+                         f"{data.shape}")
     r = data.reshape(shape, reverse=reverse)
     return _assign_out(_new(_fresh(r._t, data._t), data._ctx), out)
+
+
+def _legacy_reshape_target(dshape, target, keep_highest):
+    """The output shape of the deprecated ``Reshape(target_shape=...)``: its one 0 (past the
+    first axis with ``keep_highest``, which keeps the data's first axis) takes the rest."""
+    oshape = [int(d) for d in target]
+    start = 1 if keep_highest else 0
+    if keep_highest:
+        oshape[0] = dshape[0]
+    zeros = [i for i in range(start, len(oshape)) if oshape[i] == 0]
+    size = math.prod(dshape)
+    if len(zeros) == 1:
+        oshape[zeros[0]] = 1
+        known = math.prod(oshape)
+        oshape[zeros[0]] = size // known if known else 0
+    if math.prod(oshape) != size or any(d < 0 for d in oshape):
+        raise MXNetError(f"Reshape: target_shape {tuple(int(d) for d in target)} "
+                         f"(keep_highest={bool(keep_highest)}) does not fit data of shape "
+                         f"{tuple(dshape)} (at most one 0 is inferred; the sizes must agree)")
+    return tuple(oshape)
 
 
 @_export(fluent=False)
@@ -649,9 +681,18 @@ def take(a, indices, axis=0, mode="clip", out=None, name=None):
     n = t.shape[axis]
     if mode == "raise":
         if idx.numel() and bool(((idx < 0) | (idx >= n)).any()):
+            # MXNet checks the indices in the kernel: the error comes at the next
+            # synchronisation on the result (asnumpy, wait_to_read...), see _failure
             bad = idx[(idx < 0) | (idx >= n)].reshape(-1)[0].item()
-            raise MXNetError(f"take: index {bad} out of bounds for axis {axis} of size {n} "
-                             f"(mode='raise')")
+            ax = axis % t.dim()
+            res = _failure.failed(
+                MXNetError(f"take: index {bad} out of bounds for axis {axis} of size {n} "
+                           f"(mode='raise'): take operator contains indices out of bound"),
+                t.shape[:ax] + idx.shape + t.shape[ax + 1:], t.dtype, t.device)
+            if out is not None:
+                out._t = res
+                return out
+            return _new(res, a._ctx)
     else:
         idx = idx % n if mode == "wrap" else idx.clamp(0, n - 1)
     r = _run(torch.index_select, t, axis, idx.reshape(-1))

@@ -16,6 +16,8 @@ holds that part:
 """
 from __future__ import annotations
 
+import ast
+
 __all__ = ["explicit", "PROBE_OPS", "probe_inputs", "probe_result"]
 
 # Two sizes for the unknown dimensions of a probe: far apart, prime, and small enough that
@@ -249,6 +251,74 @@ def _slice_axis(attrs, ins, outs):
     return [None], [tuple(out)]
 
 
+def _opt_ints(v):
+    """A begin/end/step attribute of slice: a tuple of ints and Nones (strings parsed)."""
+    if isinstance(v, str):
+        v = v.strip()
+        if v in ("", "None", "()", "[]"):
+            return ()
+        try:
+            v = ast.literal_eval(v)
+        except (ValueError, SyntaxError):
+            return None
+    if v is None:
+        return ()
+    if isinstance(v, int):
+        return (v,)
+    try:
+        return tuple(None if d is None or d == "None" else int(d) for d in v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _slice(attrs, ins, outs):
+    """slice: each sliced dimension's size computed where the data's is known, unknown
+    where it is not; the dimensions past ``begin``'s length are the data's."""
+    x = ins[0]
+    if not _known(x):
+        return None, None
+    begin, end = _opt_ints(attrs.get("begin")), _opt_ints(attrs.get("end"))
+    step = _opt_ints(attrs.get("step"))
+    if begin is None or end is None or step is None or len(begin) != len(end) or \
+            len(begin) > len(x):
+        return None, None
+    step = step or (None,) * len(begin)
+    if len(step) != len(begin):
+        return None, None
+    out = list(x)
+    for i, (b, e, s) in enumerate(zip(begin, end, step)):
+        if s == 0:
+            return None, None   # (the operator's own error, at full inference)
+        if x[i] > 0:
+            out[i] = len(range(*slice(b, e, s).indices(x[i])))
+            if out[i] <= 0:
+                return None, None
+        else:
+            out[i] = 0
+    return [None], [tuple(out)]
+
+
+def _transpose(attrs, ins, outs):
+    """transpose: output dimension i is the data's dimension ``axes[i]``, both ways."""
+    x = ins[0]
+    out = outs[0] if outs else None
+    ndim = len(x) if _known(x) else len(out) if _known(out) else 0
+    if not ndim or (_known(x) and _known(out) and len(x) != len(out)):
+        return None, None
+    axes = _opt_ints(attrs.get("axes"))
+    if axes is None or any(a is None for a in axes):
+        return None, None
+    axes = tuple(axes) or tuple(range(ndim - 1, -1, -1))
+    if len(axes) != ndim or sorted(a % ndim for a in axes) != list(range(ndim)):
+        return None, None   # (the operator's own error, at full inference)
+    axes = [a % ndim for a in axes]
+    new_out = [x[a] if _known(x) else 0 for a in axes]
+    new_in = [0] * ndim
+    for i, a in enumerate(axes):
+        new_in[a] = out[i] if _known(out) else 0
+    return [tuple(new_in)], [tuple(new_out)]
+
+
 def _reshape_data(attrs, ins, outs):
     """Reshape: a data shape with one unknown dimension, once the output's is known, gets
     that dimension from the element count (MXNet infers it backward so); otherwise the
@@ -293,6 +363,10 @@ def explicit(op, attrs, ins, outs):
         return _pick(attrs, ins, outs)
     if op == "slice_axis":
         return _slice_axis(attrs, ins, outs)
+    if op == "transpose" and len(ins) == 1:
+        return _transpose(attrs, ins, outs)
+    if op == "slice" and len(ins) == 1:
+        return _slice(attrs, ins, outs)
     if op in ("Reshape", "reshape") and len(ins) == 1:
         return _reshape_data(attrs, ins, outs)
     return None, None

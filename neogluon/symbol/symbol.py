@@ -632,7 +632,8 @@ class Symbol:
         # back with -1 when some given dimension was -1 (so a zero size given without any -1
         # stays 0, while in a result that has both, the zero sizes read as unknown).
         marks_unknown = any(v is not None and any(int(d) < 0 for d in v)
-                            for v in shapes.values())
+                            for v in shapes.values()) or any(
+            any(int(d) < 0 for d in (_var_shape(n) or ())) for n in _plan(self).var_nodes)
         shapes = {k: v if v is None else tuple(max(int(d), 0) for d in v)
                   for k, v in shapes.items()}
         res = self._infer_legacy_shapes(shapes, partial)
@@ -1583,7 +1584,8 @@ def full(shape, val, dtype=None, **kwargs):
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
     """A symbol of evenly spaced values (``_arange``)."""
     return _creation("_arange", "_arange", {"start": start, "stop": stop, "step": step,
-                                           "repeat": repeat, "dtype": dtype},
+                                           "repeat": repeat, "infer_range": infer_range,
+                                           "dtype": dtype},
                      {"name": name})
 
 
@@ -1880,6 +1882,14 @@ def _creation_impl(kind):
         a = {k: _parse_attr(v) for k, v in attrs.items()}
         dtype = a.get("dtype") or "float32"
         if kind == "arange":
+            if "shape" in a and _truthy(a.get("infer_range", False)) and a.get("stop") is None:
+                # (infer_range: the length the graph gave it, from ``start`` by ``step``)
+                n = int(math.prod(a["shape"]))
+                start, step = a.get("start", 0), a.get("step", 1.0)
+                repeat = int(a.get("repeat", 1))
+                stop = start + step * -(-n // repeat)
+                return F.arange(start, stop, step, repeat=repeat, ctx=ctx,
+                                dtype=dtype)[:n]
             return F.arange(a.get("start", 0), a.get("stop"), a.get("step", 1.0),
                             repeat=int(a.get("repeat", 1)), ctx=ctx, dtype=dtype)
         shape = a.get("shape", ())
@@ -2089,7 +2099,8 @@ def _evaluate(symbol, args, F=None, ctx=None, placement=None, observer=None, pre
 def _creation_shapes(symbol, order, args):
     """Full shapes of creation nodes declared with unknown (0) dimensions, by inference from
     the arguments' shapes (MXNet's executors infer them the same way)."""
-    pending = [n for n in order if (n.op in _CREATION or _unsized_sampler(n)) and
+    pending = [n for n in order if (n.op in _CREATION or _unsized_sampler(n) or
+                                    _inferred_range(n)) and
                _full_shape(_parse_attr(n.attrs.get("shape", ()))) is None]
     if not pending:
         return None
@@ -2273,6 +2284,8 @@ def _softmax_label_shape(a, d):
     if _truthy(a.get("multi_output", False)):
         return (d[0], _prod(d[2:]) if len(d) > 2 else 1)
     return d[:-1]
+
+
 _SAME_SHAPE = {"elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_power",
                "_maximum", "_minimum", "_mod", "_hypot", "_equal", "_not_equal", "_greater",
                "_greater_equal", "_lesser", "_lesser_equal", "add_n", "ElementWiseSum",
@@ -2305,11 +2318,25 @@ def _unsized_sampler(node):
     return _full_shape(shp) is None
 
 
+def _unsized(node):
+    """A creation node (zeros, ones, full) whose declared shape has unknown dimensions."""
+    shp = _parse_attr(node.attrs.get("shape", "()"))
+    shp = (shp,) if isinstance(shp, int) else tuple(shp)
+    return _full_shape(shp) is None
+
+
+def _inferred_range(node):
+    """An ``arange`` with ``infer_range`` and no ``stop``: its length is what the graph
+    around it needs (MXNet infers it from where its output goes)."""
+    return node.op == "_arange" and _truthy(node.attrs.get("infer_range", False)) and \
+        _parse_attr(node.attrs.get("stop", "None")) is None
+
+
 def _sourceless(node):
     """An operator with no inputs besides the creation ones (samplers, ``arange``, ``eye``):
     its output shape is what running it gives, when its ``shape`` attribute (if any) is
     fully known."""
-    if node.inputs or node.is_var or node.op in _CREATION:
+    if node.inputs or node.is_var or node.op in _CREATION or _inferred_range(node):
         return False
     shp = node.attrs.get("shape")
     if shp is None:
@@ -2496,7 +2523,13 @@ class _Inference:
             if node.op in _CREATION:
                 shp = _parse_attr(node.attrs.get("shape", ()))
                 shp = (shp,) if isinstance(shp, int) else tuple(shp)
+                # (-1, like 0, is an unknown dimension that the graph around it decides)
+                shp = tuple(max(int(d), 0) for d in shp)
                 self._unify((id(node), 0), shp, node.name)
+                dt = node.attrs.get("dtype")
+                self.dtype[(id(node), 0)] = _dtype_name(_parse_attr(dt)) if dt not in (
+                    None, "None") else "float32"
+            elif _inferred_range(node):
                 dt = node.attrs.get("dtype")
                 self.dtype[(id(node), 0)] = _dtype_name(_parse_attr(dt)) if dt not in (
                     None, "None") else "float32"
@@ -2529,6 +2562,8 @@ class _Inference:
             shape = given
         else:
             shape = decl
+            if shape is not None and any(int(d) < 0 for d in shape):
+                shape = tuple(max(int(d), 0) for d in shape)   # (np_shape: -1 unknown)
         self.hint[id(node)] = shape
         if shape is not None and len(shape):
             self.shape[key] = tuple(int(d) for d in shape)
@@ -2617,6 +2652,12 @@ class _Inference:
             changed |= self._partial(node, ps, keys)
             ins = [self.shape.get(k) for k in keys]
             full = [_full_shape(x) for x in ins]
+        if not keys and _full_shape(self.shape.get(out0)) and (
+                (node.op in _CREATION and _unsized(node)) or _inferred_range(node)):
+            # declared with unknown (0 or -1) dimensions that the graph has now decided; its
+            # type was set with its declared shape (run())
+            self.done.add(id(node))
+            return True
         if all(f is not None for f in full) and (keys or (
                 node.op in _CREATION and _full_shape(self.shape.get(out0))) or
                 _sourceless(node)):
