@@ -39,6 +39,7 @@ from . import _import_ops  # noqa: F401  (registers the nd operators imported gr
 from . import _shape_rules
 from . import _partial_shapes
 from ..ndarray import quantization as _quant
+from ..base import bfloat16 as _np_bfloat16
 from ..ndarray import quantized_ops as _quant_ops
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
@@ -81,6 +82,8 @@ def _dtype_name(dtype):
         return str(dtype).replace("torch.", "")
     if isinstance(dtype, str) and dtype == "bfloat16":  # numpy has no bfloat16
         return dtype
+    if isinstance(dtype, np.dtype) and dtype == _np_bfloat16:   # (MXNet's spelling of it)
+        return "bfloat16"
     return np.dtype(dtype).name
 
 
@@ -750,7 +753,7 @@ class Symbol:
         def t(node, i=0):
             d = info.dtype.get((id(node), i))
             if d == "bfloat16":
-                return np.float32  # numpy has no bfloat16: shown widened, as NDArray.dtype
+                return _np_bfloat16  # MXNet's structured bfloat16 dtype, as NDArray.dtype
             return np.dtype(d).type if d is not None else None
         a = [t(n) for n in plan.arg_nodes]
         o = [t(n, i) for n, i in self._outputs]
