@@ -109,6 +109,11 @@ numeric_types = (float, int, np.generic)
 integer_types = (int, np.integer)
 string_types = (str,)
 
+#: MXNet 1.9.1's bfloat16 dtype: numpy has none, so MXNet spells it as a structured 2-byte
+#: dtype (``mxnet.contrib.amp.amp.bfloat16``); a bfloat16 NDArray's ``.dtype`` is this, and
+#: its ``asnumpy()`` holds the raw bits in it.
+bfloat16 = np.dtype([("bfloat16", np.uint16)])
+
 _NP2TORCH = {
     np.dtype("float32"): torch.float32,
     np.dtype("float64"): torch.float64,
@@ -119,9 +124,9 @@ _NP2TORCH = {
     np.dtype("int32"): torch.int32,
     np.dtype("int64"): torch.int64,
     np.dtype("bool"): torch.bool,
+    bfloat16: torch.bfloat16,
 }
 _TORCH2NP = {v: k for k, v in _NP2TORCH.items()}
-_TORCH2NP[torch.bfloat16] = np.dtype("float32")  # numpy has no bfloat16; shown as its widening
 _NAMES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
           "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32,
           "int64": torch.int64, "bool": torch.bool, "bfloat16": torch.bfloat16,
@@ -147,7 +152,10 @@ def to_torch_dtype(dtype) -> torch.dtype:
 
 
 def to_numpy_dtype(dtype: torch.dtype):
-    """Map a torch dtype to the numpy dtype *type* MXNet reports (``numpy.float32`` ...)."""
+    """Map a torch dtype to the numpy dtype *type* MXNet reports (``numpy.float32`` ...);
+    bfloat16 is MXNet's structured dtype :data:`bfloat16` itself (a dtype, not a type)."""
+    if dtype is torch.bfloat16:
+        return bfloat16
     return _TORCH2NP[dtype].type
 
 

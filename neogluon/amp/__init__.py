@@ -34,8 +34,9 @@ __all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model",
            "list_lp16_fp32_ops", "list_conditional_fp32_ops", "list_widest_type_cast",
            "list_loss_output_functions", "list_lp16_use_fp32_params", "LossScaler"]
 
-#: what ``astype``/``amp_cast`` take for bfloat16 (MXNet's ``amp.amp.bfloat16``)
-bfloat16 = "bfloat16"
+#: MXNet's ``amp.amp.bfloat16``: the structured numpy dtype a bfloat16 NDArray reports
+#: (``astype``/``amp_cast`` take it, and the name 'bfloat16')
+from ..base import bfloat16  # noqa: E402
 
 from ._lists_data import LISTS as _LISTS
 from . import lists  # noqa: F401  (amp.lists.symbol_fp16 / symbol_bf16, as in MXNet)
@@ -89,7 +90,8 @@ def _norm_target(target_dtype):
     if target_dtype in ("float16", np.float16) or (
             isinstance(target_dtype, np.dtype) and target_dtype == np.float16):
         return "float16"
-    if target_dtype in ("bfloat16", torch.bfloat16):
+    if target_dtype in ("bfloat16", torch.bfloat16) or (
+            isinstance(target_dtype, np.dtype) and target_dtype == bfloat16):
         return "bfloat16"
     if target_dtype is torch.float16:
         return "float16"

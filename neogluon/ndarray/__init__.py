@@ -28,6 +28,9 @@ from . import quantization as _quantization
 for _name in ("quantize_v2", "dequantize", "quantized_pooling", "quantized_concat",
               "quantized_flatten", "requantize"):  # nd.contrib.quantize_v2 & co (int8)
     setattr(contrib, _name, getattr(_quantization, _name))
+from . import quantized_ops as _quantized_ops
+for _name in _quantized_ops.__all__:  # nd.contrib.quantize, quantized_conv & co (unfused int8)
+    setattr(contrib, _name, getattr(_quantized_ops, _name))
 _internal._sg_mkldnn_conv = _quantization._sg_mkldnn_conv  # fused nodes of quantized graphs
 _internal._sg_mkldnn_fully_connected = _quantization._sg_mkldnn_fully_connected
 from .nn_legacy import *  # noqa: F401,F403  loss heads, Crop, im2col, samplers, *_v1

@@ -18,7 +18,7 @@ from .nn_legacy import _ft, _tt  # noqa: F401  (shared argument checks)
 
 __all__ = ["index_array", "quadratic", "allclose", "round_ste", "sign_ste",
            "gradientmultiplier", "count_sketch", "fft", "ifft", "PSROIPooling",
-           "DeformablePSROIPooling", "edge_id", "hawkesll", "calibrate_entropy"]
+           "DeformablePSROIPooling", "edge_id", "hawkesll", "calibrate_entropy", "RROIAlign"]
 # nd.contrib.dgl_*: the graph operators for DGL
 from .dgl_graph import __all__ as _dgl_all  # noqa: E402
 from .dgl_graph import *  # noqa: E402,F401,F403
@@ -290,6 +290,108 @@ def PSROIPooling(data, rois, spatial_scale, output_dim, pooled_size, group_size=
         return torch.where(empty[:, None], torch.zeros_like(avg), avg)
     r = _run(fn)
     return _assign_out(_new(r, data._ctx), out)
+
+
+def RROIAlign(data, rois, pooled_size=None, spatial_scale=None, sampling_ratio=-1, out=None,
+              name=None):
+    """Rotated ROI align, as MXNet 1.9.1's CPU kernel: each roi ``[batch, center_x,
+    center_y, width, height, theta]`` (image coordinates times ``spatial_scale``, ``theta``
+    in degrees; width and height at least 1) is split into ``pooled_size`` bins, and each bin
+    averages ``grid_h * grid_w`` bilinear samples (``sampling_ratio`` each way, or
+    ``ceil(roi_size / pooled_size)``) taken on the rotated grid. Samples outside
+    ``[-1, size]`` count as 0. Output ``(num_rois, channels, pooled_h, pooled_w)``; the
+    arithmetic is float32 in MXNet's order. MXNet 1.9.1 has no gradient for it."""
+    op = "RROIAlign"
+    x = _ft(data, op)
+    r = _tt(rois, op, "rois")
+    if pooled_size is None or spatial_scale is None:
+        raise MXNetError(f"{op}: pooled_size and spatial_scale are required")
+    ps = (int(pooled_size),) * 2 if isinstance(pooled_size, int) else \
+        tuple(int(v) for v in pooled_size)
+    if len(ps) != 2 or min(ps) <= 0:
+        raise MXNetError(f"{op}: pooled_size must be two positive sizes (h, w), got "
+                         f"{pooled_size}")
+    ss = np.float32(spatial_scale)
+    if not 0.0 <= ss <= 1.0:
+        raise MXNetError(f"{op}: spatial_scale must be in [0, 1], got {spatial_scale}")
+    if x.dim() != 4:
+        raise MXNetError(f"{op}: data should be a 4D tensor, got shape {tuple(x.shape)}")
+    if r.dim() != 2 or r.shape[1] != 6:
+        raise MXNetError(f"{op}: rois should be a 2D tensor of shape [num_rois, 6], got "
+                         f"{tuple(r.shape)}")
+    if r.dtype != x.dtype:
+        raise MXNetError(f"{op}: rois must have the data's type "
+                         f"{str(x.dtype).replace('torch.', '')}, got "
+                         f"{str(r.dtype).replace('torch.', '')}")
+    N, C, H, W = x.shape
+    PH, PW = ps
+    R = r.shape[0]
+    sr = int(sampling_ratio)
+    if x.device.type == "meta":
+        return _assign_out(_new(torch.empty((R, C, PH, PW), dtype=x.dtype, device="meta"),
+                                data._ctx), out)
+    ct = torch.float64 if x.dtype == torch.float64 else torch.float32
+    npt = np.float64 if ct == torch.float64 else np.float32
+    dev = x.device
+    with torch.no_grad():
+        xs = x.detach().to(ct)
+        rv = r.detach().to(torch.float64).cpu().numpy().astype(npt)
+        res = torch.zeros((R, C, PH, PW), dtype=ct, device=dev)
+        one = npt(1)
+        for n in range(R):
+            b = int(rv[n, 0])
+            if not 0 <= b < N:
+                raise MXNetError(f"{op}: roi {n}'s batch index {b} is outside the data's "
+                                 f"batch of {N}")
+            cw, ch, rw, rh = (npt(v * npt(ss)) for v in rv[n, 1:5])
+            theta = npt(np.float64(rv[n, 5]) * np.pi / 180.0)
+            rw, rh = max(rw, one), max(rh, one)
+            start_h, start_w = npt(-np.float64(rh) / 2.0), npt(-np.float64(rw) / 2.0)
+            bin_h, bin_w = npt(rh / npt(PH)), npt(rw / npt(PW))
+            gh = sr if sr > 0 else int(np.ceil(rh / npt(PH)))
+            gw = sr if sr > 0 else int(np.ceil(rw / npt(PW)))
+            count = npt(gh * gw)
+            cos_t = torch.tensor(npt(np.cos(np.float64(theta))), dtype=ct, device=dev)
+            sin_t = torch.tensor(npt(np.sin(np.float64(theta))), dtype=ct, device=dev)
+
+            def t(v):
+                return torch.as_tensor(v, dtype=ct, device=dev)
+            ph = torch.arange(PH, device=dev).to(ct)[:, None, None, None]
+            pw = torch.arange(PW, device=dev).to(ct)[None, :, None, None]
+            iy = (torch.arange(gh, device=dev).to(ct) + 0.5)[None, None, :, None]
+            ix = (torch.arange(gw, device=dev).to(ct) + 0.5)[None, None, None, :]
+            yy = (t(start_h) + ph * t(bin_h)) + iy * t(bin_h) / t(npt(gh))
+            xx = (t(start_w) + pw * t(bin_w)) + ix * t(bin_w) / t(npt(gw))
+            yy, xx = torch.broadcast_tensors(yy, xx)          # (PH, PW, gh, gw)
+            px = (xx * cos_t + yy * sin_t) + t(cw)
+            py = (yy * cos_t - xx * sin_t) + t(ch)
+            outside = (py < -1.0) | (py > H) | (px < -1.0) | (px > W)
+            py = torch.where(py <= 0, torch.zeros_like(py), py)
+            px = torch.where(px <= 0, torch.zeros_like(px), px)
+            y_lo = py.to(torch.int64)
+            x_lo = px.to(torch.int64)
+            top_y, top_x = y_lo >= H - 1, x_lo >= W - 1
+            y_lo = torch.where(top_y, torch.full_like(y_lo, H - 1), y_lo)
+            x_lo = torch.where(top_x, torch.full_like(x_lo, W - 1), x_lo)
+            y_hi = torch.where(top_y, y_lo, y_lo + 1)
+            x_hi = torch.where(top_x, x_lo, x_lo + 1)
+            py = torch.where(top_y, y_lo.to(ct), py)
+            px = torch.where(top_x, x_lo.to(ct), px)
+            ly, lx = py - y_lo.to(ct), px - x_lo.to(ct)
+            hy, hx = 1.0 - ly, 1.0 - lx
+            ws = [hy * hx, hy * lx, ly * hx, ly * lx]
+            ws = [torch.where(outside, torch.zeros_like(w), w) for w in ws]
+            pos = [y_lo * W + x_lo, y_lo * W + x_hi, y_hi * W + x_lo, y_hi * W + x_hi]
+            pos = [torch.where(outside, torch.zeros_like(p), p) for p in pos]
+            img = xs[b].reshape(C, H * W)
+            acc = torch.zeros((C, PH, PW), dtype=ct, device=dev)
+            for a in range(gh):
+                for c in range(gw):
+                    v = [img[:, p[:, :, a, c]] * w[:, :, a, c] for p, w in zip(pos, ws)]
+                    acc = acc + (((v[0] + v[1]) + v[2]) + v[3])
+            res[n] = acc / t(count)
+        res = res.to(x.dtype)
+    return _assign_out(_new(res, data._ctx), out)
 
 
 def DeformablePSROIPooling(data, rois, trans=None, spatial_scale=None, output_dim=None,

@@ -19,6 +19,7 @@ import torch
 
 from .. import autograd as _ag_mod
 from ..base import MXNetError, MXNetValueError, to_numpy_dtype, to_torch_dtype
+from ..base import bfloat16 as _np_bfloat16
 from ..context import Context, current_context, context_of_device
 from . import _failure
 
@@ -50,7 +51,7 @@ _ag_mod._TRACK_HOLDERS.append(globals())
 # MXNet's dtype codes (the ``__dtype__`` attribute of symbol variables, the type_flag of its
 # files), under MXNet's names: code readers such as Module's executor group use them.
 _DTYPE_NP_TO_MX = {None: -1, np.float32: 0, np.float64: 1, np.float16: 2, np.uint8: 3,
-                   np.int32: 4, np.int8: 5, np.int64: 6, np.bool_: 7}
+                   np.int32: 4, np.int8: 5, np.int64: 6, np.bool_: 7, _np_bfloat16: 12}
 _DTYPE_MX_TO_NP = {v: k for k, v in _DTYPE_NP_TO_MX.items()}
 
 
@@ -93,6 +94,21 @@ def _shape_str(shape):
 
 # id -> array, for the arrays handed out as ctypes handles (NDArray._as_parameter_)
 _HANDLES = weakref.WeakValueDictionary()
+
+
+class _BF16Trunc(torch.autograd.Function):
+    """float -> bfloat16 keeping the upper 16 bits of the float32 value (MXNet's Cast); the
+    gradient passes through as a plain cast's."""
+
+    @staticmethod
+    def forward(ctx, t):
+        ctx.src = t.dtype
+        f = t.detach().to(torch.float32).contiguous()
+        return (f.view(torch.int32) >> 16).to(torch.int16).view(torch.bfloat16)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.src)
 
 
 class NDArray:
@@ -233,10 +249,12 @@ class NDArray:
         if type(t) is not _Tensor:
             _failure.check(t)  # an operator error MXNet's engine reports here
         t = t.detach()
-        if t.dtype is torch.bfloat16:
-            t = t.float()
         if t.device.type != "cpu":
             t = t.cpu()
+        if t.dtype is torch.bfloat16:
+            # as MXNet 1.9.1: the raw bits, in its structured bfloat16 dtype (numpy has none);
+            # .astype('float32').asnumpy() gives the values
+            return t.contiguous().view(torch.int16).numpy().copy().view(_np_bfloat16)
         return t.numpy().copy()
 
     def asscalar(self):
@@ -254,6 +272,9 @@ class NDArray:
         td = to_torch_dtype(dtype)
         if td is self._t.dtype and not copy:
             return self
+        if td is torch.bfloat16 and self._t.dtype is not torch.bfloat16:
+            # MXNet 1.9.1's Cast to bfloat16 truncates the float32 bits (amp_cast rounds)
+            return _keep_home(self, _new(_run(_BF16Trunc.apply, self._t), self._ctx))
         return _keep_home(self, _new(_run(self._t.to, td, copy=True), self._ctx))
 
     def copy(self):
@@ -1012,6 +1033,9 @@ def _imod(t, o):
 
 def _rebuild(data, dtype, dev_type, dev_id):
     ctx = Context(dev_type, dev_id)
+    if isinstance(data, np.ndarray) and data.dtype == _np_bfloat16:   # bfloat16 bits
+        t = torch.from_numpy(np.ascontiguousarray(data).view(np.int16).copy())
+        return _new_on(t.view(torch.bfloat16).to(ctx.torch_device), ctx)
     return _new_on(torch.as_tensor(data).to(getattr(torch, dtype)).to(ctx.torch_device), ctx)
 
 
@@ -1216,6 +1240,11 @@ def array(source_array, ctx=None, dtype=None):
     if isinstance(source_array, torch.Tensor):
         dt = source_array.dtype if dtype is None else to_torch_dtype(dtype)
         return _new_on(source_array.detach().to(ctx.torch_device, dt, copy=True), ctx)
+    if isinstance(source_array, np.ndarray) and source_array.dtype == _np_bfloat16:
+        # bfloat16 bits (what a bfloat16 array's asnumpy() gives, as in MXNet 1.9.1)
+        bits = np.ascontiguousarray(source_array).view(np.int16)
+        t = torch.from_numpy(bits.copy()).view(torch.bfloat16)
+        return _new_on(t.to(ctx.torch_device, to_torch_dtype(dtype or _np_bfloat16)), ctx)
     if isinstance(source_array, np.ndarray):
         # As in MXNet 1.x, a numpy array becomes float32 unless a dtype is given.
         dt = to_torch_dtype(dtype)

@@ -1454,7 +1454,24 @@ def amp_cast(data, dtype, out=None, name=None):
     t = _t(data)
     if not t.is_floating_point():
         return _assign_out(_new(_run(torch.clone, t), data._ctx), out)
-    return _assign_out(_new(_run(t.to, to_torch_dtype(dtype), copy=True), data._ctx), out)
+    td = to_torch_dtype(dtype)
+    if td is torch.bfloat16 and t.dtype is not torch.bfloat16:
+        return _assign_out(_new(_run(_amp_cast_bf16, t), data._ctx), out)
+    return _assign_out(_new(_run(t.to, td, copy=True), data._ctx), out)
+
+
+def _amp_cast_bf16(t):
+    """float -> bfloat16 as MXNet 1.9.1's amp_cast (oneDNN): rounded to nearest even,
+    float32 denormals flushed to (signed) zero, NaNs the canonical quiet NaN."""
+    f = t.to(torch.float32)
+    tiny = (f.abs() < 1.1754943508222875e-38) & (f != 0)
+    f = torch.where(tiny, f * 0.0, f)
+    r = f.to(torch.bfloat16)
+    nan = torch.isnan(f)
+    if bool(nan.any()):
+        r = torch.where(nan, torch.tensor(float("nan"), dtype=torch.bfloat16, device=r.device),
+                        r)
+    return r
 
 
 @_export(fluent=False)

@@ -314,13 +314,15 @@ def dequantize(data, min_range, max_range, out_type="float32", out=None, name=No
 def requantize(data, min_range, max_range, out_type="int8", min_calib_range=None,
                max_calib_range=None, out=None, name=None):
     """int32 sums (standing for ``[min_range, max_range]``) to int8/uint8 codes, as MXNet
-    1.9.1's oneDNN ``requantize``: to the calibrated range when given, else to the range of
-    the values ``data`` holds."""
+    1.9.1's oneDNN ``requantize``: for the range ``r`` = max(|calibrated min|, |max|) when
+    calibrated, else the largest |sum| times ``max(|min_range|, |max_range|) / 2**31``; the
+    codes are ``rint(q * (R_in / 2**31) * (127 / r))`` (255 for uint8), saturated, and the
+    range out is ``(-r, r)`` (int8) or ``(0, r)`` (uint8)."""
     op = "requantize"
     if out_type not in _OUT_TYPES:
         raise MXNetError(f"{op}: out_type {out_type!r} is not one of 'auto', 'int8', 'uint8'")
     q = _t(data, op)
-    if q.dtype != torch.int32:
+    if q.dtype != torch.int32 and q.device.type != "meta":
         raise MXNetError(f"{op}: data must be int32, got {str(q.dtype).replace('torch.', '')}")
     calib = min_calib_range is not None and max_calib_range is not None
     cmin = _F32(float(min_calib_range)) if calib else None
@@ -332,20 +334,18 @@ def requantize(data, min_range, max_range, out_type="int8", min_calib_range=None
         return _assign_outs(_outputs(op, r, 0, 0, [], ctx), out)
     imin = _scalar(min_range, op, "min_range")
     imax = _scalar(max_range, op, "max_range")
-    with torch.no_grad():
-        first = _F32(_max_abs(imin, imax) / _INT32_MAX_F)
+    with torch.no_grad(), np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        in_range = _max_abs(imin, imax)
+        first = _F32(in_range / _INT32_MAX_F)
         if calib:
-            dmin, dmax = cmin, cmax
+            real = _max_abs(cmin, cmax)
         else:
-            qd = q.to(torch.float64)
-            dmin = _F32(_F32(float(qd.min())) * first) if q.numel() else _F32(0)
-            dmax = _F32(_F32(float(qd.max())) * first) if q.numel() else _F32(0)
-        if signed:
-            r_ = _max_abs(dmin, dmax)
-            mn, mx = -r_, r_
-        else:
-            mn, mx = dmin, dmax
-        sc = _F32(_scale(signed, dmin, dmax) * first)
+            qd = q.to(torch.int64)
+            big = max(abs(int(qd.min())), abs(int(qd.max()))) if q.numel() else 0
+            real = _F32(_F32(_F32(big) * in_range) / _INT32_MAX_F)
+        mn, mx = (-real, real) if signed else (_F32(0), real)
+        second = _F32(_F32(127 if signed else 255) / real)
+        sc = _F32(first * second)
         r = _codes(q.to(torch.float32) * float(sc), signed)
     return _assign_outs(_outputs(op, r, mn, mx, [data, min_range, max_range], ctx), out)
 

@@ -41,6 +41,8 @@ from . import _import_ops  # noqa: F401  (registers the nd operators imported gr
 from . import _shape_rules
 from . import _partial_shapes
 from ..ndarray import quantization as _quant
+from ..base import bfloat16 as _np_bfloat16
+from ..ndarray import quantized_ops as _quant_ops
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
            "arange", "pow", "power", "maximum", "minimum", "hypot", "eval_symbol"]
@@ -63,6 +65,7 @@ for _a, _c in _ALIAS.items():
 
 # Inputs an operator mutates (they become auxiliary states), by canonical name.
 _MUTATE = {"BatchNorm": (3, 4), "_contrib_SyncBatchNorm": (3, 4),
+           "_contrib_quantized_batch_norm": (3, 4),
            "_contrib_BatchNormWithReLU": (3, 4), "BatchNorm_v1": (3, 4),
            "IdentityAttachKLSparseReg": (1,)}
 # Auxiliary states of MXNet's older OperatorProperty operators: MXNet's operator info (the
@@ -81,6 +84,8 @@ def _dtype_name(dtype):
         return str(dtype).replace("torch.", "")
     if isinstance(dtype, str) and dtype == "bfloat16":  # numpy has no bfloat16
         return dtype
+    if isinstance(dtype, np.dtype) and dtype == _np_bfloat16:   # (MXNet's spelling of it)
+        return "bfloat16"
     return np.dtype(dtype).name
 
 
@@ -161,11 +166,58 @@ _QUANT_NOUT = {"_contrib_quantize_v2": lambda a: 3, "_contrib_quantized_pooling"
                "_sg_mkldnn_fully_connected":
                    lambda a: 3 if _truthy(a.get("quantized", False)) and
                    not _truthy(a.get("enable_float_output", False)) else 1,
-               "_contrib_requantize": lambda a: 3}
+               "_contrib_requantize": lambda a: 3,
+               "_contrib_quantize": lambda a: 3, "_contrib_quantize_asym": lambda a: 3,
+               "_contrib_quantized_act": lambda a: 3,
+               "_contrib_quantized_batch_norm": lambda a: 3,
+               "_contrib_quantized_conv": lambda a: 3,
+               "_contrib_quantized_fully_connected": lambda a: 3,
+               "_contrib_quantized_elemwise_add": lambda a: 3,
+               "_contrib_quantized_elemwise_mul":
+                   lambda a: 1 if _truthy(a.get("enable_float_output", False)) else 3,
+               "_contrib_quantized_embedding": lambda a: 3,
+               "_contrib_quantized_rnn":
+                   lambda a: 3 if _truthy(a.get("state_outputs", False)) else 1}
 # Operators of quantized graphs: float32 parameters, their own output types, errors named
 # by node.
 _QUANT_OPS = set(_QUANT_NOUT) | {"_contrib_dequantize"}
 _SG_OPS = ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")
+def _calib(a):
+    return a.get("min_calib_range") is not None and a.get("max_calib_range") is not None
+
+
+# Output types of the unfused quantized operators (ndarray/quantized_ops.py).
+_QUANT_OUT_TYPES = {
+    "_contrib_quantize": lambda a, t: ["int8" if a.get("out_type", "uint8") == "int8" else
+                                       "uint8", "float32", "float32"],
+    "_contrib_quantize_asym": lambda a, t: ["uint8", "float32", "float32"],
+    "_contrib_quantized_act": lambda a, t: ["int8", "float32", "float32"],
+    "_contrib_quantized_batch_norm": lambda a, t: ["int8", "float32", "float32"],
+    "_contrib_quantized_conv": lambda a, t: ["int32", "float32", "float32"],
+    "_contrib_quantized_fully_connected": lambda a, t: ["int32", "float32", "float32"],
+    "_contrib_quantized_elemwise_add":
+        lambda a, t: [(t[0] if t[0] == t[1] else "int8") if _calib(a) else "int32",
+                      "float32", "float32"],
+    "_contrib_quantized_elemwise_mul":
+        lambda a, t: ["float32"] if _truthy(a.get("enable_float_output", False)) else
+        ["int8" if _calib(a) else "int32", "float32", "float32"],
+    "_contrib_quantized_embedding": lambda a, t: ["int8", "float32", "float32"],
+    "_contrib_quantized_rnn": lambda a, t: ["float32", "float32", "float32"],
+}
+# Inputs that are int8 codes (weight, bias), by position.
+_QUANT_INT8_INPUTS = {
+    "_contrib_quantized_conv":
+        lambda a: (1,) if _truthy(a.get("no_bias", False)) else (1, 2),
+    "_contrib_quantized_fully_connected":
+        lambda a: (1,) if _truthy(a.get("no_bias", False)) else (1, 2),
+    "_contrib_quantized_embedding": lambda a: (1,),
+}
+# quantized operators whose outputs MXNet names output, min_output, max_output
+_QUANT_MINMAX_NAMES = {"_contrib_quantized_pooling", "_contrib_quantized_concat",
+                       "_contrib_quantized_flatten", "_contrib_quantized_act",
+                       "_contrib_quantized_batch_norm", "_contrib_quantized_conv",
+                       "_contrib_quantized_fully_connected", "_contrib_quantized_elemwise_add",
+                       "_contrib_quantized_elemwise_mul", "_contrib_quantized_embedding"}
 
 
 def _mutated(node):
@@ -207,9 +259,13 @@ def _visible(node):
     if op == "RNN" and n > 1:
         return [f"{node.name}_output", f"{node.name}_state_output",
                 f"{node.name}_statecell_output"][:n]
-    if op in ("_contrib_quantized_pooling", "_contrib_quantized_concat",
-              "_contrib_quantized_flatten"):
+    if op in _QUANT_MINMAX_NAMES and n == 3:
         return [f"{node.name}_output", f"{node.name}_min_output", f"{node.name}_max_output"]
+    if op == "_contrib_quantize_asym":
+        return [f"{node.name}_output", f"{node.name}_scale", f"{node.name}_shift"]
+    if op == "_contrib_quantized_rnn" and n == 3:   # (MXNet's spelling)
+        return [f"{node.name}_output", f"{node.name}_state_output",
+                f"{node.name}_statecell_ouput"]
     if op == "_sg_mkldnn_conv" and n == 3:
         return [f"{node.name}_output", f"{node.name}_output_min", f"{node.name}_output_max"]
     if op == "_CachedOp" and node.subgraphs:
@@ -714,7 +770,7 @@ class Symbol:
         def t(node, i=0):
             d = info.dtype.get((id(node), i))
             if d == "bfloat16":
-                return np.float32  # numpy has no bfloat16: shown widened, as NDArray.dtype
+                return _np_bfloat16  # MXNet's structured bfloat16 dtype, as NDArray.dtype
             return np.dtype(d).type if d is not None else None
         a = [t(n) for n in plan.arg_nodes]
         o = [t(n, i) for n, i in self._outputs]
@@ -1340,6 +1396,11 @@ _AUTO_INPUTS = {
     "BatchNorm": ("gamma", "beta", "moving_mean", "moving_var"),
     "LayerNorm": ("gamma", "beta"), "InstanceNorm": ("gamma", "beta"),
     "GroupNorm": ("gamma", "beta"), "Embedding": ("weight",),
+    "_contrib_quantized_conv": ("data", "weight", "bias", "min_data", "max_data", "min_weight",
+                                "max_weight", "min_bias", "max_bias"),
+    "_contrib_quantized_fully_connected": ("data", "weight", "bias", "min_data", "max_data",
+                                           "min_weight", "max_weight", "min_bias", "max_bias"),
+    "_contrib_quantized_rnn": ("state_cell", "min_data", "max_data"),
 }
 
 
@@ -1348,7 +1409,7 @@ def _auto_inputs(canon, attrs):
     if "bias" in names:
         default_no_bias = canon == "Deconvolution"
         if _truthy(attrs.get("no_bias", default_no_bias)):
-            names.remove("bias")
+            names = [n for n in names if n not in ("bias", "min_bias", "max_bias")]
     if canon == "LeakyReLU" and attrs.get("act_type") == "prelu":
         names = ["gamma"]
     if canon == "RNN":   # MXNet adds <name>_state_cell for an LSTM, <name>_sequence_length
@@ -2252,6 +2313,11 @@ _RULES = {"_sg_mkldnn_conv": lambda a, s: _quant.sg_param_shapes("_sg_mkldnn_con
           "SVMOutput": lambda a, s: {"label": tuple(s.get("data"))[:-1]},
           "SoftmaxOutput": lambda a, s: {} if _softmax_prob_label(s) else
                            {"label": _softmax_label_shape(a, s.get("data"))}}
+for _qop in ("_contrib_quantize", "_contrib_quantized_act", "_contrib_quantized_batch_norm",
+             "_contrib_quantized_conv", "_contrib_quantized_fully_connected",
+             "_contrib_quantized_elemwise_add", "_contrib_quantized_elemwise_mul",
+             "_contrib_quantized_embedding"):
+    _RULES[_qop] = (lambda op: lambda a, s: _quant_ops.param_shapes(op, a, s))(_qop)
 
 
 def _softmax_prob_label(s):
@@ -2839,6 +2905,12 @@ class _Inference:
                 src = node.inputs[j][0]
                 if in_types[j] is None and src.is_var:
                     self.dtype[(id(src), 0)] = in_types[j] = "int8"
+        int8_in = _QUANT_INT8_INPUTS.get(node.op)
+        if int8_in is not None:   # int8 weight (and bias) codes of the unfused operators
+            for j in int8_in(node.attrs):
+                src = node.inputs[j][0] if j < len(node.inputs) else None
+                if src is not None and in_types[j] is None and src.is_var:
+                    self.dtype[(id(src), 0)] = in_types[j] = "int8"
         for j, (src, i) in enumerate(node.inputs):   # parameters and ranges are float32
             if in_types[j] is None and src.is_var:
                 self.dtype[(id(src), 0)] = in_types[j] = "float32"
@@ -2858,6 +2930,8 @@ class _Inference:
             cmin, cmax = a.get("min_calib_range"), a.get("max_calib_range")
             signed = _quant._out_signed(a.get("out_type", "int8"), cmin, cmax)
             outs = ["int8" if signed else "uint8", "float32", "float32"]
+        elif op in _QUANT_OUT_TYPES:
+            outs = _QUANT_OUT_TYPES[op](a, in_types)
         else:
             outs = _quant.sg_output_types(op, a, in_types)
         for i in range(node.nout):
