@@ -6,7 +6,8 @@ Usage (one process per model and seed; the same file runs on both sides, unchang
     OMP_NUM_THREADS=1 /tmp/gtsng/bin/python -m neogluon.run \\
         bench/gluonts_models.py --data DATA.jsonl --model deepar --seed 1
     python bench/gluonts_models.py --driver --data DATA.jsonl --seeds 1,2,3 \\
-        --ref-python /tmp/gtsref/bin/python --ng-python /tmp/gtsng/bin/python
+        --ref-python /tmp/gtsref/bin/python --ng-python /tmp/gtsng/bin/python --out runs.json
+    python bench/gluonts_models.py --table runs.json more_runs.json
 
 DATA.jsonl comes from bench/gluonts_data.py (written once, read by both sides). Each run
 seeds numpy, Python's random and mx.random, trains ``--epochs`` epochs of
@@ -204,12 +205,21 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--out", help="driver: write all runs' JSON here")
     ap.add_argument("--driver", action="store_true")
+    ap.add_argument("--table", nargs="+", metavar="RUNS.json",
+                    help="print the tables for the runs saved by one or more --out files")
     ap.add_argument("--ref-python", default="/tmp/gtsref/bin/python")
     ap.add_argument("--ng-python", default="/tmp/gtsng/bin/python")
     ap.add_argument("--ng-path", help="driver: directory holding the neogluon package "
                     "(default: this checkout)")
     a = ap.parse_args()
-    if a.driver:
+    if a.table:
+        runs = []
+        for path in a.table:
+            with open(path) as f:
+                runs += json.load(f)
+        models = [m for m in MODELS if any(r["model"] == m for r in runs)]
+        print(table(runs, models))
+    elif a.driver:
         driver(a)
     else:
         run_one(a)
