@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys as _sys
 import threading
+import types
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
@@ -771,6 +773,91 @@ class _FProxy:
         return call
 
 
+def _has_traced(args, kwargs):
+    for a in args:
+        if isinstance(a, _TracedNDArray):
+            return True
+        if isinstance(a, (list, tuple)) and any(isinstance(b, _TracedNDArray) for b in a):
+            return True
+    return any(isinstance(v, _TracedNDArray) for v in kwargs.values())
+
+
+class _CapturingModule(types.ModuleType):
+    """The class of ``nd`` and its public submodules while a forward pass is captured.
+
+    With MXNet, ``hybrid_forward`` code that picks its operator module from the type of an
+    input (GluonTS's ``getF(x)``: ``mx.nd`` for an NDArray, ``mx.sym`` for a Symbol) gets
+    ``mx.sym`` while the block is hybridized, so those calls are part of the graph. Here the
+    captured inputs are NDArrays, so the same code reaches ``mx.nd`` directly, not through
+    ``F``: an operator that the captured code takes from ``mx.nd`` (``mx.nd.random``,
+    ``mx.nd.linalg``, ...) is recorded as if it had been taken from ``F`` (``mx.nd.zeros``
+    too, as ``mx.sym.zeros`` is a node of MXNet's graph). Operators neogluon's own code looks
+    up (parameter initialisation during the first call, ...) are recorded only where they get
+    a captured array; calls from other threads and calls made inside an operator are never
+    recorded.
+    Outside a capture the modules have their ordinary class."""
+
+    def __getattribute__(self, name):
+        attr = types.ModuleType.__getattribute__(self, name)
+        tr = _TRACE.tracer
+        if (tr is None or tr.depth or name[:2] == "__" or not callable(attr)
+                or isinstance(attr, (type, types.ModuleType))):
+            return attr
+        path = _CAPTURED_MODULES.get(types.ModuleType.__getattribute__(self, "__name__"))
+        if path is None:
+            return attr
+        op = ".".join(path + (name,))
+        # who looked the operator up: code outside neogluon (``F = getF(x); F.zeros``, also
+        # when neogluon calls it later, as RNN cells' ``begin_state(func=F.zeros)``) or
+        # neogluon itself
+        internal = _sys._getframe(1).f_globals.get("__name__", "").startswith("neogluon")
+
+        def call(*args, **kwargs):
+            t = _TRACE.tracer
+            if t is None or t.depth or (internal and not _has_traced(args, kwargs)):
+                return attr(*args, **kwargs)
+            t.depth += 1
+            try:
+                out = attr(*args, **kwargs)
+            finally:
+                t.depth -= 1
+            return t.record(("nd", op), args, kwargs, out)
+        call.__name__ = name
+        call.__wrapped__ = attr
+        return call
+
+
+# module name -> its path below nd (as _resolve_op looks operators up)
+_CAPTURED_MODULES = {"neogluon.ndarray": ()}
+for _sub in ("random", "linalg", "contrib", "image", "sparse", "op", "_internal"):
+    if isinstance(getattr(_nd, _sub, None), types.ModuleType):
+        _CAPTURED_MODULES[getattr(_nd, _sub).__name__] = (_sub,)
+_MODULE_CAPTURE = {"depth": 0, "saved": []}
+_MODULE_CAPTURE_LOCK = threading.Lock()
+
+
+def _modules_capturing(on):
+    """Give ``nd`` and its submodules the capturing class (nested captures count)."""
+    import sys
+    with _MODULE_CAPTURE_LOCK:
+        st = _MODULE_CAPTURE
+        if on:
+            st["depth"] += 1
+            if st["depth"] == 1:
+                st["saved"] = []
+                for mname in _CAPTURED_MODULES:
+                    m = sys.modules.get(mname)
+                    if m is not None and type(m) is types.ModuleType:
+                        m.__class__ = _CapturingModule
+                        st["saved"].append(m)
+        else:
+            st["depth"] -= 1
+            if st["depth"] == 0:
+                for m in st["saved"]:
+                    m.__class__ = types.ModuleType
+                st["saved"] = []
+
+
 def _encode(value, tracer):
     """JSON-able description of an op argument, with array slots as {'@': slot}."""
     if isinstance(value, _TracedNDArray):
@@ -1447,10 +1534,12 @@ class HybridBlock(Block):
         traced = [tr.add_input(a) for a in flat]
         rebuilt = _rebuild(fmt, traced, 0)[0]
         _TRACE.tracer = tr
+        _modules_capturing(True)
         try:
             out = self._forward_traced(tr, rebuilt[0], tuple(rebuilt[1:]))
         finally:
             _TRACE.tracer = None
+            _modules_capturing(False)
         graph = None
         if tr.failed is None:
             try:
