@@ -30,6 +30,7 @@ import numpy as np
 from .. import _fileio, _malloc, autograd
 from .. import initializer
 from .. import name as _name
+from .. import util as _util
 from .. import symbol as _sym
 from ..symbol.symbol import Symbol as _Symbol, _evaluate
 from .. import ndarray as _nd
@@ -146,6 +147,16 @@ class Block:
     params : ParameterDict, optional
         Parameters to share (looked up before new ones are created).
     """
+
+    # NumPy-array mode: a layer of neogluon's own (``_builtin``) computes on nd views of its
+    # inputs; containers and user blocks (``_np_passthrough`` or defined outside neogluon)
+    # see the mx.np arrays themselves. Every block's outputs are mx.np arrays in that mode.
+    _builtin = False
+    _np_passthrough = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._builtin = cls.__module__.startswith("neogluon.") and not cls._np_passthrough
 
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ""
@@ -501,6 +512,13 @@ class Block:
         _bump()
 
     def __call__(self, *args):
+        if _np_mode():
+            # NumPy-array mode: neogluon's own layers compute on mx.nd views of the mx.np
+            # inputs (their code is written for nd semantics); all return mx.np arrays
+            return _np_out(self._call(*_nd_in(args)) if self._builtin else self._call(*args))
+        return self._call(*args)
+
+    def _call(self, *args):
         if self._forward_pre_hooks:
             for hook in list(self._forward_pre_hooks.values()):
                 hook(self, args)
@@ -595,6 +613,40 @@ class Block:
 
 
 # ---------------------------------------------------------------------------- tracing
+def _np_mode():
+    return _util.is_np_array()
+
+
+def _nd_view(a):
+    if type(a) is NDArray or not isinstance(a, NDArray):
+        return a
+    v = object.__new__(NDArray)
+    v._t = a._t
+    v._ctx = a._ctx
+    v._ag = a._ag
+    return v
+
+
+def _nd_in(args):
+    out = []
+    for a in args:
+        if isinstance(a, NDArray) and type(a) is not NDArray and not hasattr(a, "_slot") and \
+                a.stype == "default":
+            a = _nd_view(a)
+        elif isinstance(a, (list, tuple)):
+            a = type(a)(_nd_in(a))
+        out.append(a)
+    return tuple(out)
+
+
+def _np_out(out):
+    if type(out) is NDArray:
+        return out.as_np_ndarray()
+    if isinstance(out, (list, tuple)):
+        return type(out)(_np_out(o) for o in out)
+    return out
+
+
 class _TraceState(threading.local):
     tracer = None
 
@@ -1289,7 +1341,11 @@ class HybridBlock(Block):
         if not reg:
             return {}
         try:
-            return {k: _param_data(v, ctx) for k, v in reg.items()}
+            res = {k: _param_data(v, ctx) for k, v in reg.items()}
+            if type(x) is NDArray and type(next(iter(res.values()))) is not NDArray:
+                # mx.np parameters of a layer running on nd inputs: nd views of them
+                res = {k: _nd_view(v) for k, v in res.items()}
+            return res
         except DeferredInitializationError:
             self._deferred_infer_shape(x, *args)
             for v in self.params.values():
@@ -1360,7 +1416,22 @@ class HybridBlock(Block):
         return (tuple((a.shape, a._t.dtype) if a is not None else None for a in flat), ctx,
                 autograd.is_training())
 
+    def _np_capturable(self):
+        """Whether a captured graph can stand for this block in NumPy-array mode: only when
+        every block below is one of neogluon's layers or containers (user code written for
+        mx.np semantics runs imperatively, on the arrays it expects)."""
+        stack = [self]
+        while stack:
+            b = stack.pop()
+            if not (b._builtin or getattr(b, "_np_container", False)):
+                return False
+            stack.extend(b._children.values())
+        return True
+
     def _call_cached(self, x, args):
+        if _np_mode() and not self._np_capturable():
+            ctx = _first_ctx((x,) + args)
+            return self._imperative(x, args, ctx)
         if self._bad_static:
             raise MXNetError("Check failed: config_.static_alloc: static_alloc must be True "
                              f"when static_shape is True (block {self.name}: hybridize with "

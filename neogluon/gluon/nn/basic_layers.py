@@ -40,6 +40,8 @@ class Sequential(Block):
     ...     net.add(nn.Dense(10, activation='relu'))
     ...     net.add(nn.Dense(20))
     """
+    _np_passthrough = True
+    _np_container = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -71,6 +73,8 @@ class Sequential(Block):
 
 class HybridSequential(HybridBlock):
     """Runs its HybridBlock children one after the other; can be hybridized."""
+    _np_passthrough = True
+    _np_container = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -436,6 +440,7 @@ class Lambda(Block):
     function : str or callable
         ``'tanh'``, or ``lambda x: nd.LeakyReLU(x, slope=0.1)``.
     """
+    _np_passthrough = True
 
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
@@ -464,6 +469,7 @@ class HybridLambda(HybridBlock):
     function : str or callable
         ``'tanh'``, or ``lambda F, x: F.LeakyReLU(x, slope=0.1)``.
     """
+    _np_passthrough = True
 
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
@@ -490,6 +496,8 @@ class HybridLambda(HybridBlock):
 
 class Identity(HybridBlock):
     """Returns its input."""
+    _np_passthrough = True
+    _np_container = True
 
     def hybrid_forward(self, F, x):
         return x
