@@ -12,7 +12,7 @@ import numbers
 import numpy as _onp
 import torch
 
-from ..base import MXNetError
+from ..base import MXNetError, MXNetValueError
 from ..ndarray.ndarray import NDArray, _run, mx_mod
 from .multiarray import (ndarray, _wrap, _wrap_all, _as_tensor, _ctx_of, _torch_dtype,
                          _shape_arg)
@@ -557,12 +557,12 @@ def reshape(a, newshape, order="C"):
     t = _as_tensor(a)
     shape = _shape_arg(newshape)
     if _py_any(s < -1 for s in shape) or shape.count(-1) > 1:
-        raise ValueError(f"reshape: invalid shape {shape} (only one -1 is allowed, and no "
+        raise MXNetValueError(f"reshape: invalid shape {shape} (only one -1 is allowed, and no "
                          "other negative values)")
     try:
         r = _run(t.reshape, shape)
     except RuntimeError:
-        raise ValueError(f"cannot reshape array of size {t.numel()} into shape "
+        raise MXNetValueError(f"cannot reshape array of size {t.numel()} into shape "
                          f"{tuple(shape)}") from None
     return _wrap(r, _ctx(a))
 
