@@ -122,7 +122,7 @@ class _UserNet(nn.HybridBlock):
 
     def hybrid_forward(self, F, x):
         h = self.h(x)
-        assert type(h) is np.ndarray
+        assert isinstance(h, np.ndarray)   # (a traced one while hybridize captures)
         return self.o(np.maximum(h, 0.0) + F.np.zeros_like(h))
 
 
@@ -169,3 +169,41 @@ def test_nd_mode_unchanged_after_np_mode():
     out = net(mx.nd.ones((1, 3)))
     assert type(out) is mx.nd.NDArray
     assert type(net.weight.data()) is mx.nd.NDArray
+
+
+class _NpOps(nn.HybridBlock):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.d = nn.Dense(4)
+
+    def hybrid_forward(self, F, x):
+        h = np.maximum(self.d(x), 0.0).reshape(-1, 2, 2)
+        h = h.sum(axis=2) + np.ones((1, 2)) * x[:, :2]
+        return npx.relu(h).T.mean(axis=0)
+
+
+def test_hybridize_captures_np_code(np_mode):
+    net = _NpOps()
+    net.initialize()
+    x = np.random.normal(size=(3, 5))
+    want = net(x)
+    net.hybridize()
+    got1, got2 = net(x), net(x)
+    assert len(net._graphs) == 1 and net._capture_failed is None   # captured, then replayed
+    for g in (got1, got2):
+        assert type(g) is np.ndarray
+        onp.testing.assert_allclose(g.asnumpy(), want.asnumpy(), rtol=1e-6)
+    x.attach_grad()
+    with autograd.record():
+        y = net(x).sum()
+    y.backward()
+    x2 = x.copy()
+    x2.attach_grad()
+    net2 = _NpOps()
+    net2.initialize()
+    for (_, p2), (_, p) in zip(net2.collect_params().items(), net.collect_params().items()):
+        p2.set_data(p.data())
+    with autograd.record():
+        y2 = net2(x2).sum()
+    y2.backward()
+    onp.testing.assert_allclose(x.grad.asnumpy(), x2.grad.asnumpy(), rtol=1e-6)

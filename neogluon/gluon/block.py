@@ -37,6 +37,8 @@ from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
+from ..numpy.multiarray import ndarray as _npndarray
+from ..numpy import _hooks as _np_hooks
 from .utils import HookHandle
 from . import _compile, _cudagraph
 from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
@@ -630,8 +632,10 @@ def _nd_view(a):
 def _nd_in(args):
     out = []
     for a in args:
-        if isinstance(a, NDArray) and type(a) is not NDArray and not hasattr(a, "_slot") and \
-                a.stype == "default":
+        if type(a) is _TracedNPArray:
+            a = _retraced(a, _TracedNDArray)
+        elif isinstance(a, NDArray) and type(a) is not NDArray and \
+                type(a) is not _TracedNDArray and a.stype == "default":
             a = _nd_view(a)
         elif isinstance(a, (list, tuple)):
             a = type(a)(_nd_in(a))
@@ -642,6 +646,8 @@ def _nd_in(args):
 def _np_out(out):
     if type(out) is NDArray:
         return out.as_np_ndarray()
+    if type(out) is _TracedNDArray:
+        return _retraced(out, _TracedNPArray)
     if isinstance(out, (list, tuple)):
         return type(out)(_np_out(o) for o in out)
     return out
@@ -680,8 +686,34 @@ class _TracedNDArray(NDArray):
     __str__ = __repr__
 
 
+class _TracedNPArray(_npndarray):
+    """An mx.np array that knows which graph slot holds it (only exists during a capture)."""
+    __slots__ = ("_slot",)
+
+    def __repr__(self):
+        tr = _TRACE.tracer
+        if tr is None or tr.depth:
+            return _npndarray.__repr__(self)
+        return f"<_Symbol {tr.slot_name(self._slot)}>"
+
+    __str__ = __repr__
+
+
+_TRACED = (_TracedNDArray, _TracedNPArray)
+
+
+def _retraced(a, cls):
+    """The same traced array (tensor, slot) as the other class: nd view <-> np view."""
+    b = object.__new__(cls)
+    b._t = a._t
+    b._ctx = a._ctx
+    b._ag = a._ag
+    b._slot = a._slot
+    return b
+
+
 def _traced(arr, slot):
-    a = object.__new__(_TracedNDArray)
+    a = object.__new__(_TracedNPArray if isinstance(arr, _npndarray) else _TracedNDArray)
     a._t = arr._t
     a._ctx = arr._ctx
     a._ag = arr._ag
@@ -697,13 +729,13 @@ _NOT_TRACED = {"__init__", "__new__", "__repr__", "__str__", "__getattribute__",
                "wait_to_read", "wait_to_write", "attach_grad", "backward", "__eq__", "__ne__",
                "__lt__", "__le__", "__gt__", "__ge__"}
 _VALUE_READS = {"asnumpy", "asscalar", "item", "__bool__", "__float__", "__int__", "__index__",
-                "tolist"}
+                "tolist", "__complex__", "__format__"}
 _IN_PLACE = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__",
-             "__imod__", "copyto"}
+             "__imod__", "copyto", "__ifloordiv__", "__ipow__", "fill"}
 
 
-def _make_traced_method(name):
-    base = getattr(NDArray, name)
+def _make_traced_method(name, base_cls=NDArray, kind="method"):
+    base = getattr(base_cls, name)
     if name in _VALUE_READS or name in _IN_PLACE:
         what = ("reads values back into Python" if name in _VALUE_READS
                 else "writes in place")
@@ -723,7 +755,7 @@ def _make_traced_method(name):
                 out = base(self, *args, **kwargs)
             finally:
                 tr.depth -= 1
-            return tr.record(("method", name), (self,) + args, kwargs, out)
+            return tr.record((kind, name), (self,) + args, kwargs, out)
     m.__name__ = name
     return m
 
@@ -750,6 +782,16 @@ def _install_traced_methods():
         return tr.record(("method", "transpose"), (self,), {}, out)
     _TracedNDArray.T = property(_T)
     _TracedNDArray.__hash__ = NDArray.__hash__
+    # mx.np arrays: their own (NumPy-semantics) methods, recorded as "npmethod"
+    for name in dir(_npndarray):
+        if name in _NOT_TRACED or name in ("grad", "T", "device", "_inplace_op"):
+            continue
+        attr = getattr(_npndarray, name, None)
+        if callable(attr) and not isinstance(attr, type):
+            setattr(_TracedNPArray, name, _make_traced_method(name, _npndarray, "npmethod"))
+    for cmp in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+        setattr(_TracedNPArray, cmp, _make_traced_method(cmp, _npndarray, "npmethod"))
+    _TracedNPArray.__hash__ = NDArray.__hash__
 
 
 _install_traced_methods()
@@ -821,7 +863,7 @@ class _FProxy:
 
 def _encode(value, tracer):
     """JSON-able description of an op argument, with array slots as {'@': slot}."""
-    if isinstance(value, _TracedNDArray):
+    if isinstance(value, _TRACED):
         return {"@": value._slot}
     if isinstance(value, NDArray):
         raise _CaptureError("an NDArray that is neither an input, a parameter nor the result of "
@@ -961,6 +1003,22 @@ class _Tracer:
         return wrapped
 
 
+def _np_record(path, fn, args, kwargs):
+    """mx.np / mx.npx functions called while a forward pass is captured are graph nodes."""
+    tr = _TRACE.tracer
+    if tr is None or tr.depth:
+        return fn(*args, **kwargs)
+    tr.depth += 1
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        tr.depth -= 1
+    return tr.record(("np", path), args, kwargs, out)
+
+
+_np_hooks.HOOK[0] = _np_record
+
+
 def _structure(out):
     if isinstance(out, NDArray):
         return 0
@@ -970,7 +1028,7 @@ def _structure(out):
 
 
 def _flatten_out(out, tracer, flat):
-    if isinstance(out, _TracedNDArray):
+    if isinstance(out, _TRACED):
         flat.append(out._slot)
         return 0
     if isinstance(out, NDArray):
@@ -1014,9 +1072,11 @@ def _rebuild(fmt, values, pos):
 
 
 def _untrace(out):
-    if isinstance(out, _TracedNDArray):
+    if isinstance(out, _TRACED):
         a = _new(out._t, out._ctx)
         a._ag = out._ag
+        if type(out) is _TracedNPArray:
+            a.__class__ = _npndarray
         return a
     if isinstance(out, (list, tuple)):
         return [_untrace(o) for o in out]    # lists, as the replays return (see _flatten_out)
@@ -1025,6 +1085,18 @@ def _untrace(out):
 
 def _resolve_op(op):
     kind, name = op
+    if kind == "npmethod":
+        fn = getattr(_npndarray, name, None)
+        if fn is None:
+            raise MXNetError(f"graph: mx.np.ndarray has no method {name!r}")
+        return fn
+    if kind == "np":
+        import importlib
+        mod, _, fname = name.rpartition(".")
+        fn = getattr(importlib.import_module("neogluon." + mod), fname, None)
+        if fn is None:
+            raise MXNetError(f"graph: neogluon.{name} does not exist")
+        return fn
     if kind == "method":
         fn = getattr(NDArray, name, None)
         if fn is None and name == "transpose":
@@ -1416,22 +1488,7 @@ class HybridBlock(Block):
         return (tuple((a.shape, a._t.dtype) if a is not None else None for a in flat), ctx,
                 autograd.is_training())
 
-    def _np_capturable(self):
-        """Whether a captured graph can stand for this block in NumPy-array mode: only when
-        every block below is one of neogluon's layers or containers (user code written for
-        mx.np semantics runs imperatively, on the arrays it expects)."""
-        stack = [self]
-        while stack:
-            b = stack.pop()
-            if not (b._builtin or getattr(b, "_np_container", False)):
-                return False
-            stack.extend(b._children.values())
-        return True
-
     def _call_cached(self, x, args):
-        if _np_mode() and not self._np_capturable():
-            ctx = _first_ctx((x,) + args)
-            return self._imperative(x, args, ctx)
         if self._bad_static:
             raise MXNetError("Check failed: config_.static_alloc: static_alloc must be True "
                              f"when static_shape is True (block {self.name}: hybridize with "

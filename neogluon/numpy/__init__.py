@@ -38,3 +38,13 @@ alltrue = _op.all
 sometrue = _op.any
 
 globals().update({n: _fallback.make(n) for n in _fallback.NAMES if n not in globals()})
+
+# every function goes through the capture hook (a hybridized block records mx.np calls)
+from . import _hooks  # noqa: E402
+_hooks.hook_module(globals(), [n for n in list(globals()) if not n.startswith("_") and
+                               n not in ("random", "linalg", "multiarray", "dtype", "finfo",
+                                         "iinfo", "promote_types", "result_type",
+                                         "min_scalar_type", "set_printoptions")],
+                   "numpy")
+_hooks.hook_module(vars(random), random.__all__, "numpy.random")
+_hooks.hook_module(vars(linalg), linalg.__all__, "numpy.linalg")

@@ -189,3 +189,11 @@ def load(file):
 
 from . import random  # noqa: E402,F401
 from . import image  # noqa: E402,F401
+from ..numpy import _hooks  # noqa: E402
+
+# a hybridized block records the operators (not the switches and file functions)
+_hooks.hook_module(globals(), [n for n, v in list(globals().items())
+                               if not n.startswith("_") and getattr(v, "__module__", "") in
+                               ("mxnet.numpy_extension", __name__)
+                               and n not in ("save", "load", "constraint_check")],
+                   "numpy_extension")

@@ -41,7 +41,6 @@ class Sequential(Block):
     ...     net.add(nn.Dense(20))
     """
     _np_passthrough = True
-    _np_container = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -74,7 +73,6 @@ class Sequential(Block):
 class HybridSequential(HybridBlock):
     """Runs its HybridBlock children one after the other; can be hybridized."""
     _np_passthrough = True
-    _np_container = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -497,7 +495,6 @@ class HybridLambda(HybridBlock):
 class Identity(HybridBlock):
     """Returns its input."""
     _np_passthrough = True
-    _np_container = True
 
     def hybrid_forward(self, F, x):
         return x
