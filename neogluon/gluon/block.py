@@ -517,7 +517,11 @@ class Block:
         if _np_mode():
             # NumPy-array mode: neogluon's own layers compute on mx.nd views of the mx.np
             # inputs (their code is written for nd semantics); all return mx.np arrays
-            return _np_out(self._call(*_nd_in(args)) if self._builtin else self._call(*args))
+            if self._builtin:
+                return _np_out(self._call(*_nd_in(args)))
+            out = self._call(*args)
+            _check_np_out(out)
+            return out
         return self._call(*args)
 
     def _call(self, *args):
@@ -641,6 +645,18 @@ def _nd_in(args):
             a = type(a)(_nd_in(a))
         out.append(a)
     return tuple(out)
+
+
+def _check_np_out(out):
+    """In NumPy-array mode a block must return mx.np arrays (MXNet raises TypeError)."""
+    if isinstance(out, NDArray):
+        if not isinstance(out, _npndarray):
+            raise TypeError("Block's output ndarrays/symbols must be of type "
+                            "`mxnet.numpy.ndarray` or `mxnet.symbol.numpy._Symbol`, while got "
+                            f"output type {type(out)}")
+    elif isinstance(out, (list, tuple)):
+        for o in out:
+            _check_np_out(o)
 
 
 def _np_out(out):

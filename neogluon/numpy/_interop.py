@@ -1,21 +1,7 @@
-"""NumPy's dispatch protocols for ``mx.np.ndarray``: ``onp.sum(x)`` / ``onp.exp(x)`` on an mx
-array run mx.np's function and return an mx array, as in MXNet; a function mx.np lacks runs in
-NumPy on a copy (and returns NumPy's result)."""
-import numpy as _onp
-
+"""``mx.np.ndarray.__array_ufunc__`` / ``__array_function__``: see
+:mod:`neogluon.numpy_dispatch_protocol` (the registries live there)."""
+from .. import autograd as _ag
 from ..ndarray.ndarray import NDArray
-
-
-def _mx(name, module):
-    from .. import numpy as mxnp
-    target = mxnp
-    sub = module.split(".")[1:] if module and module.startswith("numpy.") else []
-    for s in sub:
-        target = getattr(target, s, None)
-        if target is None:
-            return None
-    fn = getattr(target, name, None)
-    return fn if callable(fn) and not isinstance(fn, type) else None
 
 
 def _to_np(x):
@@ -23,19 +9,62 @@ def _to_np(x):
         return x.asnumpy()
     if isinstance(x, (list, tuple)):
         return type(x)(_to_np(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_np(v) for k, v in x.items()}
     return x
 
 
+def _ctx(args):
+    for a in args:
+        if isinstance(a, NDArray):
+            return a._ctx
+        if isinstance(a, (list, tuple)):
+            c = _ctx(a)
+            if c is not None:
+                return c
+    return None
+
+
+def _to_mx(out, ctx):
+    import numpy as onp
+    from .multiarray import array
+    if isinstance(out, onp.ndarray):
+        return array(out, dtype=out.dtype, ctx=ctx)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_to_mx(o, ctx) for o in out)
+    return out
+
+
+def _fallback(name, fn, args, kwargs):
+    if _ag.is_recording():
+        raise ValueError(f"Falling back to NumPy operator {name} with autograd active is not "
+                         "supported. Please consider moving the operator to the outside of "
+                         "the autograd scope.")
+    return _to_mx(fn(*_to_np(args), **_to_np(kwargs)), _ctx(args))
+
+
 def array_ufunc(ufunc, method, inputs, kwargs):
-    if method == "__call__":
-        fn = _mx(ufunc.__name__, "numpy")
-        if fn is not None and "out" not in kwargs:
-            return fn(*inputs, **kwargs)
-    return getattr(ufunc, method)(*_to_np(inputs), **{k: _to_np(v) for k, v in kwargs.items()})
+    from .. import numpy_dispatch_protocol as proto
+    if "out" in kwargs:
+        out = kwargs["out"]
+        if isinstance(out, tuple):
+            if len(out) != 1:
+                raise ValueError("The `out` parameter must have exactly one ndarray")
+            kwargs["out"] = out[0]
+    if method != "__call__":
+        return NotImplemented
+    mx_fn = proto._NUMPY_ARRAY_UFUNC_DICT.get(ufunc.__name__)
+    if mx_fn is None:
+        return _fallback(ufunc.__name__, ufunc, inputs, kwargs)
+    return mx_fn(*inputs, **kwargs)
 
 
 def array_function(func, types, args, kwargs):
-    fn = _mx(func.__name__, getattr(func, "__module__", "numpy"))
-    if fn is not None:
-        return fn(*args, **kwargs)
-    return func(*_to_np(args), **{k: _to_np(v) for k, v in kwargs.items()})
+    from .. import numpy_dispatch_protocol as proto
+    from .multiarray import ndarray
+    mx_fn = proto._NUMPY_ARRAY_FUNCTION_DICT.get(func)
+    if mx_fn is None:
+        return _fallback(getattr(func, "__name__", str(func)), func, args, kwargs)
+    if not all(issubclass(t, ndarray) for t in types):
+        return NotImplemented
+    return mx_fn(*args, **kwargs)

@@ -17,8 +17,11 @@ from ..ndarray.ndarray import NDArray, _run, mx_mod
 from .multiarray import (ndarray, _wrap, _wrap_all, _as_tensor, _ctx_of, _torch_dtype,
                          _shape_arg)
 from ..context import current_context
+from .. import autograd as _ag
+from ..ndarray._intgrad import IntVarTensor as _IntVarTensor
 
 _Tensor = torch.Tensor
+_ag_state = _ag._state
 _py_round = builtins.round
 _py_max = builtins.max
 _py_min = builtins.min
@@ -117,6 +120,26 @@ def _apply(fn, a, b, fname, shapes):
                          f"{shapes[0]} {shapes[1]} ({msg})") from None
 
 
+def _zero_grad_node(r, *inputs):
+    """A comparison's bool result. While recording with inputs that need gradients it stays in
+    the graph with gradient 0 (as in MXNet, where ``backward`` through ``x > y`` gives zero
+    gradients rather than an error): a bool tensor with a float64 twin of the same values
+    (see ndarray._intgrad)."""
+    if r.requires_grad:
+        r = r.detach()
+    if not _ag_state.recording:
+        return r
+    live = [t for t in inputs if isinstance(t, _Tensor) and t.requires_grad]
+    if not live:
+        return r
+    twin = r.to(torch.float64)
+    for t in live:
+        twin = twin + (t.sum() * 0).to(torch.float64)
+    out = r.as_subclass(_IntVarTensor)
+    out._carrier = twin
+    return out
+
+
 def _shape_of(x):
     return tuple(getattr(x, "shape", ()))
 
@@ -146,8 +169,7 @@ def _binary(name, fn, kind="arith"):
             b = torch.tensor(b, dtype=a.dtype, device=a.device)
         r = _apply(fn, a, b, name, (_shape_of(x1), _shape_of(x2)))
         if kind == "cmp":
-            if r.requires_grad:
-                r = r.detach()
+            r = _zero_grad_node(r, a, b)
         elif kind == "arith" and r.dtype is not dt:
             r = r.to(dt)
         return _out(_wrap(r, ctx), out)
@@ -318,9 +340,13 @@ def clip(a, a_min=None, a_max=None, out=None):
     t = _as_tensor(a)
     lo = a_min if not isinstance(a_min, NDArray) else a_min._t
     hi = a_max if not isinstance(a_max, NDArray) else a_max._t
-    if not t.is_floating_point():
-        lo = int(lo) if isinstance(lo, float) else lo
-        hi = int(hi) if isinstance(hi, float) else hi
+    if not t.is_floating_point() and t.dtype is not torch.bool:
+        # bounds outside the integer type's range bound nothing (no wrap-around)
+        info = torch.iinfo(t.dtype)
+        if isinstance(lo, (int, float)):
+            lo = _py_max(int(lo), info.min)
+        if isinstance(hi, (int, float)):
+            hi = _py_min(int(hi), info.max)
     return _out(_wrap(_run(torch.clamp, t, lo, hi), _ctx(a)), out)
 
 
@@ -653,7 +679,11 @@ def broadcast_to(array, shape):
 @_export
 def broadcast_arrays(*args):
     shape = _onp.broadcast_shapes(*[tuple(_as_tensor(a).shape) for a in args])
-    return [broadcast_to(a, shape) for a in args]
+    # a list as MXNet's (and NumPy 1.x's); a tuple where the installed NumPy gives one
+    return _SEQ_TYPE(broadcast_to(a, shape) for a in args)
+
+
+_SEQ_TYPE = type(_onp.broadcast_arrays(_onp.zeros(1)))
 
 
 def _tensors(seq, fname):
@@ -742,7 +772,7 @@ def _atleast(n):
                 else:
                     a = a.reshape((1,) * (n - a.ndim) + a.shape)
             res.append(a)
-        return res[0] if len(res) == 1 else res
+        return res[0] if len(res) == 1 else _SEQ_TYPE(res)
     f.__name__ = f"atleast_{n}d"
     return f
 
@@ -780,16 +810,22 @@ def array_split(ary, indices_or_sections, axis=0):
 
 @_export
 def hsplit(ary, indices_or_sections):
+    if _as_tensor(ary).dim() == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
     return split(ary, indices_or_sections, axis=1 if ary.ndim > 1 else 0)
 
 
 @_export
 def vsplit(ary, indices_or_sections):
+    if _as_tensor(ary).dim() < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(ary, indices_or_sections, axis=0)
 
 
 @_export
 def dsplit(ary, indices_or_sections):
+    if _as_tensor(ary).dim() < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(ary, indices_or_sections, axis=2)
 
 
@@ -833,6 +869,12 @@ def roll(a, shift, axis=None):
     if axis is None:
         return _wrap(_run(lambda v: torch.roll(v.reshape(-1), shift).reshape(v.shape), t),
                      _ctx(a))
+    if isinstance(axis, (tuple, list)) and not isinstance(shift, (tuple, list)):
+        shift = (shift,) * len(axis)
+    if isinstance(shift, (tuple, list)) and not isinstance(axis, (tuple, list)):
+        axis = (axis,) * len(shift)
+    if isinstance(shift, (tuple, list)):
+        shift, axis = tuple(int(v) for v in shift), tuple(int(v) for v in axis)
     return _wrap(_run(torch.roll, t, shift, axis), _ctx(a))
 
 
@@ -972,23 +1014,58 @@ def triu(m, k=0):
 
 @_export
 def pad(x, pad_width, mode="constant", **kwargs):
+    """NumPy's ``pad``, differentiable: the index-moving modes (edge, reflect, symmetric,
+    wrap) gather through index arrays that NumPy pads; maximum/minimum/mean pad with the
+    statistic of each axis; constant with ``constant_values``."""
     t = _as_tensor(x)
-    pw = _onp.broadcast_to(_onp.asarray(pad_width, dtype=_onp.int64), (t.dim(), 2))
-    flat = []
-    for before, after in reversed(pw.tolist()):
-        flat += [before, after]
-    tmode = {"constant": "constant", "edge": "replicate", "reflect": "reflect",
-             "wrap": "circular"}.get(mode)
-    if tmode is None:
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported")
-    if tmode == "constant":
-        r = _run(torch.nn.functional.pad, t, flat, value=kwargs.get("constant_values", 0))
-    else:
-        src = t.reshape((1, 1) + tuple(t.shape)) if t.dim() <= 3 else t
-        r = _run(torch.nn.functional.pad, src.float() if not src.is_floating_point() else src,
-                 flat, mode=tmode).reshape([s + a + b for s, (a, b) in
-                                           zip(t.shape, pw.tolist())]).to(t.dtype)
-    return _wrap(r, _ctx(x))
+    ctx = _ctx(x)
+    pw = _onp.broadcast_to(_onp.asarray(pad_width, dtype=_onp.int64), (t.dim(), 2)).tolist()
+    if _py_any(v < 0 for pair in pw for v in pair):
+        raise ValueError("pad: index can't contain negative values")
+    if mode == "constant":
+        cv = _onp.broadcast_to(_onp.asarray(kwargs.get("constant_values", 0)), (t.dim(), 2))
+        r = t
+        for ax, ((b, a), (vb, va)) in enumerate(zip(pw, cv.tolist())):
+            parts = []
+            if b:
+                shape = list(r.shape)
+                shape[ax] = b
+                parts.append(torch.full(shape, vb, dtype=t.dtype, device=t.device))
+            parts.append(r)
+            if a:
+                shape = list(r.shape)
+                shape[ax] = a
+                parts.append(torch.full(shape, va, dtype=t.dtype, device=t.device))
+            if len(parts) > 1:
+                r = _run(torch.cat, parts, dim=ax)
+        return _wrap(r, ctx)
+    if mode in ("edge", "reflect", "symmetric", "wrap"):
+        extra = {k: v for k, v in kwargs.items() if k == "reflect_type"}
+        r = t
+        for ax, (b, a) in enumerate(pw):
+            if b or a:
+                if r.shape[ax] == 0:
+                    raise ValueError(f"pad: can't extend empty axis {ax} using modes other "
+                                     "than 'constant' or 'empty'")
+                idx = _onp.pad(_onp.arange(r.shape[ax]), (b, a), mode=mode, **extra)
+                r = _run(torch.index_select, r, ax, torch.as_tensor(idx, device=t.device))
+        return _wrap(r, ctx)
+    if mode in ("maximum", "minimum", "mean"):
+        stat = {"maximum": torch.amax, "minimum": torch.amin,
+                "mean": lambda v, dim, keepdim: torch.mean(v, dim=dim, keepdim=keepdim)}[mode]
+        r = t
+        for ax, (b, a) in enumerate(pw):
+            if not (b or a):
+                continue
+            src = r if mode != "mean" or r.is_floating_point() else r.to(torch.float64)
+            v = _run(stat, src, dim=ax, keepdim=True)
+            if mode == "mean" and not r.is_floating_point():
+                v = torch.round(v).to(r.dtype)
+            shape_b, shape_a = list(r.shape), list(r.shape)
+            shape_b[ax], shape_a[ax] = b, a
+            r = _run(torch.cat, [v.expand(shape_b), r, v.expand(shape_a)], dim=ax)
+        return _wrap(r, ctx)
+    raise NotImplementedError(f"pad: mode {mode!r} is not supported")
 
 
 # ---------------------------------------------------------------------------- linear algebra
@@ -1048,6 +1125,13 @@ def outer(a, b):
 @_export
 def tensordot(a, b, axes=2):
     ta, tb, ctx = _matmul_operands(a, b, "tensordot")
+    if not isinstance(axes, int):
+        xa, xb = axes
+        xa = (xa,) if isinstance(xa, int) else tuple(xa)
+        xb = (xb,) if isinstance(xb, int) else tuple(xb)
+        if len(xa) != len(xb):
+            raise ValueError("tensordot: shape-mismatch for sum")
+        axes = (list(xa), list(xb))
     return _wrap(_run(torch.tensordot, ta, tb, dims=axes), ctx)
 
 
@@ -1102,8 +1186,8 @@ def ndim(a):
 @_export
 def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
     ts = [_as_tensor(x).reshape(-1) for x in xi]
-    grids = torch.meshgrid(*ts, indexing=indexing)
-    return [_wrap(g.clone(), _ctx(*xi)) for g in grids]
+    grids = torch.meshgrid(*ts, indexing=indexing) if ts else ()
+    return _SEQ_TYPE(_wrap(g.clone(), _ctx(*xi)) for g in grids)
 
 
 @_export
@@ -1230,10 +1314,28 @@ def resize(a, new_shape):
     return array(r, dtype=r.dtype, ctx=_ctx(a))
 
 
+def _byte_span(t):
+    """[first, last] byte addresses an array's elements occupy (None when empty)."""
+    if t.numel() == 0:
+        return None
+    size = t.element_size()
+    lo = hi = t.data_ptr()
+    for n, st in zip(t.shape, t.stride()):
+        if st >= 0:
+            hi += (n - 1) * st * size
+        else:
+            lo += (n - 1) * st * size
+    return lo, hi + size - 1
+
+
 @_export
 def shares_memory(a, b, max_work=None):
+    """Whether ``a`` and ``b`` overlap in memory (by the ranges of addresses they span)."""
     ta, tb = _as_tensor(a), _as_tensor(b)
-    return ta.untyped_storage().data_ptr() == tb.untyped_storage().data_ptr()
+    sa, sb = _byte_span(ta), _byte_span(tb)
+    if sa is None or sb is None:
+        return False
+    return sa[0] <= sb[1] and sb[0] <= sa[1]
 
 
 may_share_memory = shares_memory
@@ -1254,19 +1356,36 @@ __all__ += ["hanning", "hamming", "blackman"]
 
 @_export
 def percentile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
-               keepdims=False):
+               keepdims=False, method=None):
     return quantile(a, true_divide(q, 100) if isinstance(q, NDArray) else _onp.asarray(q) / 100,
-                    axis=axis, out=out, interpolation=interpolation, keepdims=keepdims)
+                    axis=axis, out=out, interpolation=interpolation, keepdims=keepdims,
+                    method=method)
 
 
 @_export
 def quantile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
-             keepdims=False):
+             keepdims=False, method=None):
+    """NumPy's quantile (``method``, or MXNet's older name ``interpolation``: linear, lower,
+    higher, midpoint, nearest)."""
+    interpolation = method or interpolation
     t = _as_tensor(a)
+    if not t.is_floating_point():
+        t = t.to(torch.float32)
     qt = _as_tensor(q).to(t.dtype) if isinstance(q, NDArray) else torch.as_tensor(
         _onp.asarray(q), dtype=t.dtype, device=t.device)
+    if isinstance(axis, (tuple, list)):
+        axes = [x % t.dim() for x in axis]
+        rest = [d for d in range(t.dim()) if d not in axes]
+        t = t.permute(rest + axes).reshape([t.shape[d] for d in rest] + [-1])
+        keep_shape = [1 if d in axes else t.shape[d] for d in range(t.dim())]
+        axis, merged = -1, keep_shape
+    else:
+        merged = None
     r = _run(torch.quantile, t if axis is not None else t.reshape(-1), qt,
-             dim=axis if axis is not None else 0, keepdim=keepdims, interpolation=interpolation)
+             dim=axis if axis is not None else 0, keepdim=keepdims and merged is None,
+             interpolation=interpolation)
+    if keepdims and axis is None:
+        r = r.reshape(tuple(qt.shape) + (1,) * _as_tensor(a).dim())
     return _out(_wrap(r, _ctx(a)), out)
 
 

@@ -59,7 +59,7 @@ def slogdet(a):
 
 def solve(a, b):
     ta, tb = _float(_as_tensor(a)), _float(_as_tensor(b))
-    if tb.dim() == ta.dim() - 1:
+    if tb.dim() == 1 or (tb.dim() == ta.dim() - 1 and tuple(tb.shape) == tuple(ta.shape[:-1])):
         r = _run(lambda x, y: torch.linalg.solve(x, y.unsqueeze(-1)).squeeze(-1), ta, tb)
     else:
         r = _run(torch.linalg.solve, ta, tb)
@@ -67,7 +67,15 @@ def solve(a, b):
 
 
 def eigh(a, UPLO="L"):
-    return _w(torch.linalg.eigh, a, UPLO=UPLO)
+    return _result(_onp.linalg.eigh, _w(torch.linalg.eigh, a, UPLO=UPLO))
+
+
+def _result(np_fn, parts):
+    """``parts`` in the result type the installed NumPy's ``np_fn`` gives (a plain tuple on
+    NumPy 1.x, a named EigResult/EighResult/... on NumPy 2)."""
+    probe = np_fn(_onp.eye(1))
+    cls = type(probe)
+    return tuple(parts) if cls is tuple else cls(*parts)
 
 
 def eigvalsh(a, UPLO="L"):
@@ -78,7 +86,7 @@ def eig(a):
     w, v = torch.linalg.eig(_float(_as_tensor(a)).detach())
     if bool((w.imag != 0).any()):
         raise ValueError("eig: complex eigenvalues are not supported by mx.np arrays")
-    return _wrap(w.real, _ctx(a)), _wrap(v.real, _ctx(a))
+    return _result(_onp.linalg.eig, (_wrap(w.real, _ctx(a)), _wrap(v.real, _ctx(a))))
 
 
 def eigvals(a):
@@ -86,7 +94,21 @@ def eigvals(a):
 
 
 def pinv(a, rcond=1e-15, hermitian=False):
-    return _w(lambda t: torch.linalg.pinv(t, rtol=rcond, hermitian=hermitian), a)
+    t = _float(_as_tensor(a))
+    rc = _as_tensor(rcond).to(t.dtype).to(t.device) if not isinstance(rcond, float) else rcond
+    if isinstance(rc, torch.Tensor):
+        rc = rc.unsqueeze(-1)   # one per matrix; broadcast over the singular values
+        r = _run(lambda v: _pinv_rcond(v, rc, hermitian), t)
+    else:
+        r = _run(lambda v: torch.linalg.pinv(v, rtol=rc, hermitian=hermitian), t)
+    return _wrap(r, _ctx(a))
+
+
+def _pinv_rcond(v, rc, hermitian):
+    u, s, vh = torch.linalg.svd(v, full_matrices=False)
+    cutoff = rc * s.amax(dim=-1, keepdim=True)
+    sinv = torch.where(s > cutoff, 1.0 / s, torch.zeros_like(s))
+    return (vh.transpose(-2, -1) * sinv.unsqueeze(-2)) @ u.transpose(-2, -1)
 
 
 def qr(a, mode="reduced"):
@@ -133,7 +155,17 @@ def tensorinv(a, ind=2):
 def tensorsolve(a, b, axes=None):
     ta, tb = _float(_as_tensor(a)), _float(_as_tensor(b))
     dt = _promote(ta.dtype, tb.dtype)
-    return _wrap(_run(torch.linalg.tensorsolve, ta.to(dt), tb.to(dt), dims=axes), _ctx(a, b))
+    ta, tb = ta.to(dt), tb.to(dt)
+    if axes is not None:
+        axes = [x % ta.dim() for x in axes]
+        ta = ta.permute([d for d in range(ta.dim()) if d not in axes] + axes)
+    xshape = tuple(ta.shape[-(ta.dim() - tb.dim()):])   # (NumPy's slice, -0 included)
+    n = 1
+    for d in xshape:
+        n *= d
+    r = _run(lambda m, v: torch.linalg.solve(m.reshape(-1, n), v.reshape(-1)).reshape(xshape),
+             ta, tb)
+    return _wrap(r, _ctx(a, b))
 
 
 def cond(x, p=None):

@@ -70,6 +70,11 @@ def _torch_dtype(dtype, default=torch.float32):
     try:
         return to_torch_dtype(dtype)
     except TypeError:
+        pass
+    try:
+        # NumPy's spellings ('int', 'float', 'i4', np.dtype objects...)
+        return to_torch_dtype(_onp.dtype(dtype))
+    except TypeError:
         raise TypeError(f"data type {dtype!r} not understood") from None
 
 
@@ -220,6 +225,7 @@ class ndarray(NDArray):
         return _wrap(_run(self._t.to, td, copy=True), self._ctx)
 
     def copy(self, order="C"):
+        _c_order(order, "ndarray.copy")
         return _wrap(_run(torch.clone, self._t), self._ctx)
 
     def copyto(self, other):
@@ -259,8 +265,10 @@ class ndarray(NDArray):
 
     def __format__(self, spec):
         if self._t.dim() == 0:
-            return format(self.item(), spec)
-        return format(str(self), spec)
+            return format(self.asnumpy()[()], spec)
+        if spec:
+            raise TypeError("Cannot format mxnet.numpy.ndarray with format_spec")
+        return str(self)
 
     def __len__(self):
         if self._t.dim() == 0:
@@ -649,12 +657,18 @@ def _shape_arg(shape):
         raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
 
 
+def _c_order(order, fname):
+    if order != "C":
+        raise NotImplementedError(f"{fname} only supports order='C', while received {order}")
+
+
 def _check_shape(shape, fname):
     if any(s < 0 for s in shape):
         raise ValueError(f"{fname}: negative dimensions are not allowed (shape {shape})")
 
 
 def zeros(shape, dtype=None, order="C", ctx=None, device=None):
+    _c_order(order, "zeros")
     c = _ctx_arg(ctx, device)
     shape = _shape_arg(shape)
     _check_shape(shape, "zeros")
@@ -662,6 +676,7 @@ def zeros(shape, dtype=None, order="C", ctx=None, device=None):
 
 
 def ones(shape, dtype=None, order="C", ctx=None, device=None):
+    _c_order(order, "ones")
     c = _ctx_arg(ctx, device)
     shape = _shape_arg(shape)
     _check_shape(shape, "ones")
@@ -669,6 +684,7 @@ def ones(shape, dtype=None, order="C", ctx=None, device=None):
 
 
 def empty(shape, dtype=None, order="C", ctx=None, device=None):
+    _c_order(order, "empty")
     c = _ctx_arg(ctx, device)
     shape = _shape_arg(shape)
     _check_shape(shape, "empty")
@@ -676,6 +692,7 @@ def empty(shape, dtype=None, order="C", ctx=None, device=None):
 
 
 def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=None):
+    _c_order(order, "full")
     c = _ctx_arg(ctx, device)
     shape = _shape_arg(shape)
     _check_shape(shape, "full")

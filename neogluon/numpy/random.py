@@ -192,9 +192,14 @@ def multinomial(n, pvals, size=None):
                                      else tuple(size))
     k = int(_onp.prod(shape)) if shape else 1
     c = current_context()
-    draws = torch.multinomial(torch.as_tensor(pv), n * k, replacement=True,
-                              generator=generator(torch.device("cpu"))).reshape(k, n)
-    counts = torch.nn.functional.one_hot(draws, len(pv)).sum(1)
+    if n < 0:
+        raise ValueError(f"multinomial: n must be non-negative, got {n}")
+    if n * k == 0 or len(pv) == 0:
+        counts = torch.zeros((k, len(pv)), dtype=torch.int64)
+    else:
+        draws = torch.multinomial(torch.as_tensor(pv), n * k, replacement=True,
+                                  generator=generator(torch.device("cpu"))).reshape(k, n)
+        counts = torch.nn.functional.one_hot(draws, len(pv)).sum(1)
     return _wrap(counts.reshape(shape + (len(pv),)).to(c.torch_device), c)
 
 
