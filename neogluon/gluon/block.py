@@ -663,7 +663,8 @@ def _np_out(out):
     if type(out) is NDArray:
         return out.as_np_ndarray()
     if type(out) is _TracedNDArray:
-        return _retraced(out, _TracedNPArray)
+        # recorded, so that the replayed graph converts as well
+        return out.as_np_ndarray()
     if isinstance(out, (list, tuple)):
         return type(out)(_np_out(o) for o in out)
     return out

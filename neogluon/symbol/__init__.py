@@ -14,6 +14,9 @@ random = _Namespace("random")
 linalg = _Namespace("linalg")
 image = _Namespace("image")
 sparse = _Namespace("sparse")
+# NumPy mode: F.np / F.npx in hybrid_forward on symbols (the twins of mx.np / mx.npx)
+np = numpy = _Namespace("np")
+npx = numpy_extension = _Namespace("npx")
 from . import _internal   # MXNet's internal operators (_identity_with_attr_like_rhs...)
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",
