@@ -120,6 +120,29 @@ def _apply(fn, a, b, fname, shapes):
                          f"{shapes[0]} {shapes[1]} ({msg})") from None
 
 
+def _to_dtype(r, dt):
+    """``r`` cast to ``dt``; an integer result of a recorded computation stays in the graph
+    (the integer tensor with its float64 twin, as MXNet differentiates integer arrays)."""
+    if r.dtype is dt:
+        return r
+    live = r if r.requires_grad else (getattr(r, "_carrier", None)
+                                      if isinstance(r, _IntVarTensor) else None)
+    if dt.is_floating_point or live is None or dt is torch.bool:
+        return r.to(dt)
+    with torch._C.DisableTorchFunctionSubclass():
+        data = r.detach().to(dt)
+    out = data.as_subclass(_IntVarTensor)
+    out._carrier = live.to(torch.float64)
+    return out
+
+
+def _with_carrier(data, live):
+    """Integer ``data`` whose gradient is that of the recorded float ``live``."""
+    out = data.as_subclass(_IntVarTensor)
+    out._carrier = live.to(torch.float64)
+    return out
+
+
 def _zero_grad_node(r, *inputs):
     """A comparison's bool result. While recording with inputs that need gradients it stays in
     the graph with gradient 0 (as in MXNet, where ``backward`` through ``x > y`` gives zero
@@ -171,7 +194,7 @@ def _binary(name, fn, kind="arith"):
         if kind == "cmp":
             r = _zero_grad_node(r, a, b)
         elif kind == "arith" and r.dtype is not dt:
-            r = r.to(dt)
+            r = _to_dtype(r, dt)
         return _out(_wrap(r, ctx), out)
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = f"NumPy's ``{name}`` on mx.np arrays (element-wise, broadcasting)."
@@ -244,7 +267,7 @@ def _unary(name, fn, kind="math"):
             if dt is torch.bool:
                 r = _run(fn, t.to(torch.float32))
             elif not dt.is_floating_point:
-                r = _run(fn, t.to(torch.float64)).to(dt)
+                r = _to_dtype(_run(fn, t.to(torch.float64)), dt)
             else:
                 r = _run(fn, t)
         elif kind == "keep":
@@ -398,18 +421,56 @@ def _reduction(name, fn, kind="keep"):
         axes = _axes(axis, t.dim(), name)
         dt = _reduce_dtype(t, dtype, kind)
         src = t if t.dtype is dt or kind in ("keep_max",) else t.to(dt)
-        if kind in ("keep", "mean") and not dt.is_floating_point:
+        if kind in ("keep", "mean") and dt.is_floating_point and t.is_floating_point() and \
+                t.dtype.itemsize > dt.itemsize:
+            src = t   # computed at the input's precision, the result cast (and its gradient)
+        if kind == "mean" and not dt.is_floating_point:
+            src = t.to(torch.float64)   # the mean of the values, then cast (wrapping)
+        elif kind == "keep" and not dt.is_floating_point:
             src = t.to(torch.float64)
-        r = _run(fn, src, axes, keepdims)
+        elif kind in ("keep", "mean") and dt in (torch.float16, torch.bfloat16) and \
+                t.dtype.itemsize <= 2:
+            src = t.to(torch.float32)   # accumulate in float32, as MXNet does
+        if kind == "mean" and not dt.is_floating_point and dt is not torch.bool:
+            return _out(_wrap(_int_mean(t, axes, keepdims, dt), _ctx(a)), out)
+        if axes == ():
+            r = _run(torch.clone, src)   # NumPy: reducing over no axis changes nothing
+        else:
+            r = _run(fn, src, axes, keepdims)
         if initial is not None:
             r = _run(_combine_initial[name], r, initial)
         if r.dtype is not dt:
-            r = r.to(dt)
+            if r.is_floating_point() and not dt.is_floating_point and dt is not torch.bool:
+                # a C cast (truncates, wraps); the gradient passes through it unchanged
+                data = torch.trunc(r.detach()).to(torch.int64).to(dt)
+                r = _with_carrier(data, r) if r.requires_grad else data
+            r = _to_dtype(r, dt)
         return _out(_wrap(r, _ctx(a)), out)
     reduce.__name__ = reduce.__qualname__ = name
     globals()[name] = reduce
     __all__.append(name)
     return reduce
+
+
+def _int_mean(t, axes, keep, dt):
+    """``mean(dtype=<integer>)`` as NumPy and MXNet compute it: the values cast to ``dt``,
+    summed in ``dt`` (wrapping), divided with truncation; the gradient is the mean's."""
+    with torch._C.DisableTorchFunctionSubclass():
+        x = t.detach().to(dt)
+        n = t.numel() if axes is None else int(_onp.prod([t.shape[ax] for ax in axes]))
+        if axes == ():
+            total = x
+        elif axes is None:
+            total = torch.sum(x).reshape((1,) * t.dim() if keep else ()).to(dt)
+        else:
+            total = torch.sum(x, dim=axes, keepdim=keep).to(dt)
+        data = torch.div(total, _py_max(n, 1), rounding_mode="trunc").to(dt)
+    live = t if t.requires_grad else (getattr(t, "_carrier", None)
+                                      if isinstance(t, _IntVarTensor) else None)
+    if live is None or not _ag_state.recording:
+        return data
+    m = _mean(live.to(torch.float64), axes, keep) if axes != () else live.to(torch.float64)
+    return _with_carrier(data, m)
 
 
 def _sum(t, axes, keep):
@@ -436,8 +497,8 @@ def _mean(t, axes, keep):
 def _extreme(op, name):
     def f(t, axes, keep):
         if t.numel() == 0 and (axes is None or _py_any(t.shape[ax] == 0 for ax in axes)):
-            raise ValueError(f"zero-size array to reduction operation {name} which has no "
-                             "identity")
+            raise MXNetValueError(f"zero-size array to reduction operation {name} which has "
+                                  "no identity")
         if axes is None:
             r = op(t)
             return r.reshape((1,) * t.dim()) if keep else r
@@ -474,8 +535,11 @@ def _moment(a, axis, dtype, out, ddof, keepdims, sqrt):
     dt = _reduce_dtype(t, dtype, "keep")
     src = t if t.is_floating_point() else t.to(torch.float64)
     fn = torch.std if sqrt else torch.var
-    r = _run(fn, src, dim=axes, correction=ddof, keepdim=keepdims)
-    return _out(_wrap(r.to(dt) if r.dtype is not dt else r, _ctx(a)), out)
+    if axes == ():
+        r = _run(lambda v: (v - v) / (1 - ddof) if ddof != 1 else (v - v) / 0, src)
+    else:
+        r = _run(fn, src, dim=axes, correction=ddof, keepdim=keepdims)
+    return _out(_wrap(_to_dtype(r, dt), _ctx(a)), out)
 
 
 def _arg_extreme(name, fn):

@@ -222,7 +222,15 @@ class ndarray(NDArray):
         td = _torch_dtype(dtype)
         if td is self._t.dtype and not copy:
             return self
-        return _wrap(_run(self._t.to, td, copy=True), self._ctx)
+        from ._op import _to_dtype
+        t = self._t
+        if td is t.dtype:
+            r = _run(torch.clone, t)
+        elif td.is_floating_point or not (_state.recording and t.requires_grad):
+            r = _run(t.to, td)
+        else:   # an integer cast of a recorded value stays in the graph (as MXNet's)
+            r = _to_dtype(t, td)
+        return _wrap(r, self._ctx)
 
     def copy(self, order="C"):
         _c_order(order, "ndarray.copy")
