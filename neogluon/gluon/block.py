@@ -37,7 +37,7 @@ from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
-from ..numpy.multiarray import ndarray as _npndarray
+from ..numpy.multiarray import ndarray as _npndarray, _same_seq
 from ..numpy import _hooks as _np_hooks
 from .utils import HookHandle
 from . import _compile, _cudagraph
@@ -666,7 +666,7 @@ def _np_out(out):
         # recorded, so that the replayed graph converts as well
         return out.as_np_ndarray()
     if isinstance(out, (list, tuple)):
-        return type(out)(_np_out(o) for o in out)
+        return _same_seq(out, [_np_out(o) for o in out])
     return out
 
 
@@ -997,7 +997,7 @@ class _Tracer:
             slots.append(s)
             return _traced(out, s)
         if isinstance(out, (list, tuple)):
-            return type(out)(self._wrap(o, slots) for o in out)
+            return _same_seq(out, [self._wrap(o, slots) for o in out])
         return out
 
     def record(self, op, args, kwargs, out):

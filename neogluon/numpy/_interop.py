@@ -2,6 +2,7 @@
 :mod:`neogluon.numpy_dispatch_protocol` (the registries live there)."""
 from .. import autograd as _ag
 from ..ndarray.ndarray import NDArray
+from .multiarray import _same_seq
 
 
 def _to_np(x):
@@ -31,7 +32,7 @@ def _to_mx(out, ctx):
     if isinstance(out, onp.ndarray):
         return array(out, dtype=out.dtype, ctx=ctx)
     if isinstance(out, (list, tuple)):
-        return type(out)(_to_mx(o, ctx) for o in out)
+        return _same_seq(out, [_to_mx(o, ctx) for o in out])
     return out
 
 

@@ -152,7 +152,13 @@ def _zero_grad_node(r, *inputs):
         r = r.detach()
     if not _ag_state.recording:
         return r
-    live = [t for t in inputs if isinstance(t, _Tensor) and t.requires_grad]
+    live = []
+    for t in inputs:
+        if isinstance(t, _Tensor):
+            if t.requires_grad:
+                live.append(t)
+            elif isinstance(t, _IntVarTensor) and getattr(t, "_carrier", None) is not None:
+                live.append(t._carrier)
     if not live:
         return r
     twin = r.to(torch.float64)
@@ -167,10 +173,47 @@ def _shape_of(x):
     return tuple(getattr(x, "shape", ()))
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _ufunc_kwargs(name, kwargs):
+    """NumPy's ufunc keywords as MXNet treats them: accepted only at their defaults
+    (NotImplementedError otherwise), malformed values refused with TypeError."""
+    for k, v in kwargs.items():
+        if k == "where":
+            if v is not True:
+                raise NotImplementedError(f"{name}: where={v!r} is not supported")
+        elif k == "casting":
+            if v not in _CASTINGS:
+                raise TypeError(f"{name}: casting must be one of {_CASTINGS}, got {v!r}")
+            if v != "same_kind":
+                raise NotImplementedError(f"{name}: casting={v!r} is not supported")
+        elif k == "order":
+            if v != "K":
+                raise NotImplementedError(f"{name}: order={v!r} is not supported")
+        elif k == "dtype":
+            if v is not None:
+                _torch_dtype(v)   # TypeError for a malformed dtype
+                raise NotImplementedError(f"{name}: dtype={v!r} is not supported")
+        elif k == "subok":
+            if v is not True:
+                raise NotImplementedError(f"{name}: subok={v!r} is not supported")
+        else:
+            raise TypeError(f"{name}() got an unexpected keyword argument {k!r}")
+
+
+def _check_out(name, out):
+    if out is not None and not isinstance(out, NDArray):
+        raise TypeError(f"{name}: out must be an mx.np.ndarray, got {type(out).__name__}")
+
+
 def _binary(name, fn, kind="arith"):
     """A NumPy binary ufunc: ``kind`` says how the dtype comes out ('arith': the operands';
     'float': float32 for integer operands; 'cmp'/'logical': bool; 'int': integers only)."""
     def ufunc(x1, x2, out=None, **kwargs):
+        if kwargs:
+            _ufunc_kwargs(name, kwargs)
+        _check_out(name, out)
         if kind == "logical":
             a = _as_tensor(x1, what=name) if not _scalar(x1) else x1
             b = _as_tensor(x2, what=name) if not _scalar(x2) else x2
@@ -190,6 +233,11 @@ def _binary(name, fn, kind="arith"):
             raise TypeError(f"ufunc '{name}' not supported for the input types ({dt})")
         if not isinstance(b, _Tensor) and fn not in _SCALAR_OK:
             b = torch.tensor(b, dtype=a.dtype, device=a.device)
+        if fn is _mod and not dt.is_floating_point:
+            # MXNet's integer mod has zero gradients (its float twin would pass 1 and -floor)
+            r = _zero_grad_node(_apply(fn, a.detach(), b.detach() if isinstance(b, _Tensor)
+                                       else b, name, (_shape_of(x1), _shape_of(x2))), a, b)
+            return _out(_wrap(r, ctx), out)
         r = _apply(fn, a, b, name, (_shape_of(x1), _shape_of(x2)))
         if kind == "cmp":
             r = _zero_grad_node(r, a, b)
@@ -205,6 +253,16 @@ def _binary(name, fn, kind="arith"):
 
 def _floor_div(a, b):
     return torch.div(a, b, rounding_mode="floor")
+
+
+def _mod(a, b):
+    """MXNet's mod: the divisor's sign, 0 where the divisor is 0."""
+    if isinstance(b, _Tensor):
+        zero = b == 0
+        return torch.remainder(a, b.masked_fill(zero, 1)).masked_fill(zero, 0)
+    if b == 0:
+        return torch.zeros_like(a)
+    return torch.remainder(a, b)
 
 
 def _fmod(a, b):
@@ -224,12 +282,12 @@ def _ldexp(a, b):
 
 # torch functions that take a Python number as their second operand
 _SCALAR_OK = {torch.add, torch.sub, torch.mul, torch.div, torch.eq, torch.ne, torch.gt,
-              torch.ge, torch.lt, torch.le, _floor_div, mx_mod, _fmod, _power}
+              torch.ge, torch.lt, torch.le, _floor_div, _mod, _fmod, _power}
 
 for _n, _f, _k in [
         ("add", torch.add, "arith"), ("subtract", torch.sub, "arith"),
         ("multiply", torch.mul, "arith"), ("true_divide", torch.div, "float"),
-        ("floor_divide", _floor_div, "arith"), ("mod", mx_mod, "arith"),
+        ("floor_divide", _floor_div, "arith"), ("mod", _mod, "arith"),
         ("fmod", _fmod, "arith"), ("power", _power, "arith"),
         ("maximum", torch.maximum, "arith"), ("minimum", torch.minimum, "arith"),
         ("fmax", torch.fmax, "arith"), ("fmin", torch.fmin, "arith"),
@@ -260,6 +318,9 @@ def _unary(name, fn, kind="math"):
     computes in float and casts back); 'keep': the op runs on the dtype as is; 'pred': bool
     out; 'int': integers and bool only."""
     def ufunc(x, out=None, **kwargs):
+        if kwargs:
+            _ufunc_kwargs(name, kwargs)
+        _check_out(name, out)
         t = _as_tensor(x, what=name)
         ctx = _ctx(x)
         dt = t.dtype
@@ -274,6 +335,8 @@ def _unary(name, fn, kind="math"):
             src = t.to(torch.float32) if dt is torch.bool else t
             r = _run(fn, src)
         elif kind == "pred":
+            if out is not None and out._t.dtype is not torch.bool:
+                raise TypeError(f"{name}: out must be a bool array, got {out.dtype}")
             r = fn(t.detach())
         else:
             if dt.is_floating_point:
@@ -346,7 +409,8 @@ def positive(x, out=None, **kwargs):
 def round(x, decimals=0, out=None):  # noqa: A001 - NumPy's name
     t = _as_tensor(x)
     if not t.is_floating_point():
-        r = t.clone()
+        r = t.clone() if decimals >= 0 else \
+            torch.round(t.detach().to(torch.float64), decimals=decimals).to(t.dtype)
     else:
         r = _run(torch.round, t, decimals=decimals) if decimals else _run(torch.round, t)
     return _out(_wrap(r, _ctx(x)), out)
@@ -386,6 +450,11 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 # ---------------------------------------------------------------------------- reductions
+class AxisError(MXNetValueError, IndexError):
+    """An axis out of range: MXNetError as MXNet raises, and ValueError/IndexError as
+    NumPy's AxisError is."""
+
+
 def _axes(axis, ndim, fname):
     if axis is None:
         return None
@@ -393,11 +462,9 @@ def _axes(axis, ndim, fname):
     out = []
     for ax in axes:
         ax = int(ax)
-        if not -ndim <= ax < _py_max(ndim, 1):
-            raise _onp.exceptions.AxisError(f"{fname}: axis {ax} is out of bounds for array "
-                                            f"of dimension {ndim}") \
-                if hasattr(_onp, "exceptions") else ValueError(
-                    f"{fname}: axis {ax} is out of bounds for array of dimension {ndim}")
+        if not (-_py_max(ndim, 1) <= ax < _py_max(ndim, 1)):
+            raise AxisError(f"{fname}: axis {ax} is out of bounds for array of dimension "
+                            f"{ndim}")
         out.append(ax % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"{fname}: duplicate value in 'axis'")
@@ -545,8 +612,9 @@ def _moment(a, axis, dtype, out, ddof, keepdims, sqrt):
 def _arg_extreme(name, fn):
     def f(a, axis=None, out=None, keepdims=False):
         t = _as_tensor(a)
-        if t.numel() == 0:
-            raise ValueError(f"attempt to get {name} of an empty sequence")
+        if t.numel() == 0 and (axis is None or
+                               t.shape[_axes(axis, t.dim(), name)[0]] == 0):
+            raise MXNetValueError(f"attempt to get {name} of an empty sequence")
         if axis is None:
             r = fn(t.detach().reshape(-1))
             if keepdims:
@@ -596,7 +664,17 @@ def cumsum(a, axis=None, dtype=None, out=None):
     if axis is None:
         t = t.reshape(-1)
         axis = 0
-    r = _run(torch.cumsum, t, dim=int(axis), dtype=dt)
+    if dt in (torch.float16, torch.bfloat16):
+        # accumulated in the 16-bit type step by step, as NumPy and MXNet do
+        src = t.to(dt)
+        ax = int(axis) % _py_max(src.dim(), 1)
+        parts, acc = [], None
+        for piece in torch.unbind(src, dim=ax):
+            acc = piece if acc is None else _run(torch.add, acc, piece)
+            parts.append(acc)
+        r = _run(torch.stack, parts, dim=ax) if parts else src.clone()
+    else:
+        r = _run(torch.cumsum, t, dim=int(axis), dtype=dt)
     return _out(_wrap(r, _ctx(a)), out)
 
 
@@ -668,9 +746,12 @@ def transpose(a, axes=None):
     if axes is None:
         axes = tuple(range(t.dim() - 1, -1, -1))
     axes = tuple(int(x) for x in axes)
-    if sorted(x % t.dim() for x in axes) != list(range(t.dim())) if t.dim() else axes:
-        raise ValueError(f"transpose: axes {axes} don't match an array of shape "
+    n = t.dim()
+    if len(axes) != n or _py_any(not -n <= x < n for x in axes):
+        raise MXNetError(f"transpose: axes {axes} don't match an array of shape "
                          f"{tuple(t.shape)}")
+    if len({x % n for x in axes}) != n:
+        raise ValueError(f"transpose: repeated axis in {axes}")
     return _wrap(_run(t.permute, axes), _ctx(a))
 
 
@@ -719,6 +800,8 @@ def squeeze(a, axis=None):
     if axis is None:
         return _wrap(_run(t.reshape, [s for s in t.shape if s != 1]), _ctx(a))
     axes = _axes(axis, t.dim(), "squeeze")
+    if t.dim() == 0:
+        return _wrap(_run(torch.clone, t), _ctx(a))
     for ax in axes:
         if t.shape[ax] != 1:
             raise ValueError("cannot select an axis to squeeze out which has size not equal "
@@ -731,6 +814,13 @@ def squeeze(a, axis=None):
 def broadcast_to(array, shape):
     t = _as_tensor(array)
     shape = _shape_arg(shape)
+    if -2 in shape:
+        # npx's -2: this axis keeps the input's size (axes aligned from the right)
+        src = (1,) * (len(shape) - t.dim()) + tuple(t.shape)
+        if len(src) != len(shape):
+            raise MXNetValueError(f"broadcast_to: -2 needs an input of at most {len(shape)} "
+                                  f"axes, got shape {tuple(t.shape)}")
+        shape = tuple(d if d != -2 else s_ for d, s_ in zip(shape, src))
     try:
         r = _run(t.expand, shape)
     except RuntimeError:
@@ -1019,6 +1109,7 @@ def take(a, indices, axis=None, mode="raise", out=None):
         torch.tensor(indices, device=t.device)
     if axis is None:
         t, axis = t.reshape(-1), 0
+    axis = _axes(axis, t.dim(), "take")[0]
     n = t.shape[axis]
     if mode == "clip":
         idx = idx.clamp(0, n - 1)
@@ -1045,7 +1136,15 @@ def take_along_axis(arr, indices, axis):
 
 @_export
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    return _wrap(_run(torch.diagonal, _as_tensor(a), offset, axis1, axis2).clone(), _ctx(a))
+    t = _as_tensor(a)
+    if t.dim() < 2:
+        raise MXNetValueError(f"diagonal: the array needs at least two axes, got shape "
+                              f"{tuple(t.shape)}")
+    ax1, ax2 = _axes((axis1, axis2), t.dim(), "diagonal") if axis1 % t.dim() != \
+        axis2 % t.dim() or not (-t.dim() <= axis1 < t.dim()) else (None, None)
+    if ax1 is None:
+        raise MXNetValueError(f"diagonal: axis1 and axis2 cannot be the same ({axis1}, {axis2})")
+    return _wrap(_run(torch.diagonal, t, offset, ax1, ax2).clone(), _ctx(a))
 
 
 @_export
@@ -1066,14 +1165,23 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)  # noqa
 
 
+def _tri_part(m, k, fn):
+    t = _as_tensor(m)
+    if t.dim() == 0:
+        raise MXNetValueError("tril/triu: input must have at least 1 axis")
+    if t.dim() == 1:
+        t = t.expand(t.shape[0], t.shape[0])   # NumPy: a vector is taken as its rows' tile
+    return _wrap(_run(fn, t, k), _ctx(m))
+
+
 @_export
 def tril(m, k=0):
-    return _wrap(_run(torch.tril, _as_tensor(m), k), _ctx(m))
+    return _tri_part(m, k, torch.tril)
 
 
 @_export
 def triu(m, k=0):
-    return _wrap(_run(torch.triu, _as_tensor(m), k), _ctx(m))
+    return _tri_part(m, k, torch.triu)
 
 
 @_export
@@ -1158,12 +1266,12 @@ def dot(a, b, out=None):
 def matmul(a, b, out=None):
     ta, tb, ctx = _matmul_operands(a, b, "matmul")
     if ta.dim() == 0 or tb.dim() == 0:
-        raise ValueError("matmul: Input operand does not have enough dimensions")
+        raise MXNetValueError("matmul: Input operand does not have enough dimensions")
     try:
         r = _run(torch.matmul, ta, tb)
     except RuntimeError as err:
-        raise ValueError(f"matmul: shapes {tuple(ta.shape)} and {tuple(tb.shape)} do not "
-                         f"match ({str(err).splitlines()[0]})") from None
+        raise MXNetValueError(f"matmul: shapes {tuple(ta.shape)} and {tuple(tb.shape)} do "
+                              f"not match ({str(err).splitlines()[0]})") from None
     return _out(_wrap(r, ctx), out)
 
 
@@ -1366,10 +1474,30 @@ def insert(arr, obj, values, axis=None):
 
 @_export
 def delete(arr, obj, axis=None):
-    a = asarray(arr).asnumpy()
-    o = obj.asnumpy() if isinstance(obj, NDArray) else obj
-    r = _onp.delete(a, o, axis=axis)
-    return array(r, dtype=r.dtype, ctx=_ctx(arr))
+    """The array without the entries ``obj`` selects along ``axis`` (differentiable). As in
+    MXNet, indices of an index array outside ``[0, n)`` are ignored; an int out of range is
+    an IndexError."""
+    t = _as_tensor(arr)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    axis = _axes(axis, t.dim(), "delete")[0]
+    n = t.shape[axis]
+    if isinstance(obj, slice):
+        drop = set(range(*obj.indices(n)))
+    elif isinstance(obj, (int, _onp.integer)) and not isinstance(obj, bool):
+        i = int(obj)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        drop = {i % n}
+    else:
+        idx = _onp.asarray(obj.asnumpy() if isinstance(obj, NDArray) else obj).reshape(-1)
+        if idx.dtype == _onp.bool_:
+            drop = set(_onp.nonzero(idx)[0].tolist())
+        else:
+            drop = {int(i) for i in idx.astype(_onp.int64) if 0 <= i < n}
+    keep = torch.as_tensor([i for i in range(n) if i not in drop], dtype=torch.int64,
+                           device=t.device)
+    return _wrap(_run(torch.index_select, t, axis, keep), _ctx(arr))
 
 
 @_export

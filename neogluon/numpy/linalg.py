@@ -25,7 +25,14 @@ def _w(fn, *arrays, **kw):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    """NumPy's norm (MXNet also takes ``ord='inf'`` / ``'-inf'`` as strings)."""
+    if ord in ("inf", "-inf"):
+        ord = float(ord)  # noqa: A001
     t = _float(_as_tensor(x))
+    if isinstance(axis, (tuple, list)) and len(axis) == 1:
+        axis = axis[0]
+    if ord in ("fro", "nuc") and (isinstance(axis, int) or (axis is None and t.dim() == 1)):
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
     if axis is None and ord is None:
         r = _run(lambda v: torch.linalg.vector_norm(v.reshape(-1)), t)
         if keepdims:

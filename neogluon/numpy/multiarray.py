@@ -24,7 +24,7 @@ import numbers
 import numpy as _onp
 import torch
 
-from ..base import MXNetError, to_torch_dtype
+from ..base import MXNetError, MXNetValueError, to_torch_dtype
 from ..context import Context, current_context
 from ..ndarray import ndarray as _ndmod
 from ..ndarray.ndarray import (NDArray, _run, _call_nograd, _keyed, _index_error, _key_repr,
@@ -89,11 +89,25 @@ def _wrap(t, ctx):
     return a
 
 
+def _same_seq(like, items):
+    """``items`` as a sequence of ``like``'s type (named tuples such as NumPy 2's EighResult
+    take their fields positionally)."""
+    t = type(like)
+    if t in (list, tuple):
+        return t(items)
+    if hasattr(like, "_fields"):
+        return t(*items)
+    try:
+        return t(items)
+    except TypeError:
+        return tuple(items)
+
+
 def _wrap_all(out, ctx):
     if isinstance(out, _Tensor):
         return _wrap(out, ctx)
     if isinstance(out, (tuple, list)):
-        return type(out)(_wrap_all(o, ctx) for o in out)
+        return _same_seq(out, [_wrap_all(o, ctx) for o in out])
     return out
 
 
@@ -785,6 +799,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, 
 
 def eye(N, M=None, k=0, dtype=None, ctx=None, device=None, **kwargs):
     c = _ctx_arg(ctx, device)
+    if N < 0 or (M is not None and M < 0):
+        raise MXNetValueError(f"eye: negative dimensions are not allowed (N={N}, M={M})")
     vals = _onp.eye(N, M, k)
     return _wrap(torch.as_tensor(vals).to(device=c.torch_device, dtype=_torch_dtype(dtype)), c)
 
