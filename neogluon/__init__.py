@@ -49,7 +49,8 @@ def __getattr__(name):
             "attribute": ".attribute", "rnn": ".rnn", "log": ".log", "engine": ".engine",
             "rnd": ".random", "error": ".error", "libinfo": ".libinfo", "rtc": ".rtc",
             "misc": ".misc", "ndarray_doc": ".ndarray_doc", "symbol_doc": ".symbol_doc",
-            "notebook": ".notebook"}
+            "notebook": ".notebook", "numpy_dispatch_protocol": ".numpy_dispatch_protocol",
+            "numpy_op_signature": ".numpy_op_signature", "_numpy_op_doc": "._numpy_op_doc"}
     if name in lazy:
         mod = importlib.import_module(lazy[name], __name__)
         # Through setattr (not globals()), so the ``mxnet`` alias module sees it too.

@@ -684,8 +684,9 @@ def _attach(arr, grad_req="write", grad_buf=None, register=True):
     differentiable = t.is_floating_point() or t.is_complex()
     if grad_req != "null" and differentiable:
         t.requires_grad_(True)
-    elif grad_req != "null" and t.dtype is not torch.bool:
-        # MXNet differentiates integer arrays too; torch needs a float twin (see _intgrad)
+    elif grad_req != "null":
+        # MXNet differentiates integer (and bool) arrays too; torch needs a float twin (see
+        # _intgrad)
         from .ndarray._intgrad import make_variable
         t = make_variable(t)
     arr._t = t

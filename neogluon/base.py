@@ -253,3 +253,12 @@ def build_param_doc(arg_names, arg_types, arg_descs, remove_dup=True):
         if desc:
             lines.append("    " + desc)
     return "Parameters\n----------\n" + "\n".join(lines) + "\n"
+
+
+# MXNet's operator-name prefixes of its NumPy interface (``_np_random_uniform`` lives in
+# mx.np.random, ``_npx_image_resize`` in mx.npx.image); numpy_op_signature reads them.
+_NP_OP_PREFIX = "_np_"
+_NP_OP_SUBMODULE_LIST = ["_random_", "_linalg_"]
+_NP_EXT_OP_PREFIX = "_npx_"
+_NP_EXT_OP_SUBMODULE_LIST = ["_image_", "_random_"]
+_NP_INTERNAL_OP_PREFIX = "_npi_"

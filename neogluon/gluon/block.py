@@ -32,12 +32,15 @@ import numpy as np
 from .. import _fileio, _malloc, autograd
 from .. import initializer
 from .. import name as _name
+from .. import util as _util
 from .. import symbol as _sym
 from ..symbol.symbol import Symbol as _Symbol, _evaluate
 from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
+from ..numpy.multiarray import ndarray as _npndarray, _same_seq
+from ..numpy import _hooks as _np_hooks
 from .utils import HookHandle
 from . import _compile, _cudagraph
 from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
@@ -148,6 +151,16 @@ class Block:
     params : ParameterDict, optional
         Parameters to share (looked up before new ones are created).
     """
+
+    # NumPy-array mode: a layer of neogluon's own (``_builtin``) computes on nd views of its
+    # inputs; containers and user blocks (``_np_passthrough`` or defined outside neogluon)
+    # see the mx.np arrays themselves. Every block's outputs are mx.np arrays in that mode.
+    _builtin = False
+    _np_passthrough = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._builtin = cls.__module__.startswith("neogluon.") and not cls._np_passthrough
 
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ""
@@ -503,6 +516,17 @@ class Block:
         _bump()
 
     def __call__(self, *args):
+        if _np_mode():
+            # NumPy-array mode: neogluon's own layers compute on mx.nd views of the mx.np
+            # inputs (their code is written for nd semantics); all return mx.np arrays
+            if self._builtin:
+                return _np_out(self._call(*_nd_in(args)))
+            out = self._call(*args)
+            _check_np_out(out)
+            return out
+        return self._call(*args)
+
+    def _call(self, *args):
         if self._forward_pre_hooks:
             for hook in list(self._forward_pre_hooks.values()):
                 hook(self, args)
@@ -597,6 +621,57 @@ class Block:
 
 
 # ---------------------------------------------------------------------------- tracing
+def _np_mode():
+    return _util.is_np_array()
+
+
+def _nd_view(a):
+    if type(a) is NDArray or not isinstance(a, NDArray):
+        return a
+    v = object.__new__(NDArray)
+    v._t = a._t
+    v._ctx = a._ctx
+    v._ag = a._ag
+    return v
+
+
+def _nd_in(args):
+    out = []
+    for a in args:
+        if type(a) is _TracedNPArray:
+            a = _retraced(a, _TracedNDArray)
+        elif isinstance(a, NDArray) and type(a) is not NDArray and \
+                type(a) is not _TracedNDArray and a.stype == "default":
+            a = _nd_view(a)
+        elif isinstance(a, (list, tuple)):
+            a = type(a)(_nd_in(a))
+        out.append(a)
+    return tuple(out)
+
+
+def _check_np_out(out):
+    """In NumPy-array mode a block must return mx.np arrays (MXNet raises TypeError)."""
+    if isinstance(out, NDArray):
+        if not isinstance(out, _npndarray):
+            raise TypeError("Block's output ndarrays/symbols must be of type "
+                            "`mxnet.numpy.ndarray` or `mxnet.symbol.numpy._Symbol`, while got "
+                            f"output type {type(out)}")
+    elif isinstance(out, (list, tuple)):
+        for o in out:
+            _check_np_out(o)
+
+
+def _np_out(out):
+    if type(out) is NDArray:
+        return out.as_np_ndarray()
+    if type(out) is _TracedNDArray:
+        # recorded, so that the replayed graph converts as well
+        return out.as_np_ndarray()
+    if isinstance(out, (list, tuple)):
+        return _same_seq(out, [_np_out(o) for o in out])
+    return out
+
+
 class _TraceState(threading.local):
     tracer = None
 
@@ -630,8 +705,34 @@ class _TracedNDArray(NDArray):
     __str__ = __repr__
 
 
+class _TracedNPArray(_npndarray):
+    """An mx.np array that knows which graph slot holds it (only exists during a capture)."""
+    __slots__ = ("_slot",)
+
+    def __repr__(self):
+        tr = _TRACE.tracer
+        if tr is None or tr.depth:
+            return _npndarray.__repr__(self)
+        return f"<_Symbol {tr.slot_name(self._slot)}>"
+
+    __str__ = __repr__
+
+
+_TRACED = (_TracedNDArray, _TracedNPArray)
+
+
+def _retraced(a, cls):
+    """The same traced array (tensor, slot) as the other class: nd view <-> np view."""
+    b = object.__new__(cls)
+    b._t = a._t
+    b._ctx = a._ctx
+    b._ag = a._ag
+    b._slot = a._slot
+    return b
+
+
 def _traced(arr, slot):
-    a = object.__new__(_TracedNDArray)
+    a = object.__new__(_TracedNPArray if isinstance(arr, _npndarray) else _TracedNDArray)
     a._t = arr._t
     a._ctx = arr._ctx
     a._ag = arr._ag
@@ -647,13 +748,13 @@ _NOT_TRACED = {"__init__", "__new__", "__repr__", "__str__", "__getattribute__",
                "wait_to_read", "wait_to_write", "attach_grad", "backward", "__eq__", "__ne__",
                "__lt__", "__le__", "__gt__", "__ge__"}
 _VALUE_READS = {"asnumpy", "asscalar", "item", "__bool__", "__float__", "__int__", "__index__",
-                "tolist"}
+                "tolist", "__complex__", "__format__"}
 _IN_PLACE = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__idiv__",
-             "__imod__", "copyto"}
+             "__imod__", "copyto", "__ifloordiv__", "__ipow__", "fill"}
 
 
-def _make_traced_method(name):
-    base = getattr(NDArray, name)
+def _make_traced_method(name, base_cls=NDArray, kind="method"):
+    base = getattr(base_cls, name)
     if name in _VALUE_READS or name in _IN_PLACE:
         what = ("reads values back into Python" if name in _VALUE_READS
                 else "writes in place")
@@ -673,7 +774,7 @@ def _make_traced_method(name):
                 out = base(self, *args, **kwargs)
             finally:
                 tr.depth -= 1
-            return tr.record(("method", name), (self,) + args, kwargs, out)
+            return tr.record((kind, name), (self,) + args, kwargs, out)
     m.__name__ = name
     return m
 
@@ -700,6 +801,16 @@ def _install_traced_methods():
         return tr.record(("method", "transpose"), (self,), {}, out)
     _TracedNDArray.T = property(_T)
     _TracedNDArray.__hash__ = NDArray.__hash__
+    # mx.np arrays: their own (NumPy-semantics) methods, recorded as "npmethod"
+    for name in dir(_npndarray):
+        if name in _NOT_TRACED or name in ("grad", "T", "device", "_inplace_op"):
+            continue
+        attr = getattr(_npndarray, name, None)
+        if callable(attr) and not isinstance(attr, type):
+            setattr(_TracedNPArray, name, _make_traced_method(name, _npndarray, "npmethod"))
+    for cmp in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+        setattr(_TracedNPArray, cmp, _make_traced_method(cmp, _npndarray, "npmethod"))
+    _TracedNPArray.__hash__ = NDArray.__hash__
 
 
 _install_traced_methods()
@@ -860,7 +971,7 @@ def _modules_capturing(on):
 
 def _encode(value, tracer):
     """JSON-able description of an op argument, with array slots as {'@': slot}."""
-    if isinstance(value, _TracedNDArray):
+    if isinstance(value, _TRACED):
         return {"@": value._slot}
     if isinstance(value, NDArray):
         raise _CaptureError("an NDArray that is neither an input, a parameter nor the result of "
@@ -977,7 +1088,7 @@ class _Tracer:
             slots.append(s)
             return _traced(out, s)
         if isinstance(out, (list, tuple)):
-            return type(out)(self._wrap(o, slots) for o in out)
+            return _same_seq(out, [self._wrap(o, slots) for o in out])
         return out
 
     def record(self, op, args, kwargs, out):
@@ -1000,6 +1111,22 @@ class _Tracer:
         return wrapped
 
 
+def _np_record(path, fn, args, kwargs):
+    """mx.np / mx.npx functions called while a forward pass is captured are graph nodes."""
+    tr = _TRACE.tracer
+    if tr is None or tr.depth:
+        return fn(*args, **kwargs)
+    tr.depth += 1
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        tr.depth -= 1
+    return tr.record(("np", path), args, kwargs, out)
+
+
+_np_hooks.HOOK[0] = _np_record
+
+
 def _structure(out):
     if isinstance(out, NDArray):
         return 0
@@ -1009,7 +1136,7 @@ def _structure(out):
 
 
 def _flatten_out(out, tracer, flat):
-    if isinstance(out, _TracedNDArray):
+    if isinstance(out, _TRACED):
         flat.append(out._slot)
         return 0
     if isinstance(out, NDArray):
@@ -1053,9 +1180,11 @@ def _rebuild(fmt, values, pos):
 
 
 def _untrace(out):
-    if isinstance(out, _TracedNDArray):
+    if isinstance(out, _TRACED):
         a = _new(out._t, out._ctx)
         a._ag = out._ag
+        if type(out) is _TracedNPArray:
+            a.__class__ = _npndarray
         return a
     if isinstance(out, (list, tuple)):
         return [_untrace(o) for o in out]    # lists, as the replays return (see _flatten_out)
@@ -1064,6 +1193,18 @@ def _untrace(out):
 
 def _resolve_op(op):
     kind, name = op
+    if kind == "npmethod":
+        fn = getattr(_npndarray, name, None)
+        if fn is None:
+            raise MXNetError(f"graph: mx.np.ndarray has no method {name!r}")
+        return fn
+    if kind == "np":
+        import importlib
+        mod, _, fname = name.rpartition(".")
+        fn = getattr(importlib.import_module("neogluon." + mod), fname, None)
+        if fn is None:
+            raise MXNetError(f"graph: neogluon.{name} does not exist")
+        return fn
     if kind == "method":
         fn = getattr(NDArray, name, None)
         if fn is None and name == "transpose":
@@ -1380,7 +1521,11 @@ class HybridBlock(Block):
         if not reg:
             return {}
         try:
-            return {k: _param_data(v, ctx) for k, v in reg.items()}
+            res = {k: _param_data(v, ctx) for k, v in reg.items()}
+            if type(x) is NDArray and type(next(iter(res.values()))) is not NDArray:
+                # mx.np parameters of a layer running on nd inputs: nd views of them
+                res = {k: _nd_view(v) for k, v in res.items()}
+            return res
         except DeferredInitializationError:
             self._deferred_infer_shape(x, *args)
             for v in self.params.values():

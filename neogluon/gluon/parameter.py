@@ -17,6 +17,7 @@ import torch
 
 from .. import autograd
 from .. import initializer
+from .. import util as _util
 from ..base import MXNetError, to_torch_dtype
 from ..context import Context, cpu, current_context
 from ..ndarray.ndarray import NDArray, _new
@@ -148,6 +149,7 @@ class Parameter:
         if req == "null" and self._grad is not None:
             self._grad = None
             self._data = [d.detach() for d in self._data]
+            self._np_arrays()
         elif self._data is not None:
             self._init_grad()
 
@@ -388,6 +390,7 @@ class Parameter:
         self._ctx_map = cmap
         self._data = [_copy_to(data, c) for c in self._ctx_list]
         self._init_grad()
+        self._np_arrays()
 
     def _init_grad(self):
         if self.grad_req == "null":
@@ -402,6 +405,18 @@ class Parameter:
                           for d in self._data]
         autograd.mark_variables(self._check_and_get(self._data, list), self._grad,
                                 self.grad_req)
+        self._np_arrays()
+
+    def _np_arrays(self):
+        """In NumPy-array mode (``npx.set_np()``) a Parameter's data and gradient are
+        ``mx.np.ndarray`` (the same objects, re-classed: both classes share one layout)."""
+        if not _util.is_np_array():
+            return
+        from ..numpy.multiarray import ndarray
+        for arrs in (self._data, self._grad):
+            for a in arrs or ():
+                if type(a) is NDArray:
+                    a.__class__ = ndarray
 
     def _reduce(self):
         """The average of the copies, on cpu (what gets saved)."""
@@ -584,6 +599,7 @@ class Parameter:
             self._grad = [g.astype(dtype) if g.stype != "default" else
                           _new(g._t.detach().to(td), g._ctx) for g in self._grad]
             autograd.mark_variables(self._data, self._grad, self.grad_req)
+            self._np_arrays()
 
 
 def _copy_to(data, ctx):

@@ -55,6 +55,11 @@ def __getattr__(name):
     if name in ("_DTYPE_NP_TO_MX", "_DTYPE_MX_TO_NP", "_GRAD_REQ_MAP"):   # MXNet's code maps
         from . import ndarray as _ndarray_module
         return getattr(_ndarray_module, name)
+    if name in ("np", "numpy", "npx", "numpy_extension"):
+        # F.np / F.npx inside hybrid_forward in NumPy mode (the layer above, looked up lazily)
+        import importlib
+        return importlib.import_module(".numpy" if name in ("np", "numpy")
+                                       else ".numpy_extension", "neogluon")
     if name == "op" or name.startswith("gen_"):   # MXNet's operator modules (see _opmodule)
         import importlib
         try:

@@ -807,7 +807,8 @@ class NDArray:
                 raise MXNetError("In-place assignment to a variable with an attached gradient is "
                                  "not supported while recording")
             if value_in_graph:
-                if not _whole_key(key):
+                if not _whole_key(key) or not t.is_floating_point():
+                    # (an integer array cannot carry the value's gradient either)
                     raise MXNetError(_INPLACE_MSG + f" (x[{_key_repr(key)}] = a value that "
                                      "needs a gradient)")
                 _ag_mod._track(self)  # the array takes the value's history

@@ -14,6 +14,10 @@ random = _Namespace("random")
 linalg = _Namespace("linalg")
 image = _Namespace("image")
 sparse = _Namespace("sparse")
+# NumPy mode: F.np / F.npx in hybrid_forward on symbols (the twins of mx.np / mx.npx)
+np = numpy = _Namespace("np")
+np._Symbol = Symbol   # MXNet's mx.sym.np._Symbol (one symbol type here)
+npx = numpy_extension = _Namespace("npx")
 from . import _internal   # MXNet's internal operators (_identity_with_attr_like_rhs...)
 
 __all__ = ["Symbol", "var", "Variable", "Group", "load", "load_json", "zeros", "ones", "full",

@@ -369,7 +369,30 @@ def explicit(op, attrs, ins, outs):
         return _slice(attrs, ins, outs)
     if op in ("Reshape", "reshape") and len(ins) == 1:
         return _reshape_data(attrs, ins, outs)
+    if op in ("dot", "np.dot", "np.matmul") and len(ins) == 2:
+        return _dot(op, attrs, ins)
     return None, None
+
+
+def _dot(op, attrs, ins):
+    """The contracted axes of a matrix product agree: an unknown one (0) takes the other's
+    size (a deferred weight ``w`` in ``x.dot(w)`` learns its input size from ``x``)."""
+    a, b = ins
+    if a is None or b is None or not len(a) or not len(b):
+        return None, None
+    if op == "dot":
+        ka = 0 if _truthy(attrs.get("transpose_a", False)) else len(a) - 1
+        kb = len(b) - 1 if _truthy(attrs.get("transpose_b", False)) else 0
+    else:
+        ka, kb = len(a) - 1, (len(b) - 2 if len(b) >= 2 else 0)
+    if (a[ka] == 0) == (b[kb] == 0):
+        return None, None
+    a, b = list(a), list(b)
+    if a[ka] == 0:
+        a[ka] = b[kb]
+        return [tuple(a), None], None
+    b[kb] = a[ka]
+    return [None, tuple(b)], None
 
 
 # ---------------------------------------------------------------------------- probing

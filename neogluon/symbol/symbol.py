@@ -649,6 +649,15 @@ class Symbol:
             return method
         raise AttributeError(f"'Symbol' object has no attribute {name!r}")
 
+    def as_np_ndarray(self):
+        """This symbol, for mx.np's functions (``sym.np.*``): neogluon's symbols evaluate to
+        arrays that both front-ends accept, so there is one symbol type."""
+        return self
+
+    def as_nd_ndarray(self):
+        """This symbol (see :meth:`as_np_ndarray`)."""
+        return self
+
     def astype(self, dtype):
         """Cast to ``dtype`` (MXNet's ``Cast``)."""
         return _op_function("cast")(self, dtype=dtype)

@@ -18,10 +18,20 @@ import torch
 from ...context import Context, cpu_pinned, current_context
 from ...ndarray.ndarray import NDArray, _new, _new_on, array as _nd_array, stack as _nd_stack
 from . import sampler as _sampler
+from ... import util as _util
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 
 _CPU_SHARED = Context("cpu_shared", 0)
+
+
+def _as_np(batch):
+    """A batch as mx.np arrays (NumPy-array mode: MXNet's DataLoader yields them then)."""
+    if type(batch) is NDArray:
+        return batch.as_np_ndarray()
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_as_np(b) for b in batch)
+    return batch
 
 
 def default_batchify_fn(data):
@@ -46,7 +56,7 @@ def _array_fields(dataset):
     from .dataset import ArrayDataset
 
     def ok(a):
-        if type(a) is NDArray:
+        if isinstance(a, NDArray) and a.stype == "default":
             return True
         return type(a) is np.ndarray and a.dtype.kind in "biuf" and a.dtype.itemsize > 0
 
@@ -67,10 +77,10 @@ def _gather_batch(spec, indices):
     idx = np.asarray(indices, dtype=np.int64)
     out = []
     for a in fields:
-        if type(a) is NDArray:
+        if isinstance(a, NDArray):
             t = a._t.detach()
             r = torch.index_select(t, 0, torch.from_numpy(idx).to(t.device))
-            if r.dim() == 1:
+            if r.dim() == 1 and type(a) is NDArray and not _util.is_np_array():
                 # items of a 1-D NDArray are (1,)-shaped arrays, so the batch is (n, 1)
                 r = r.reshape(-1, 1)
             out.append(_new(r, a._ctx))
@@ -329,7 +339,9 @@ class DataLoader:
 
     def _finish(self, batch):
         if self._pin_memory:
-            return _pin(batch, cpu_pinned(self._pin_device_id))
+            batch = _pin(batch, cpu_pinned(self._pin_device_id))
+        if _util.is_np_array():
+            batch = _as_np(batch)
         return batch
 
     def _same_process_iter(self):

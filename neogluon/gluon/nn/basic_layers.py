@@ -40,6 +40,7 @@ class Sequential(Block):
     ...     net.add(nn.Dense(10, activation='relu'))
     ...     net.add(nn.Dense(20))
     """
+    _np_passthrough = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -71,6 +72,7 @@ class Sequential(Block):
 
 class HybridSequential(HybridBlock):
     """Runs its HybridBlock children one after the other; can be hybridized."""
+    _np_passthrough = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -436,6 +438,7 @@ class Lambda(Block):
     function : str or callable
         ``'tanh'``, or ``lambda x: nd.LeakyReLU(x, slope=0.1)``.
     """
+    _np_passthrough = True
 
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
@@ -464,6 +467,7 @@ class HybridLambda(HybridBlock):
     function : str or callable
         ``'tanh'``, or ``lambda F, x: F.LeakyReLU(x, slope=0.1)``.
     """
+    _np_passthrough = True
 
     def __init__(self, function, prefix=None):
         super().__init__(prefix=prefix)
@@ -490,6 +494,7 @@ class HybridLambda(HybridBlock):
 
 class Identity(HybridBlock):
     """Returns its input."""
+    _np_passthrough = True
 
     def hybrid_forward(self, F, x):
         return x

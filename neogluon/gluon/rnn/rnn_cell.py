@@ -5,7 +5,7 @@ from ... import ndarray as _nd
 from ... import symbol as _sym
 from ...ndarray.ndarray import NDArray
 from ...symbol.symbol import Symbol
-from ..block import Block, HybridBlock, _indent, _TRACE, _TracedNDArray
+from ..block import Block, HybridBlock, _indent, _TRACE, _TRACED
 
 __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
            "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ModifierCell",
@@ -27,7 +27,7 @@ def _F_of(x):
         x = x[0]
     if isinstance(x, Symbol):
         return _sym
-    if isinstance(x, _TracedNDArray):
+    if isinstance(x, _TRACED):
         tr = _TRACE.tracer
         if tr is not None:
             return tr.F

@@ -58,6 +58,7 @@ class HybridConcurrent(HybridSequential):
 
 class Identity(HybridBlock):
     """Returns its input unchanged (a residual branch of a :class:`HybridConcurrent`)."""
+    _np_passthrough = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
