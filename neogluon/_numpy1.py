@@ -65,6 +65,31 @@ def _arange(original):
     return arange
 
 
+def _interpolation(original):
+    """``np.quantile``/``np.percentile`` with NumPy 1's ``interpolation=`` (renamed
+    ``method=`` in 1.22, removed in 2.0)."""
+    def fn(*args, **kwargs):
+        if "interpolation" in kwargs:
+            kwargs.setdefault("method", kwargs.pop("interpolation"))
+        return original(*args, **kwargs)
+    fn.__doc__ = original.__doc__
+    fn.__name__ = original.__name__
+    fn._neogluon_numpy1 = True
+    return fn
+
+
+def _nonzero(original):
+    """``np.nonzero`` of a 0-d array: NumPy 1 took it as a 1-element vector (deprecated in
+    1.17); NumPy 2 raises."""
+    def nonzero(a):
+        if isinstance(a, np.ndarray) and a.ndim == 0:
+            a = a.reshape(1)
+        return original(a)
+    nonzero.__doc__ = original.__doc__
+    nonzero._neogluon_numpy1 = True
+    return nonzero
+
+
 def install():
     """Add the missing NumPy 1 names and the bytes mode of ``np.fromstring``; returns the
     names added."""
@@ -84,6 +109,19 @@ def install():
     except ValueError:
         np.fromstring = _fromstring(np.fromstring)
         added.append("fromstring(bytes)")
+    try:
+        np.quantile([1.0], 0.5, interpolation="linear")
+    except TypeError:
+        for name in ("quantile", "percentile", "nanquantile", "nanpercentile"):
+            if not getattr(getattr(np, name), "_neogluon_numpy1", False):
+                setattr(np, name, _interpolation(getattr(np, name)))
+                added.append(f"{name}(interpolation=)")
+    try:
+        np.nonzero(np.array(1))
+    except ValueError:
+        if not getattr(np.nonzero, "_neogluon_numpy1", False):
+            np.nonzero = _nonzero(np.nonzero)
+            added.append("nonzero(0-d)")
     try:
         np.arange(-1, 1, dtype=np.uint8)
     except OverflowError:

@@ -6,6 +6,8 @@ Until then the functions run directly.
 """
 import functools
 
+from ..base import MXNetError
+
 HOOK = [None]
 
 
@@ -15,9 +17,18 @@ def hooked(fn, path):
     @functools.wraps(fn)
     def call(*args, **kwargs):
         h = HOOK[0]
-        if h is None:
-            return fn(*args, **kwargs)
-        return h(path, fn, args, kwargs)
+        try:
+            if h is None:
+                return fn(*args, **kwargs)
+            return h(path, fn, args, kwargs)
+        except RuntimeError as err:
+            if isinstance(err, MXNetError):
+                raise
+            # a torch kernel's complaint (shapes that do not fit, an unsupported dtype) as
+            # MXNetError naming the function, as MXNet's operators report it
+            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise MXNetError(f"mx.{path.replace('numpy_extension', 'npx').replace('numpy', 'np')}"
+                             f": {msg}") from None
     call.__wrapped_np__ = fn
     return call
 

@@ -443,7 +443,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not t.is_floating_point():
         return x.copy() if copy else x
     r = _run(torch.nan_to_num, t, nan=nan, posinf=posinf, neginf=neginf)
-    if copy:
+    if copy or r.requires_grad:
+        # (recorded: a new array in the graph, as MXNet's hybridized nan_to_num)
         return _wrap(r, _ctx(x))
     x._t.data.copy_(r.detach())
     return x
@@ -1560,25 +1561,28 @@ def quantile(a, q, axis=None, out=None, overwrite_input=None, interpolation="lin
     """NumPy's quantile (``method``, or MXNet's older name ``interpolation``: linear, lower,
     higher, midpoint, nearest)."""
     interpolation = method or interpolation
-    t = _as_tensor(a)
-    if not t.is_floating_point():
-        t = t.to(torch.float32)
+    t0 = _as_tensor(a)
+    out_dt = t0.dtype if t0.is_floating_point() else torch.float64
+    if isinstance(q, NDArray) and q._t.is_floating_point():
+        out_dt = torch.promote_types(out_dt, q._t.dtype)   # NumPy's result type
+    t = t0 if t0.dtype in (torch.float32, torch.float64) else t0.to(torch.float64)
     qt = _as_tensor(q).to(t.dtype) if isinstance(q, NDArray) else torch.as_tensor(
         _onp.asarray(q), dtype=t.dtype, device=t.device)
+    keep_shape = None
     if isinstance(axis, (tuple, list)):
         axes = [x % t.dim() for x in axis]
         rest = [d for d in range(t.dim()) if d not in axes]
-        t = t.permute(rest + axes).reshape([t.shape[d] for d in rest] + [-1])
         keep_shape = [1 if d in axes else t.shape[d] for d in range(t.dim())]
-        axis, merged = -1, keep_shape
-    else:
-        merged = None
+        t = t.permute(rest + axes).reshape([t.shape[d] for d in rest] + [-1])
+        axis = -1
+    elif axis is None:
+        keep_shape = [1] * t0.dim()
     r = _run(torch.quantile, t if axis is not None else t.reshape(-1), qt,
-             dim=axis if axis is not None else 0, keepdim=keepdims and merged is None,
+             dim=axis if axis is not None else 0, keepdim=keepdims and keep_shape is None,
              interpolation=interpolation)
-    if keepdims and axis is None:
-        r = r.reshape(tuple(qt.shape) + (1,) * _as_tensor(a).dim())
-    return _out(_wrap(r, _ctx(a)), out)
+    if keepdims and keep_shape is not None:
+        r = r.reshape(tuple(qt.shape) + tuple(keep_shape))
+    return _out(_wrap(r.to(out_dt) if r.dtype is not out_dt else r, _ctx(a)), out)
 
 
 @_export

@@ -72,6 +72,7 @@ def normal(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None, device
 
 
 def lognormal(mean=0.0, sigma=1.0, size=None, dtype=None, ctx=None, out=None, device=None):
+    _check_positive("lognormal", "sigma", sigma)
     r = normal(mean, sigma, size=size, dtype=dtype, ctx=ctx, device=device)
     r = _wrap(_run(torch.exp, r._t), r._ctx)
     if out is not None:
@@ -103,6 +104,7 @@ def randint(low, high=None, size=None, dtype=None, ctx=None, out=None, device=No
 
 
 def exponential(scale=1.0, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("exponential", "scale", scale)
     c, dt, (s,), shape, gen = _setup(size, ctx, dtype, scale, device=device)
     e = torch.empty(shape, dtype=s.dtype, device=c.torch_device).exponential_(1.0,
                                                                              generator=gen)
@@ -110,8 +112,13 @@ def exponential(scale=1.0, size=None, ctx=None, out=None, device=None, dtype=Non
 
 
 def gamma(shape=1.0, scale=1.0, size=None, dtype=None, ctx=None, out=None, device=None):
+    _check_positive("gamma", "shape", shape, strict=True)
+    _check_positive("gamma", "scale", scale, strict=True)
     c, dt, (k, th), shp, gen = _setup(size, ctx, dtype, shape, scale, device=device)
-    g = torch._standard_gamma(k.expand(shp).contiguous(), generator=gen)
+    kk = k.expand(shp).contiguous()
+    if kk.dtype in (torch.float16, torch.bfloat16):
+        kk, th = kk.float(), th.float()   # (torch samples gamma in 32/64-bit only)
+    g = torch._standard_gamma(kk, generator=gen)
     return _done(_run(lambda a, b: a * b, g, th), c, dt, out)
 
 
@@ -126,28 +133,81 @@ def chisquare(df, size=None, dtype=None, ctx=None, device=None):
                  size=size, dtype=dtype, ctx=ctx, device=device)
 
 
-def _transform(fn):
-    def sampler(*params, size=None, ctx=None, out=None, device=None, dtype=None):
-        u = uniform(1e-7, 1.0, size=size if size is not None else
-                    torch.broadcast_shapes(*[tuple(getattr(p, "shape", ())) for p in params]),
-                    dtype="float64", ctx=ctx, device=device)
-        ts = [_param(p, torch.float64, u._t.device) for p in params]
-        r = _wrap(fn(u._t, *ts).to(_torch_dtype(dtype)), u._ctx)
-        if out is not None:
-            out[...] = r
-            return out
-        return r
-    return sampler
+def _check_positive(name, what, value, strict=False):
+    """MXNet's samplers refuse negative (or, ``strict``, non-positive) parameters with
+    ValueError."""
+    if value is None:
+        return
+    if isinstance(value, NDArray):
+        t = value._t.detach()
+        bad = bool((t <= 0).any()) if strict else bool((t < 0).any())
+    else:
+        v = _onp.asarray(value)
+        bad = bool((v <= 0).any()) if strict else bool((v < 0).any())
+    if bad:
+        raise ValueError(f"np.random.{name}: {what} must be {'positive' if strict else 'non-negative'}")
 
 
-logistic = _transform(lambda u, loc=0.0, scale=1.0: loc + scale * torch.log(u / (1 - u)))
-gumbel = _transform(lambda u, loc=0.0, scale=1.0: loc - scale * torch.log(-torch.log(u)))
-weibull = _transform(lambda u, a: (-torch.log(u)) ** (1.0 / a))
-pareto = _transform(lambda u, a: u ** (-1.0 / a) - 1)
-power = _transform(lambda u, a: u ** (1.0 / a))
-rayleigh = _transform(lambda u, scale=1.0: scale * torch.sqrt(-2 * torch.log(u)))
-laplace = _transform(lambda u, loc=0.0, scale=1.0:
-                     loc - scale * torch.sign(u - 0.5) * torch.log(1 - 2 * torch.abs(u - 0.5)))
+def _inverse_cdf(name, fn, params, size, ctx, out, device, dtype):
+    """A draw ``fn(u, *params)`` from uniform ``u`` in (0, 1): differentiable in the array
+    parameters (reparameterised), float32 unless ``dtype``."""
+    shapes = [tuple(getattr(p, "shape", ())) for p in params]
+    shape = tuple(torch.broadcast_shapes(*shapes)) if size is None else (
+        (size,) if isinstance(size, numbers.Integral) else tuple(size))
+    c = None
+    for p in params:
+        if isinstance(p, NDArray):
+            c = p._ctx
+            break
+    c = c or _ctx_arg(ctx, device)
+    u = torch.rand(shape, generator=generator(c.torch_device), dtype=torch.float64,
+                   device=c.torch_device).clamp_(1e-12, 1 - 1e-12)
+    ts = [_param(p, torch.float64, c.torch_device) for p in params]
+    r = _run(lambda *v: fn(u, *v), *ts)
+    return _done(r, c, _torch_dtype(dtype), out)
+
+
+def logistic(loc=0.0, scale=1.0, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("logistic", "scale", scale)
+    return _inverse_cdf("logistic", lambda u, m, s: m + s * torch.log(u / (1 - u)),
+                        (loc, scale), size, ctx, out, device, dtype)
+
+
+def gumbel(loc=0.0, scale=1.0, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("gumbel", "scale", scale)
+    return _inverse_cdf("gumbel", lambda u, m, s: m - s * torch.log(-torch.log(u)),
+                        (loc, scale), size, ctx, out, device, dtype)
+
+
+def laplace(loc=0.0, scale=1.0, size=None, dtype=None, ctx=None, out=None, device=None):
+    _check_positive("laplace", "scale", scale)
+    return _inverse_cdf("laplace", lambda u, m, s: m - s * torch.sign(u - 0.5) *
+                        torch.log(1 - 2 * torch.abs(u - 0.5)), (loc, scale), size, ctx, out,
+                        device, dtype)
+
+
+def weibull(a, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("weibull", "a", a, strict=True)
+    return _inverse_cdf("weibull", lambda u, k: (-torch.log(u)) ** (1.0 / k), (a,), size, ctx,
+                        out, device, dtype)
+
+
+def pareto(a, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("pareto", "a", a, strict=True)
+    return _inverse_cdf("pareto", lambda u, k: torch.exp(-torch.log(u) / k) - 1, (a,), size,
+                        ctx, out, device, dtype)
+
+
+def power(a, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("power", "a", a, strict=True)
+    return _inverse_cdf("power", lambda u, k: u ** (1.0 / k), (a,), size, ctx, out, device,
+                        dtype)
+
+
+def rayleigh(scale=1.0, size=None, ctx=None, out=None, device=None, dtype=None):
+    _check_positive("rayleigh", "scale", scale)
+    return _inverse_cdf("rayleigh", lambda u, s: s * torch.sqrt(-2 * torch.log(u)), (scale,),
+                        size, ctx, out, device, dtype)
 
 
 def choice(a, size=None, replace=True, p=None, ctx=None, out=None, device=None):
@@ -204,14 +264,21 @@ def multinomial(n, pvals, size=None):
 
 
 def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None):
-    m = mean if isinstance(mean, ndarray) else _wrap(torch.as_tensor(_onp.asarray(mean),
-                                                                     dtype=torch.float32),
-                                                     current_context())
-    cv = cov._t if isinstance(cov, NDArray) else torch.as_tensor(_onp.asarray(cov),
-                                                                 dtype=m._t.dtype)
-    L = torch.linalg.cholesky(cv.to(torch.float64)).to(m._t.dtype)
+    """Draws of shape ``size + batch + (k,)``, the batch broadcast from ``mean``'s leading
+    axes and ``cov``'s; differentiable in ``mean`` and ``cov`` (Cholesky reparameterisation)."""
+    m = mean if isinstance(mean, NDArray) else _wrap(
+        torch.as_tensor(_onp.asarray(mean), dtype=torch.float32), current_context())
+    mt = m._t
+    ct = cov._t if isinstance(cov, NDArray) else torch.as_tensor(_onp.asarray(cov),
+                                                                  dtype=mt.dtype)
+    k = mt.shape[-1]
+    batch = tuple(torch.broadcast_shapes(tuple(mt.shape[:-1]), tuple(ct.shape[:-2])))
     shape = () if size is None else ((size,) if isinstance(size, numbers.Integral)
                                      else tuple(size))
-    z = torch.randn(shape + (m.shape[-1],), generator=generator(m._t.device),
-                    dtype=m._t.dtype, device=m._t.device)
-    return _wrap(_run(lambda mu: mu + z @ L.T, m._t), m._ctx)
+    z = torch.randn(shape + batch + (k,), generator=generator(mt.device), dtype=torch.float64,
+                    device=mt.device)
+
+    def draw(mu, cv):
+        L = torch.linalg.cholesky(cv.to(torch.float64))
+        return (mu.to(torch.float64) + (L @ z.unsqueeze(-1)).squeeze(-1)).to(mu.dtype)
+    return _wrap(_run(draw, mt, ct), m._ctx)

@@ -109,7 +109,8 @@ def constraint_check(input, msg="Constraint violated."):  # noqa: A002 - MXNet's
 
 def nonzero(a):
     """The indices of the non-zero elements, one row per element (shape (N, a.ndim))."""
-    return _wrap(torch.nonzero(a._t.detach()), a._ctx)
+    t = a._t.detach()
+    return _wrap(torch.nonzero(t.reshape(1) if t.dim() == 0 else t), a._ctx)
 
 
 def reshape(a, newshape, reverse=False, order="C"):

@@ -1,15 +1,25 @@
 """``mx.npx.random``: MXNet's extra samplers for mx.np arrays."""
 import torch
 
-from ..random import generator, seed  # noqa: F401
+from ..random import generator
 from ..numpy.multiarray import _wrap, _ctx_arg, _torch_dtype
 from ..numpy import random as _npr
+
+
+def seed(seed, ctx="all"):  # noqa: A002 - MXNet's name
+    """Seed neogluon's generators (``mx.random.seed``)."""
+    from .. import random as _random
+    _random.seed(seed, ctx)
 
 
 def bernoulli(prob=None, logit=None, size=None, dtype=None, ctx=None, out=None):
     """Draws of 0/1 with probability ``prob`` (or ``sigmoid(logit)``)."""
     if (prob is None) == (logit is None):
         raise ValueError("bernoulli: give exactly one of prob and logit")
+    if prob is not None:
+        pv = prob._t.detach() if hasattr(prob, "_t") else torch.as_tensor(prob)
+        if bool(((pv < 0) | (pv > 1)).any()):
+            raise ValueError("bernoulli: prob must be in [0, 1]")
     p = prob if prob is not None else logit
     c = getattr(p, "_ctx", None) or _ctx_arg(ctx)
     t = p._t.detach() if hasattr(p, "_t") else torch.as_tensor(p, dtype=torch.float32,

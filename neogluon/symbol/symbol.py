@@ -1623,6 +1623,9 @@ class _Namespace:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        target = _resolve_path(_nd, f"{self._ns}.{name}")
+        if target is not None and type(target).__name__ == "module":
+            return _Namespace(f"{self._ns}.{name}")   # sym.np.linalg, sym.np.random...
         try:
             return _op_function(f"{self._ns}.{name}")
         except AttributeError:
@@ -1630,7 +1633,7 @@ class _Namespace:
                 from None
 
     def __dir__(self):
-        mod = getattr(_nd, self._ns, None)
+        mod = _resolve_path(_nd, self._ns)
         return [n for n in dir(mod) if not n.startswith("_")] if mod else []
 
 
