@@ -775,7 +775,7 @@ def _zeros(shape, ctx, dtype, stype="default"):
     from .. import ndarray as nd
     if stype not in (None, "default"):
         return nd.sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return nd.zeros(tuple(shape), ctx=ctx, dtype=dtype)
+    return nd.ndarray._zeros_buffer(tuple(shape), ctx=ctx, dtype=dtype)
 
 
 def _view(arr, shape):

@@ -6,6 +6,7 @@ Every op takes NDArrays, returns NDArrays on the data's context, and accepts ``o
 from __future__ import annotations
 
 import builtins
+import numbers
 import os
 
 import torch
@@ -106,13 +107,25 @@ _ACTS = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": _act_kernel.tanh,
          "softrelu": F.softplus, "softsign": F.softsign}
 
 
-def Activation(data, act_type="relu", out=None, name=None):
-    """Elementwise activation: relu, sigmoid, tanh, softrelu or softsign (MXNet 1.9.1's set)."""
+def Activation(data, act_type=None, out=None, name=None):
+    """Elementwise activation: relu, sigmoid, tanh, softrelu or softsign (MXNet 1.9.1's set).
+
+    Parameters
+    ----------
+    act_type : {'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required
+        The activation; MXNet has no default for it.
+    """
+    if act_type is None:
+        raise MXNetError("Required parameter act_type of string is not presented, in "
+                         "operator Activation")
     fn = _ACTS.get(act_type)
     if fn is None:
         raise MXNetError(f"Activation: unknown act_type {act_type!r}; expected one of "
                          f"{sorted(_ACTS)}")
     return _assign_out(_new(_run(fn, _ft(data, "Activation")), data._ctx), out)
+
+
+Activation._mx_required = ("act_type",)
 
 
 # ---------------------------------------------------------------- convolution
@@ -440,6 +453,8 @@ def Pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off=False
                 return s if p_value == 1 else s.sign() * s.abs().pow(1.0 / p_value)
         r = _run(fn, x)
     else:
+        if isinstance(kernel, numbers.Integral):
+            kernel = (int(kernel),)   # MXNet reads an int as a one-value shape
         if not kernel or len(kernel) != nd:
             raise MXNetError(f"Pooling: kernel {tuple(kernel)} must have one size per spatial "
                              f"axis of data shape {data.shape}")
@@ -910,7 +925,8 @@ def _check_lengths(op, lengths, steps, shape):
     # number of time steps.
     if lengths is None:
         raise MXNetError(f"{op}: use_sequence_length=True needs sequence_length")
-    top = float(lengths._t.detach().max()) if lengths.size else 0.0
+    # MXNet reads each length as an integer (3.005 is 3): check the truncated lengths
+    top = int(lengths._t.detach().max().trunc()) if lengths.size else 0
     if top > steps:
         raise MXNetError(f"{op}: sequence_length has a length of {top:g} but data of shape "
                          f"{shape} has {steps} time steps")

@@ -286,9 +286,15 @@ for _name, _fn in {"equal": torch.eq, "not_equal": torch.ne, "greater": torch.gt
 
 
 # ---------------------------------------------------------------- reductions
-def _reduce(name, fn):
+def _reduce(name, fn, nonempty=False):
+    opname = name
+
     def op(data, axis=None, keepdims=False, exclude=False, out=None, name=None):
         t = _t(data)
+        if nonempty and t.numel() == 0:
+            # MXNet's max/min refuse an empty input whatever the axes (no identity value)
+            raise MXNetError(f"{opname}: reduction input's size should be > 0, got shape "
+                             f"{tuple(t.shape)}")
         keepdims = bool(keepdims)  # MXNet takes 0/1 too
         axes = _norm_axis(axis, t.dim(), exclude)
         if t.dim() == 0 or not axes:
@@ -334,24 +340,47 @@ for _name, _fn in {"sum": lambda t, a, k: torch.sum(t, dim=a, keepdim=k),
                    "max": _amax, "min": _amin, "prod": _prod,
                    "nansum": lambda t, a, k: torch.nansum(t, dim=a, keepdim=k),
                    "nanprod": lambda t, a, k: _prod(torch.nan_to_num(t, nan=1.0), a, k)}.items():
-    _export()(_reduce(_name, _fn))
+    _export()(_reduce(_name, _fn, nonempty=_name in ("max", "min")))
 
 globals()["sum_axis"] = globals()["sum"]
 
 
 @_export()
-def norm(data, ord=2, axis=None, keepdims=False, out=None, name=None):
-    """L1 or L2 norm over ``axis`` (all elements by default)."""
+def norm(data, ord=2, axis=None, out_dtype=None, keepdims=False, out=None, name=None):
+    """L1 or L2 norm over ``axis`` (all elements by default).
+
+    ``out_dtype`` (float16, float32, float64, int32, int64 or int8) is the result's dtype; by default
+    the data's. A floating result is computed in the wider of the data's and ``out_dtype``'s
+    precision (so a float16 array's norm into float32 accumulates in float32, as MXNet with
+    ``MXNET_SAFE_ACCUMULATION=1``); the gradient flows back to the data in its own dtype.
+    """
     t = _t(data)
     if ord not in (1, 2):
         raise MXNetError(f"norm: ord must be 1 or 2, got {ord}")
+    target = None
+    if out_dtype is not None:
+        target = to_torch_dtype(out_dtype)
+        if target not in (torch.float16, torch.float32, torch.float64, torch.int32,
+                          torch.int64, torch.int8):
+            raise MXNetError(f"norm: out_dtype must be one of float16, float32, float64, "
+                             f"int32, int64, int8, got {out_dtype!r}")
     dims = None if axis is None else _norm_axis(axis, t.dim())
     keepdims = bool(keepdims)
     if not t.is_floating_point():
         # MXNet computes an integer array's norm in its own dtype (truncating the result)
         r = torch.linalg.vector_norm(t.detach().double(), ord, dims, keepdims).to(t.dtype)
+        if target is not None:
+            r = r.to(target)
     else:
-        r = _run(torch.linalg.vector_norm, t, ord, dims, keepdims)
+        acc = t.dtype
+        if target is not None and target.is_floating_point and \
+                torch.finfo(target).bits > torch.finfo(acc).bits:
+            acc = target
+
+        def fn(x):
+            r = torch.linalg.vector_norm(x.to(acc), ord, dims, keepdims)
+            return r if target is None else r.to(target)
+        r = _run(fn, t)
     if r.dim() == 0:
         r = r.reshape(1)
     return _assign_out(_new(r, data._ctx), out)

@@ -2804,6 +2804,9 @@ def _type_rule(node, in_types):
     outs = [("out", i) for i in range(n_out)]
     dt = attrs.get("dtype")
     dt = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else None
+    if op == "norm":   # norm names its result's type out_dtype (default: the data's)
+        od = attrs.get("out_dtype")
+        dt = _dtype_name(_parse_attr(od)) if od not in (None, "None") else None
     if op in _BN_OPS:
         # float16 data keeps float32 parameters and statistics (MXNet's BatchNorm)
         fixed = []

@@ -1,0 +1,113 @@
+"""More behaviours of MXNet 1.9.1's operators that its test_operator.py relies on (the expected
+values below are what MXNet 1.9.1 returns)."""
+import numpy as np
+import pytest
+
+import neogluon as mx
+from neogluon.base import MXNetError
+
+
+# ---------------------------------------------------------------- norm's out_dtype
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("out_dtype", ["float16", "float32", "float64", "int32", "int64"])
+def test_norm_out_dtype(dtype, out_dtype):
+    x = mx.nd.array([[1, -2], [3, 4]], dtype=dtype)
+    r = mx.nd.norm(x, ord=2, axis=1, out_dtype=out_dtype)
+    assert r.dtype == np.dtype(out_dtype)
+    want = [2, 5] if out_dtype.startswith("int") else [5 ** 0.5, 5.0]
+    np.testing.assert_allclose(r.asnumpy().astype("float64"), want, rtol=1e-3)
+
+
+def test_norm_out_dtype_accumulates_wide_and_grads_in_data_dtype():
+    x = mx.nd.array([[1, -2], [3, 4]], dtype="float16")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.norm(x, axis=1, out_dtype="float64", keepdims=True)
+    y.backward()
+    assert y.dtype == np.float64 and y.shape == (2, 1)
+    np.testing.assert_allclose(y.asnumpy().ravel(), [5 ** 0.5, 5.0], rtol=1e-12)
+    assert x.grad.dtype == np.float16
+    np.testing.assert_allclose(x.grad.asnumpy(), [[0.4472, -0.8944], [0.6, 0.8]], rtol=1e-3)
+
+
+def test_norm_out_dtype_symbol():
+    s = mx.sym.norm(mx.sym.var("d"), ord=1, axis=0, out_dtype="float64")
+    assert s.infer_type(d="float32")[1] == [np.float64]
+    assert mx.sym.norm(mx.sym.var("d")).infer_type(d="float16")[1] == [np.float16]
+    r = s.eval(d=mx.nd.array([[1, -2], [3, 4]]))[0]
+    assert r.dtype == np.float64 and r.asnumpy().tolist() == [4.0, 6.0]
+    with pytest.raises(MXNetError, match="out_dtype"):
+        mx.nd.norm(mx.nd.ones((2,)), out_dtype="uint8")
+
+
+# ---------------------------------------------------------------- scalar / zero-size creation
+@pytest.mark.parametrize("maker", ["zeros", "ones"])
+@pytest.mark.parametrize("shape", [(), (0,), 0, (5, 0), (0, 1, 3, 0)])
+def test_zeros_ones_refuse_unknown_shapes_outside_np_shape(maker, shape):
+    with pytest.raises(MXNetError, match="_" + maker):
+        getattr(mx.nd, maker)(shape)
+    with mx.np_shape():
+        a = getattr(mx.nd, maker)(shape)
+    want = (shape,) if isinstance(shape, int) else shape
+    assert a.shape == want
+    assert a.asnumpy().shape == want
+
+
+def test_empty_full_and_array_still_make_zero_size_arrays():
+    # MXNet 1.9.1 makes these outside np_shape mode too
+    assert mx.nd.empty((0, 3)).shape == (0, 3)
+    assert mx.nd.full((0, 3), 1.0).shape == (0, 3)
+    assert mx.nd.array(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_executor_buffers_allow_zero_size_shapes():
+    # an executor's own buffers are not the _zeros operator: no shape check
+    a = mx.nd.ndarray._zeros_buffer((0, 2))
+    assert a.shape == (0, 2) and a.dtype == np.float32
+
+
+# ---------------------------------------------------------------- max/min of an empty array
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_max_min_refuse_zero_size_input(op, axis):
+    a = mx.nd.array(np.zeros((5, 0)))
+    with pytest.raises(MXNetError, match="size"):
+        getattr(mx.nd, op)(a, axis=axis)
+    with pytest.raises(MXNetError):
+        getattr(a, op)()
+
+
+def test_sum_prod_of_zero_size_input_are_identities():
+    a = mx.nd.array(np.zeros((0, 3)))
+    assert mx.nd.sum(a, axis=0).asnumpy().tolist() == [0.0, 0.0, 0.0]
+    assert mx.nd.prod(a, axis=0).asnumpy().tolist() == [1.0, 1.0, 1.0]
+    assert mx.nd.sum(a, axis=1).shape == (0,)
+
+
+# ---------------------------------------------------------------- Pooling with an int kernel
+def test_pooling_int_kernel_is_a_one_value_shape():
+    x = mx.nd.array(np.arange(10, dtype="float32").reshape(1, 1, 10))
+    r = mx.nd.Pooling(x, kernel=2, stride=2, pad=(0, 0, 0), pool_type="max",
+                      pooling_convention="same")
+    assert r.shape == (1, 1, 5)
+    assert r.asnumpy().ravel().tolist() == [1.0, 3.0, 5.0, 7.0, 9.0]
+    assert mx.nd.Pooling(x, kernel=3).shape == (1, 1, 8)
+    with pytest.raises(MXNetError, match="pad"):
+        mx.nd.Pooling(x, kernel=2, stride=2, pad=2, pooling_convention="same")
+    with pytest.raises(MXNetError, match="kernel"):
+        mx.nd.Pooling(mx.nd.ones((1, 1, 6, 6)), kernel=2)   # 4-D data wants two sizes
+
+
+# ---------------------------------------------------------------- fractional sequence lengths
+def test_sequence_ops_truncate_fractional_lengths():
+    x = mx.nd.arange(12).reshape((3, 4))
+    lens = mx.nd.array([3.005, 2.9, 1.5, 0.5])
+    r = mx.nd.SequenceReverse(x, lens, use_sequence_length=True)
+    assert r.asnumpy().tolist() == [[8, 5, 2, 3], [4, 1, 6, 7], [0, 9, 10, 11]]
+    m = mx.nd.SequenceMask(x, lens, use_sequence_length=True)
+    assert m.asnumpy().tolist() == [[0, 1, 2, 0], [4, 5, 0, 0], [8, 0, 0, 0]]
+    last = mx.nd.SequenceLast(x, mx.nd.array([3.005, 2.9, 1.5, 1.0]),
+                              use_sequence_length=True)
+    assert last.asnumpy().tolist() == [8, 5, 2, 3]
+    with pytest.raises(MXNetError, match="sequence_length"):
+        mx.nd.SequenceReverse(x, mx.nd.array([4.2, 1, 1, 1]), use_sequence_length=True)
