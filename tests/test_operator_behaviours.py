@@ -111,3 +111,19 @@ def test_sequence_ops_truncate_fractional_lengths():
     assert last.asnumpy().tolist() == [8, 5, 2, 3]
     with pytest.raises(MXNetError, match="sequence_length"):
         mx.nd.SequenceReverse(x, mx.nd.array([4.2, 1, 1, 1]), use_sequence_length=True)
+
+
+# ---------------------------------------------------------------- unravel_index's leading axis
+@pytest.mark.parametrize("shape", [(5, 3), (-1, 3)])
+def test_unravel_index_leading_axis_is_not_wrapped(shape):
+    r = mx.nd.unravel_index(mx.nd.array([10, 3, 14, 20, 44]), shape=shape)
+    assert r.asnumpy().tolist() == [[3, 1, 4, 6, 14], [1, 0, 2, 2, 2]]
+    back = mx.nd.ravel_multi_index(r, shape=shape)
+    assert back.asnumpy().tolist() == [10, 3, 14, 20, 44]
+    s = mx.sym.unravel_index(mx.sym.var("a"), shape=shape)
+    assert s.eval(a=mx.nd.array([10, 3]))[0].asnumpy().tolist() == [[3, 1], [1, 0]]
+
+
+def test_unravel_index_refuses_unknown_inner_axis():
+    with pytest.raises(MXNetError, match="unravel_index"):
+        mx.nd.unravel_index(mx.nd.array([1]), shape=(3, -1))

@@ -1275,12 +1275,22 @@ def ravel_multi_index(data, shape, out=None, name=None):
 
 @_export(fluent=False)
 def unravel_index(data, shape, out=None, name=None):
-    """Per-axis indices (one row per axis) of the flat indices ``data`` in ``shape``."""
+    """Per-axis indices (one row per axis) of the flat indices ``data`` in ``shape``.
+
+    As in MXNet, the leading axis takes what is left after the others (it is not wrapped
+    around its size), so ``shape`` may give it as -1 (unknown)."""
     t = _t(data).detach().long()
+    shape = tuple(int(s) for s in shape)
+    if not shape:
+        raise MXNetError("unravel_index: shape must have at least one axis")
     rows = []
-    for s in reversed(tuple(shape)):
+    for s in reversed(shape[1:]):
+        if s <= 0:
+            raise MXNetError(f"unravel_index: only the leading axis of shape={shape} may be "
+                             "unknown (-1)")
         rows.append(t % s)
         t = torch.div(t, s, rounding_mode="floor")
+    rows.append(t)
     return _assign_out(_new(torch.stack(rows[::-1]).to(data._t.dtype), data._ctx), out)
 
 
