@@ -127,3 +127,54 @@ def test_unravel_index_leading_axis_is_not_wrapped(shape):
 def test_unravel_index_refuses_unknown_inner_axis():
     with pytest.raises(MXNetError, match="unravel_index"):
         mx.nd.unravel_index(mx.nd.array([1]), shape=(3, -1))
+
+
+# ---------------------------------------------------------------- Cast's gradient
+@pytest.mark.parametrize("src", ["int32", "float32", "float16"])
+@pytest.mark.parametrize("dst", ["int32", "float32", "float16"])
+def test_cast_gradient_in_executor(src, dst):
+    y = mx.sym.Cast(mx.sym.Variable("x", dtype=src), dtype=dst)
+    exe = y.simple_bind(ctx=mx.cpu(), x=(2, 3))
+    X = np.array([[1.4, -2.6, 3], [4, 5.5, -6]])
+    exe.arg_arrays[0][:] = X
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array(X, dtype=dst))
+    assert exe.outputs[0].dtype == np.dtype(dst)
+    assert exe.grad_arrays[0].dtype == np.dtype(src)
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), X.astype(src).astype(dst), rtol=1e-3)
+    np.testing.assert_allclose(exe.grad_arrays[0].asnumpy(), X.astype(dst).astype(src),
+                               rtol=1e-3)
+
+
+def test_cast_to_int_keeps_the_graph():
+    x = mx.nd.array([1.5, 2.5, -3.7])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.cast(x, dtype="int32")
+        z = mx.nd.cast(y * y, dtype="float32")
+    z.backward()
+    assert y.asnumpy().tolist() == [1, 2, -3]
+    assert x.grad.asnumpy().tolist() == [2.0, 4.0, -6.0]   # 2 * y, as MXNet
+
+
+# ---------------------------------------------------------------- two-output linalg symbols
+@pytest.mark.parametrize("op, shapes", [
+    ("gelqf", [(2, 3, 3), (2, 3, 3)]),
+    ("syevd", [(2, 3, 3), (2, 3)]),
+    ("slogdet", [(2,), (2,)]),
+])
+def test_linalg_symbols_with_two_outputs(op, shapes):
+    s = getattr(mx.sym.linalg, op)(mx.sym.var("a"))
+    assert len(s) == 2
+    assert [n.split("_", 1)[1] for n in s.list_outputs()] == ["output0", "output1"]
+    assert s.infer_shape(a=(2, 3, 3))[1] == shapes
+    first, second = s   # unpacks as in MXNet's tests
+    A = np.array([[[4., 1, 0.5], [1, 3, 0.2], [0.5, 0.2, 2]]] * 2)
+    outs = s.eval(a=mx.nd.array(A, dtype="float64"))
+    want = getattr(mx.nd.linalg, op)(mx.nd.array(A, dtype="float64"))
+    for o, w in zip(outs, want):
+        np.testing.assert_allclose(o.asnumpy(), w.asnumpy())
+    if op == "syevd":
+        np.testing.assert_allclose(outs[1].asnumpy()[0], [1.8801, 2.3983, 4.7216], atol=1e-4)
+    if op == "slogdet":
+        np.testing.assert_allclose(outs[1].asnumpy(), [3.0582, 3.0582], atol=1e-4)

@@ -973,7 +973,13 @@ def size_array(data, out=None, name=None):
 
 @_export()
 def cast(data, dtype, out=None, name=None):
-    return _assign_out(data.astype(dtype), out)
+    """``data`` converted to ``dtype``. The gradient is the head gradient cast back to the
+    data's dtype, also through an integer result (MXNet differentiates it)."""
+    r = data.astype(dtype)
+    if _state.recording and r.stype == "default" and not r._t.is_floating_point():
+        from ._intgrad import cast_with_grad
+        r._t = cast_with_grad(_t(data), r._t)
+    return _assign_out(r, out)
 
 
 globals()["Cast"] = cast
