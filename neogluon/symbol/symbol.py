@@ -127,8 +127,8 @@ def _num_outputs(op, attrs):
         return 1
     if op in ("topk",) and attrs.get("ret_typ") == "both":
         return 2
-    if op == "moments":
-        return 2
+    if op in ("moments", "_linalg_gelqf", "_linalg_syevd", "_linalg_slogdet"):
+        return 2   # (mean, var), (Q, L), (U, lambda), (sign, logabsdet)
     if op == "RNN":
         if _truthy(attrs.get("state_outputs", False)):
             return 3 if attrs.get("mode") == "lstm" else 2
