@@ -1831,11 +1831,10 @@ def _creation_impl(kind):
         if kind == "linspace":
             return F.linspace(a["start"], a["stop"], int(a["num"]),
                               endpoint=_truthy(a.get("endpoint", True)), ctx=ctx, dtype=dtype)
-        if kind == "zeros":
-            return F.zeros(shape, ctx=ctx, dtype=dtype)
-        if kind == "ones":
-            return F.ones(shape, ctx=ctx, dtype=dtype)
-        return F.full(shape, a.get("value", 0.0), ctx=ctx, dtype=dtype)
+        # (F.full for zeros and ones too: shape inference probes these with unknown (0)
+        # dimensions, which nd.zeros/nd.ones refuse outside np_shape mode, as in MXNet)
+        value = {"zeros": 0.0, "ones": 1.0}.get(kind, a.get("value", 0.0))
+        return F.full(shape, value, ctx=ctx, dtype=dtype)
     return impl
 
 
