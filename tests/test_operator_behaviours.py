@@ -178,3 +178,63 @@ def test_linalg_symbols_with_two_outputs(op, shapes):
         np.testing.assert_allclose(outs[1].asnumpy()[0], [1.8801, 2.3983, 4.7216], atol=1e-4)
     if op == "slogdet":
         np.testing.assert_allclose(outs[1].asnumpy(), [3.0582, 3.0582], atol=1e-4)
+
+
+# ---------------------------------------------------------------- CTCLoss past data lengths
+@pytest.mark.parametrize("blank_label", ["first", "last"])
+def test_ctc_loss_ignores_steps_past_data_length(blank_label):
+    rng = np.random.RandomState(0)
+    valid = rng.randn(4, 2, 5).astype("float32")
+    padded = np.concatenate([valid, np.full((3, 2, 5), np.nan, "float32")])
+    label = np.array([[1, 2, 0], [3, 0, 0]], "float32") if blank_label == "first" else \
+        np.array([[0, 1, -1], [2, -1, -1]], "float32")
+    losses, grads = [], []
+    for data in (valid, padded):
+        x = mx.nd.array(data)
+        x.attach_grad()
+        with mx.autograd.record():
+            loss = mx.nd.CTCLoss(x, mx.nd.array(label), use_data_lengths=True,
+                                 data_lengths=mx.nd.array([4, 3]), blank_label=blank_label)
+        loss.backward()
+        losses.append(loss.asnumpy())
+        grads.append(x.grad.asnumpy())
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-5)
+    assert np.isfinite(grads[1]).all()
+    np.testing.assert_allclose(grads[1][:4], grads[0], rtol=1e-5, atol=1e-6)
+    assert (grads[1][4:] == 0).all()
+    assert (grads[0][3:, 1] == 0).all()   # the second sequence has 3 steps
+
+
+# ---------------------------------------------------------------- Dropout
+def test_dropout_p1_is_nan_as_mxnet():
+    x = mx.nd.ones((2, 3))
+    x.attach_grad()
+    for kw in ({}, {"axes": (1,)}):
+        with mx.autograd.record():
+            y = mx.nd.Dropout(x, p=1.0, **kw)
+        y.backward()
+        assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()
+    assert np.isnan(mx.nd.Dropout(x, p=1.0, mode="always").asnumpy()).all()
+    # outside training (mode='training') it is the identity
+    assert mx.nd.Dropout(x, p=1.0).asnumpy().tolist() == [[1.0] * 3] * 2
+
+
+def test_executor_backward_after_unrecorded_forward_replays_the_same_mask():
+    y = mx.sym.Dropout(mx.sym.var("data"), p=0.5, mode="always")
+    exe = y.simple_bind(ctx=mx.cpu(), data=(50, 50))
+    exe.arg_arrays[0][:] = 1
+    for _ in range(3):
+        exe.forward(is_train=False)
+        out = exe.outputs[0].asnumpy().copy()
+        exe.backward([mx.nd.ones((50, 50))], is_train=False)
+        assert (exe.grad_arrays[0].asnumpy() == out).all()
+        assert (exe.outputs[0].asnumpy() == out).all()
+    # the replay leaves the random sequence where one forward pass leaves it
+    mx.random.seed(7)
+    exe.forward(is_train=False)
+    exe.backward([mx.nd.ones((50, 50))])
+    after_replay = mx.nd.random.uniform(shape=(4,)).asnumpy()
+    mx.random.seed(7)
+    exe.forward(is_train=False)
+    plain = mx.nd.random.uniform(shape=(4,)).asnumpy()
+    assert (after_replay == plain).all()

@@ -766,6 +766,11 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, out=None, na
         raise MXNetError(f"Dropout: p must be in [0, 1], got {p}")
     if p == 0 or not (mode == "always" or _state.training):
         return _assign_out(_new(x, data._ctx), out)
+    if p == 1:
+        # MXNet scales the all-zero mask by 1 / (1 - p): 0 * inf, so the output and the
+        # gradient are NaN everywhere
+        r = _run(torch.mul, x, torch.full((), float("nan"), dtype=x.dtype, device=x.device))
+        return _assign_out(_new(r, data._ctx), out)
     if not axes:
         r = _run(F.dropout, x, p, True)
     else:
@@ -869,8 +874,16 @@ def CTCLoss(data, label, data_lengths=None, label_lengths=None, use_data_lengths
         lab_len = valid.to(torch.int64).cumprod(dim=1).sum(dim=1)
     lab_c = lab.clamp(min=0)
 
+    # Steps past a sequence's data length take no part (MXNet never reads them): they are
+    # replaced by zeros before the softmax so that whatever they hold (NaN padding) gives
+    # them a zero gradient instead of spreading NaN.
+    past = torch.arange(t, device=x.device).reshape(-1, 1) >= in_len.to(x.device).reshape(1, -1)
+    past = past.unsqueeze(-1) if bool(past.any()) else None
+
     def fn():
-        lp = torch.log_softmax(x, dim=-1)
+        xs = x if past is None else torch.where(past, torch.zeros((), dtype=x.dtype,
+                                                                  device=x.device), x)
+        lp = torch.log_softmax(xs, dim=-1)
         return F.ctc_loss(lp, lab_c, in_len, lab_len, blank=blank, reduction="none",
                           zero_infinity=False)
     return _assign_out(_new(_run(fn), data._ctx), out)
