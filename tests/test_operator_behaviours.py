@@ -238,3 +238,22 @@ def test_executor_backward_after_unrecorded_forward_replays_the_same_mask():
     exe.forward(is_train=False)
     plain = mx.nd.random.uniform(shape=(4,)).asnumpy()
     assert (after_replay == plain).all()
+
+
+# ---------------------------------------------------------------- integer mod's gradient
+def test_integer_mod_has_a_zero_gradient():
+    a = mx.nd.array([5.3, 7.9, 9.1])
+    b = mx.nd.array([2.2, 3.5, 4.0])
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        c = mx.nd.cast(a, dtype="int32") % mx.nd.cast(b, dtype="int32")
+    c.backward(mx.nd.array([1, 1, 1], dtype="int32"))
+    assert c.asnumpy().tolist() == [1, 1, 1]
+    assert a.grad.asnumpy().tolist() == [0.0] * 3 and b.grad.asnumpy().tolist() == [0.0] * 3
+    x = mx.nd.array([5, 7, 9], dtype="int32")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x % 4
+    y.backward()
+    assert y.asnumpy().tolist() == [1, 3, 1] and x.grad.asnumpy().tolist() == [0, 0, 0]

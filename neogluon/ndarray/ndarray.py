@@ -976,8 +976,26 @@ def _idiv_trunc(t, o):
 
 def mx_mod(a, b):
     """MXNet's ``mod``: the remainder with the divisor's sign (``torch.remainder``), and 0
-    where the divisor is 0 (torch gives NaN for floats and raises for integers)."""
-    if type(b) is _Tensor:
+    where the divisor is 0 (torch gives NaN for floats and raises for integers).
+
+    An integer mod has a zero gradient in MXNet: integer operands that are in the autograd
+    graph (see _intgrad) give a result that is in it with a zero gradient."""
+    from ._intgrad import IntVarTensor, carrier
+    if isinstance(a, IntVarTensor) or isinstance(b, IntVarTensor):
+        carriers = [c for c in (carrier(a), carrier(b)) if c is not None]
+        with torch._C.DisableTorchFunctionSubclass():
+            pa = a.as_subclass(_Tensor) if isinstance(a, _Tensor) else a
+            pb = b.as_subclass(_Tensor) if isinstance(b, _Tensor) else b
+            r = mx_mod(pa, pb)
+            if not carriers or not _state.recording or r.is_floating_point():
+                return r
+            twin = r.to(torch.float64)
+            for c in carriers:
+                twin = twin + (c - c.detach()).sum() * 0
+            out = r.as_subclass(IntVarTensor)
+        out._carrier = twin
+        return out
+    if isinstance(b, _Tensor):
         zero = b == 0
         return torch.remainder(a, b.masked_fill(zero, 1)).masked_fill(zero, 0)
     if b == 0:
