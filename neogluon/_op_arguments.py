@@ -57,7 +57,11 @@ def _fmt_default(value):
 
 
 def _doc_type(fn, pname):
-    m = re.search(rf"^\s*{re.escape(pname)}\s*:\s*([^\n,]+)", fn.__doc__ or "", re.M)
+    doc = fn.__doc__ or ""
+    m = re.search(rf"^\s*{re.escape(pname)}\s*:\s*(\{{[^}}\n]*\}})", doc, re.M)
+    if m:  # a set of choices, written as MXNet writes it: {'a', 'b'}
+        return m.group(1).strip()
+    m = re.search(rf"^\s*{re.escape(pname)}\s*:\s*([^\n,]+)", doc, re.M)
     if m:
         kind = m.group(1).strip().lower()
         return _DOC_TYPES.get(kind, m.group(1).strip())
@@ -91,10 +95,11 @@ def get_operator_arguments(op_name):
             params = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):
             params = []
+    required = set(getattr(fn, "_mx_required", ()))
     for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in _SKIP or p.name in inputs:
             continue
-        if p.default is p.empty:
+        if p.default is p.empty or p.name in required:
             kind = _doc_type(fn, p.name)
             types.append(f"{kind}, required" if kind else "required")
         elif p.default is None:

@@ -624,8 +624,36 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
             continue
         if g is None:
             g = torch.zeros_like(v._t)
+        elif g._is_zerotensor():   # (torch's symbolic zeros: a real array for the program)
+            g = torch.zeros(g.shape, dtype=g.dtype, device=g.device)
+        if create_graph and not g.requires_grad:
+            g = _link_to(g, _leaf(v))
         out.append(_new(g, v._ctx))
     return out
+
+
+class _ZeroLink(torch.autograd.Function):
+    """``g`` unchanged, recorded as depending on a variable with a zero gradient."""
+
+    @staticmethod
+    def forward(ctx, g, v):
+        ctx.v_meta = (v.shape, v.dtype, v.device)
+        return g.clone()
+
+    @staticmethod
+    def backward(ctx, gg):
+        shape, dtype, device = ctx.v_meta
+        return gg, torch.zeros(shape, dtype=dtype, device=device)
+
+
+def _link_to(g, leaf):
+    """A gradient computed with ``create_graph=True`` that does not depend on its variable
+    (the operator is linear there: radians, clip, Dropout, abs...) is still a node of the
+    graph in MXNet, so differentiating it again gives zeros instead of failing: the same
+    values, linked to the variable with a zero gradient."""
+    if not (leaf.requires_grad and leaf.is_floating_point() and g.is_floating_point()):
+        return g
+    return _ZeroLink.apply(g, leaf)
 
 
 class _AutogradInfo:

@@ -32,7 +32,7 @@ from .base import MXNetError
 from . import profiler as _profiler
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "Custom", "get_all_registered_operators",
-           "PythonOp", "NumpyOp", "NDArrayOp",
+           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp",
            # (MXNet's module has no __all__: programs get these from its star import)
            "ctypes", "NDArrayHandle", "NDArray", "py_str"]
 
@@ -153,9 +153,18 @@ def register(reg_name):
 
 
 def get_all_registered_operators():
-    """Names of the custom operators registered with :func:`register` (neogluon has no
-    backend operator registry to list)."""
-    return sorted(_REGISTRY)
+    """Names of the registered operators, as MXNet lists them: every operator of
+    MXNet 1.9.1's table (``Activation``, ``Convolution``, ``_contrib_box_nms`` ...) and their
+    aliases (``concat``, ``flatten`` ...). Custom operators run through the single ``Custom``
+    operator, as in MXNet, so their ``register`` names are not listed.
+
+    Returns
+    -------
+    list of str
+    """
+    from .symbol.symbol import _TABLE
+    names = set(_TABLE["ops"]) | set(_TABLE["aliases"])
+    return sorted(names)
 
 
 from ._op_arguments import OperatorArguments, get_operator_arguments  # noqa: E402,F401

@@ -24,6 +24,28 @@ def generator(device: torch.device) -> torch.Generator:
     return gen
 
 
+def _snapshot():
+    """The state of every generator random operators draw from (neogluon's per-device ones
+    and torch's default CPU and CUDA ones), for :func:`_restore`."""
+    gens = {k: g.get_state() for k, g in _generators.items()}
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and \
+        torch.cuda.is_initialized() else None
+    return gens, torch.get_rng_state(), cuda
+
+
+def _restore(snap):
+    """Put the generators back to a :func:`_snapshot` (so that a computation replays with the
+    same random draws)."""
+    gens, cpu, cuda = snap
+    for k, state in gens.items():
+        g = _generators.get(k)
+        if g is not None:
+            g.set_state(state)
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+
+
 def seed(seed_state: int, ctx="all") -> None:
     """Seed the generators so that results repeat from run to run.
 

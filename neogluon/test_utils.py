@@ -1248,7 +1248,8 @@ def check_symbolic_backward(sym, location, out_grads, expected, rtol=None, atol=
         req = grad_req.get(name, "null")
         grad = inputs[name].grad if name in inputs and req != "null" else None
         if req == "write":
-            result[name] = grad if grad is not None else mx.nd.zeros(start.shape, ctx=ctx, dtype=buf_dtype)
+            result[name] = grad if grad is not None else mx.nd.ndarray._zeros_buffer(
+                start.shape, ctx=ctx, dtype=buf_dtype)
         elif req == "add":
             base = mx.nd.array(start, ctx=ctx, dtype=buf_dtype)
             result[name] = base + grad.tostype("default") if grad is not None else base

@@ -104,7 +104,9 @@ def test_flatten_of_zero_size_arrays(case):
 def test_fully_connected_on_an_empty_batch(case):
     shape = case["shape"]
     k = int(np.prod(shape[1:])) if case["flatten"] else shape[-1]
-    r = nd.FullyConnected(nd.zeros(tuple(shape)), nd.ones((5, k)), nd.ones((5,)),
+    # (nd.array, as the fixture's generator: nd.zeros refuses a zero-size shape outside
+    # np_shape mode, as in MXNet)
+    r = nd.FullyConnected(nd.array(np.zeros(tuple(shape))), nd.ones((5, k)), nd.ones((5,)),
                           num_hidden=5, flatten=case["flatten"])
     assert list(r.shape) == case["result"]
 
@@ -112,7 +114,7 @@ def test_fully_connected_on_an_empty_batch(case):
 def test_dense_layer_on_an_empty_batch():
     net = mx.gluon.nn.Dense(5, in_units=12)
     net.initialize()
-    assert net(nd.zeros((0, 3, 4))).shape == (0, 5)
+    assert net(nd.array(np.zeros((0, 3, 4)))).shape == (0, 5)
 
 
 # ------------------------------------------------------------------------------- namespace

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from .. import autograd
+from .. import random as _random
 from ..base import MXNetError, MXNetValueError
 from ..context import Context
 from ..ndarray.ndarray import NDArray, _new
@@ -472,6 +473,10 @@ class Executor:
                                           f"{tuple(array.shape)}")
                 arg_dict[name][:] = array
         record = bool(is_train) and self._needs_grad
+        # A forward that is not recorded may be redone, recorded, by backward: it must then
+        # draw the same random numbers (Dropout's mask with mode='always'), as MXNet's one
+        # forward pass does.
+        self._rng_before = _random._snapshot() if self._needs_grad and not record else None
         res = self._run(bool(is_train), record)
         self._heads = res
         self._recorded = record
@@ -534,7 +539,16 @@ class Executor:
         if not self._recorded:
             # MXNet's static graph allows backward after forward(is_train=False): redo that
             # forward with recording on (same mode, same values), keep the outputs shown.
-            self._heads = self._run(self._last_is_train, True)
+            snap = getattr(self, "_rng_before", None)
+            if snap is not None:
+                after = _random._snapshot()
+                _random._restore(snap)
+                try:
+                    self._heads = self._run(self._last_is_train, True)
+                finally:
+                    _random._restore(after)
+            else:
+                self._heads = self._run(self._last_is_train, True)
             self._recorded = True
         heads, hgs = [], []
         out_nodes = self._run_symbol._outputs
@@ -811,7 +825,7 @@ def _zeros(shape, ctx, dtype, stype="default"):
     from .. import ndarray as nd
     if stype not in (None, "default"):
         return nd.sparse.zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return nd.zeros(tuple(shape), ctx=ctx, dtype=dtype)
+    return nd.ndarray._zeros_buffer(tuple(shape), ctx=ctx, dtype=dtype)
 
 
 def _view(arr, shape):

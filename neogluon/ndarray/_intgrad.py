@@ -16,7 +16,7 @@ import torch
 
 from .. import autograd as _ag_mod
 
-__all__ = ["IntVarTensor", "make_variable", "carrier"]
+__all__ = ["IntVarTensor", "make_variable", "carrier", "cast_with_grad"]
 
 _state = _ag_mod._state
 
@@ -100,3 +100,22 @@ def carrier(t):
     if isinstance(t, IntVarTensor):
         return getattr(t, "_carrier", None)
     return None
+
+
+def cast_with_grad(src, ret):
+    """``ret``, the integer cast of ``src``, kept in the graph as MXNet's ``Cast`` is (its
+    gradient is the head gradient cast back): while recording, when ``src`` is a float
+    tensor that takes a gradient or an integer variable's tensor, ``ret`` gets a float64
+    carrier with ``ret``'s values whose gradient passes straight to ``src``."""
+    if not (_state.recording and torch.is_grad_enabled()) or ret.is_floating_point():
+        return ret
+    base = carrier(src) if isinstance(src, IntVarTensor) else src
+    if base is None or not base.requires_grad or not (base.is_floating_point()):
+        return ret
+    with torch._C.DisableTorchFunctionSubclass():
+        b = base.to(torch.float64)
+        twin = b + (ret.detach().to(torch.float64) - b).detach()
+        plain = ret.detach()
+    r = plain.as_subclass(IntVarTensor)
+    r._carrier = twin
+    return r

@@ -1019,8 +1019,26 @@ def _idiv_trunc(t, o):
 
 def mx_mod(a, b):
     """MXNet's ``mod``: the remainder with the divisor's sign (``torch.remainder``), and 0
-    where the divisor is 0 (torch gives NaN for floats and raises for integers)."""
-    if type(b) is _Tensor:
+    where the divisor is 0 (torch gives NaN for floats and raises for integers).
+
+    An integer mod has a zero gradient in MXNet: integer operands that are in the autograd
+    graph (see _intgrad) give a result that is in it with a zero gradient."""
+    from ._intgrad import IntVarTensor, carrier
+    if isinstance(a, IntVarTensor) or isinstance(b, IntVarTensor):
+        carriers = [c for c in (carrier(a), carrier(b)) if c is not None]
+        with torch._C.DisableTorchFunctionSubclass():
+            pa = a.as_subclass(_Tensor) if isinstance(a, _Tensor) else a
+            pb = b.as_subclass(_Tensor) if isinstance(b, _Tensor) else b
+            r = mx_mod(pa, pb)
+            if not carriers or not _state.recording or r.is_floating_point():
+                return r
+            twin = r.to(torch.float64)
+            for c in carriers:
+                twin = twin + (c - c.detach()).sum() * 0
+            out = r.as_subclass(IntVarTensor)
+        out._carrier = twin
+        return out
+    if isinstance(b, _Tensor):
         zero = b == 0
         return torch.remainder(a, b.masked_fill(zero, 1)).masked_fill(zero, 0)
     if b == 0:
@@ -1278,6 +1296,32 @@ def _shape(shape):
     return shape
 
 
+def _known_shape(op, shape):
+    """``shape`` for the creation operator ``op`` (``_zeros``, ``_ones``): outside NumPy shape
+    mode MXNet reads a 0 dimension as unknown and a () shape as unknown too, so such a shape
+    cannot make an array there (``mx.np_shape()`` / ``mx.npx.set_np()`` lets it)."""
+    shape = _shape(shape)
+    if (len(shape) == 0 or 0 in shape) and not _np_shape_on():
+        raise MXNetError(f"Operator {op} inferring shapes failed: shape {shape} has "
+                         f"{'no dimensions' if not shape else 'a zero (unknown) dimension'}; "
+                         "scalar and zero-size arrays need NumPy shape semantics "
+                         "(mx.np_shape() or mx.npx.set_np())")
+    return shape
+
+
+def _zeros_buffer(shape, ctx=None, dtype=None):
+    """Zeros of any shape (scalar and zero-size included) for neogluon's own buffers (an
+    executor's outputs and gradients), which MXNet allocates without the ``_zeros``
+    operator's shape check."""
+    ctx, dt = _ctx_dtype(ctx, dtype)
+    return _new_on(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device), ctx)
+
+
+def _np_shape_on():
+    from ..util import is_np_shape
+    return is_np_shape()
+
+
 def empty(shape, ctx=None, dtype=None, stype=None):
     """An uninitialised array.
 
@@ -1301,6 +1345,9 @@ def empty(shape, ctx=None, dtype=None, stype=None):
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     """An array of zeros (a sparse one for ``stype='row_sparse'``/``'csr'``).
 
+    As in MXNet, a () shape or a shape with a 0 dimension raises MXNetError unless NumPy
+    shape semantics are on (``mx.np_shape()``); ``empty`` and ``full`` make such arrays.
+
     Parameters
     ----------
     shape : int or tuple of int
@@ -1318,12 +1365,15 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
         return sparse.zeros(stype, shape, ctx=ctx, dtype=dtype, **kwargs)
     out = kwargs.pop("out", None)
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _assign_out(_new_on(torch.zeros(_shape(shape), dtype=dt, device=ctx.torch_device),
-                               ctx), out)
+    return _assign_out(_new_on(torch.zeros(_known_shape("_zeros", shape), dtype=dt,
+                                           device=ctx.torch_device), ctx), out)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
     """An array of ones.
+
+    As in MXNet, a () shape or a shape with a 0 dimension raises MXNetError unless NumPy
+    shape semantics are on (``mx.np_shape()``).
 
     Parameters
     ----------
@@ -1335,8 +1385,8 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
     """
     out = kwargs.pop("out", None)
     ctx, dt = _ctx_dtype(ctx, dtype)
-    return _assign_out(_new_on(torch.ones(_shape(shape), dtype=dt, device=ctx.torch_device),
-                               ctx), out)
+    return _assign_out(_new_on(torch.ones(_known_shape("_ones", shape), dtype=dt,
+                                          device=ctx.torch_device), ctx), out)
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):

@@ -6,6 +6,7 @@ Every op takes NDArrays, returns NDArrays on the data's context, and accepts ``o
 from __future__ import annotations
 
 import builtins
+import numbers
 import os
 
 import torch
@@ -106,13 +107,25 @@ _ACTS = {"relu": torch.relu, "sigmoid": torch.sigmoid, "tanh": _act_kernel.tanh,
          "softrelu": F.softplus, "softsign": F.softsign}
 
 
-def Activation(data, act_type="relu", out=None, name=None):
-    """Elementwise activation: relu, sigmoid, tanh, softrelu or softsign (MXNet 1.9.1's set)."""
+def Activation(data, act_type=None, out=None, name=None):
+    """Elementwise activation: relu, sigmoid, tanh, softrelu or softsign (MXNet 1.9.1's set).
+
+    Parameters
+    ----------
+    act_type : {'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required
+        The activation; MXNet has no default for it.
+    """
+    if act_type is None:
+        raise MXNetError("Required parameter act_type of string is not presented, in "
+                         "operator Activation")
     fn = _ACTS.get(act_type)
     if fn is None:
         raise MXNetError(f"Activation: unknown act_type {act_type!r}; expected one of "
                          f"{sorted(_ACTS)}")
     return _assign_out(_new(_run(fn, _ft(data, "Activation")), data._ctx), out)
+
+
+Activation._mx_required = ("act_type",)
 
 
 # ---------------------------------------------------------------- convolution
@@ -440,6 +453,8 @@ def Pooling(data, kernel=(), pool_type="max", global_pool=False, cudnn_off=False
                 return s if p_value == 1 else s.sign() * s.abs().pow(1.0 / p_value)
         r = _run(fn, x)
     else:
+        if isinstance(kernel, numbers.Integral):
+            kernel = (int(kernel),)   # MXNet reads an int as a one-value shape
         if not kernel or len(kernel) != nd:
             raise MXNetError(f"Pooling: kernel {tuple(kernel)} must have one size per spatial "
                              f"axis of data shape {data.shape}")
@@ -773,6 +788,11 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, out=None, na
         raise MXNetError(f"Dropout: p must be in [0, 1], got {p}")
     if p == 0 or not (mode == "always" or _state.training):
         return _assign_out(_new(x, data._ctx), out)
+    if p == 1:
+        # MXNet scales the all-zero mask by 1 / (1 - p): 0 * inf, so the output and the
+        # gradient are NaN everywhere
+        r = _run(torch.mul, x, torch.full((), float("nan"), dtype=x.dtype, device=x.device))
+        return _assign_out(_new(r, data._ctx), out)
     if not axes:
         r = _run(F.dropout, x, p, True)
     else:
@@ -876,8 +896,16 @@ def CTCLoss(data, label, data_lengths=None, label_lengths=None, use_data_lengths
         lab_len = valid.to(torch.int64).cumprod(dim=1).sum(dim=1)
     lab_c = lab.clamp(min=0)
 
+    # Steps past a sequence's data length take no part (MXNet never reads them): they are
+    # replaced by zeros before the softmax so that whatever they hold (NaN padding) gives
+    # them a zero gradient instead of spreading NaN.
+    past = torch.arange(t, device=x.device).reshape(-1, 1) >= in_len.to(x.device).reshape(1, -1)
+    past = past.unsqueeze(-1) if bool(past.any()) else None
+
     def fn():
-        lp = torch.log_softmax(x, dim=-1)
+        xs = x if past is None else torch.where(past, torch.zeros((), dtype=x.dtype,
+                                                                  device=x.device), x)
+        lp = torch.log_softmax(xs, dim=-1)
         return F.ctc_loss(lp, lab_c, in_len, lab_len, blank=blank, reduction="none",
                           zero_infinity=False)
     return _assign_out(_new(_run(fn), data._ctx), out)
@@ -932,7 +960,8 @@ def _check_lengths(op, lengths, steps, shape):
     # number of time steps.
     if lengths is None:
         raise MXNetError(f"{op}: use_sequence_length=True needs sequence_length")
-    top = float(lengths._t.detach().max()) if lengths.size else 0.0
+    # MXNet reads each length as an integer (3.005 is 3): check the truncated lengths
+    top = int(lengths._t.detach().max().trunc()) if lengths.size else 0
     if top > steps:
         raise MXNetError(f"{op}: sequence_length has a length of {top:g} but data of shape "
                          f"{shape} has {steps} time steps")

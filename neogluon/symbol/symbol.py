@@ -134,8 +134,8 @@ def _num_outputs(op, attrs):
         return 1
     if op in ("topk",) and attrs.get("ret_typ") == "both":
         return 2
-    if op == "moments":
-        return 2
+    if op in ("moments", "_linalg_gelqf", "_linalg_syevd", "_linalg_slogdet"):
+        return 2   # (mean, var), (Q, L), (U, lambda), (sign, logabsdet)
     if op == "RNN":
         if _truthy(attrs.get("state_outputs", False)):
             return 3 if attrs.get("mode") == "lstm" else 2
@@ -1973,11 +1973,10 @@ def _creation_impl(kind):
         if kind == "linspace":
             return F.linspace(a["start"], a["stop"], int(a["num"]),
                               endpoint=_truthy(a.get("endpoint", True)), ctx=ctx, dtype=dtype)
-        if kind == "zeros":
-            return F.zeros(shape, ctx=ctx, dtype=dtype)
-        if kind == "ones":
-            return F.ones(shape, ctx=ctx, dtype=dtype)
-        return F.full(shape, a.get("value", 0.0), ctx=ctx, dtype=dtype)
+        # (F.full for zeros and ones too: shape inference probes these with unknown (0)
+        # dimensions, which nd.zeros/nd.ones refuse outside np_shape mode, as in MXNet)
+        value = {"zeros": 0.0, "ones": 1.0}.get(kind, a.get("value", 0.0))
+        return F.full(shape, value, ctx=ctx, dtype=dtype)
     return impl
 
 
@@ -3005,6 +3004,9 @@ def _type_rule(node, in_types):
     outs = [("out", i) for i in range(n_out)]
     dt = attrs.get("dtype")
     dt = _dtype_name(_parse_attr(dt)) if dt not in (None, "None") else None
+    if op == "norm":   # norm names its result's type out_dtype (default: the data's)
+        od = attrs.get("out_dtype")
+        dt = _dtype_name(_parse_attr(od)) if od not in (None, "None") else None
     if op in _BN_OPS:
         # float16 data keeps float32 parameters and statistics (MXNet's BatchNorm)
         fixed = []

@@ -488,6 +488,16 @@ class HybridSequentialRNNCell(HybridRecurrentCell):
         return self.__call__(inputs, states)
 
 
+def _dropout_mask(F, like, p):
+    """``F.Dropout(F.ones_like(like), p=p)``: a dropout mask shaped like ``like``. At ``p=1``
+    Dropout gives NaN in training, as MXNet's does; the recurrent cells' documented maths
+    wants a zero mask there, so NaN entries become 0 (ones in predict mode stay ones)."""
+    mask = F.Dropout(F.ones_like(like), p=p)
+    if p >= 1:
+        mask = F.where(mask == mask, mask, F.zeros_like(mask))
+    return mask
+
+
 class DropoutCell(HybridRecurrentCell):
     """Applies dropout to the input of each step (no state).
 
@@ -627,7 +637,7 @@ class ZoneoutCell(_StatefulModifierCell):
         def keep_new(p, like):
             # Dropout of ones: nonzero (take the new value) with probability 1 - p in
             # training, all ones (always the new value) in predict mode.
-            return F.Dropout(F.ones_like(like), p=p)
+            return _dropout_mask(F, like, p)
 
         prev_output = self._prev_output
         if prev_output is None:

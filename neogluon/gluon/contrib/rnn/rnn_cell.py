@@ -5,9 +5,18 @@ from .... import ndarray as _nd
 from ....ndarray.ndarray import NDArray
 from ...rnn.rnn_cell import (BidirectionalCell, HybridRecurrentCell, _StatefulModifierCell,
                              _format_sequence, _mask_sequence_variable_length, _F_of,
-                             _begin_state)
+                             _begin_state, _dropout_mask)
 
 __all__ = ["VariationalDropoutCell", "LSTMPCell"]
+
+
+def _shared_dropout(F, x, p, axis):
+    """Dropout of ``x`` with one mask along ``axis``. Dropout itself gives NaN at ``p=1`` (as
+    MXNet's); the cell's maths drops everything there (zero values and gradients)."""
+    if p >= 1:
+        mask = F.Dropout(F.ones_like(x), p=p, axes=(axis,))
+        return x * F.where(mask == mask, mask, F.zeros_like(mask))
+    return F.Dropout(x, p=p, axes=(axis,))
 
 
 class VariationalDropoutCell(_StatefulModifierCell):
@@ -60,9 +69,9 @@ class VariationalDropoutCell(_StatefulModifierCell):
 
     def hybrid_forward(self, F, inputs, states):
         if self.drop_states and self.drop_states_mask is None:
-            self.drop_states_mask = F.Dropout(F.ones_like(states[0]), p=self.drop_states)
+            self.drop_states_mask = _dropout_mask(F, states[0], self.drop_states)
         if self.drop_inputs and self.drop_inputs_mask is None:
-            self.drop_inputs_mask = F.Dropout(F.ones_like(inputs), p=self.drop_inputs)
+            self.drop_inputs_mask = _dropout_mask(F, inputs, self.drop_inputs)
         if self.drop_states:
             states = list(states)
             # Only h (always the first state) is dropped, as in the paper.
@@ -71,7 +80,7 @@ class VariationalDropoutCell(_StatefulModifierCell):
             inputs = inputs * self.drop_inputs_mask
         next_output, next_states = self.base_cell(inputs, states)
         if self.drop_outputs and self.drop_outputs_mask is None:
-            self.drop_outputs_mask = F.Dropout(F.ones_like(next_output), p=self.drop_outputs)
+            self.drop_outputs_mask = _dropout_mask(F, next_output, self.drop_outputs)
         if self.drop_outputs:
             next_output = next_output * self.drop_outputs_mask
         return next_output, next_states
@@ -92,11 +101,11 @@ class VariationalDropoutCell(_StatefulModifierCell):
         if begin_state is None:
             begin_state = _begin_state(self, F, inputs, batch_size)
         if self.drop_inputs:
-            inputs = F.Dropout(inputs, p=self.drop_inputs, axes=(axis,))
+            inputs = _shared_dropout(F, inputs, self.drop_inputs, axis)
         outputs, states = self.base_cell.unroll(length, inputs, begin_state, layout,
                                                 merge_outputs=True, valid_length=valid_length)
         if self.drop_outputs:
-            outputs = F.Dropout(outputs, p=self.drop_outputs, axes=(axis,))
+            outputs = _shared_dropout(F, outputs, self.drop_outputs, axis)
         if merge_outputs is None:
             merge_outputs = not isinstance(outputs, (list, tuple))
         outputs, _, _ = _format_sequence(length, outputs, layout, merge_outputs)
