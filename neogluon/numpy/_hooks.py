@@ -22,7 +22,7 @@ def hooked(fn, path):
                 return fn(*args, **kwargs)
             return h(path, fn, args, kwargs)
         except RuntimeError as err:
-            if isinstance(err, MXNetError):
+            if isinstance(err, (MXNetError, NotImplementedError, RecursionError)):
                 raise
             # a torch kernel's complaint (shapes that do not fit, an unsupported dtype) as
             # MXNetError naming the function, as MXNet's operators report it

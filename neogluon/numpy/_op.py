@@ -233,11 +233,6 @@ def _binary(name, fn, kind="arith"):
             raise TypeError(f"ufunc '{name}' not supported for the input types ({dt})")
         if not isinstance(b, _Tensor) and fn not in _SCALAR_OK:
             b = torch.tensor(b, dtype=a.dtype, device=a.device)
-        if fn is _mod and not dt.is_floating_point:
-            # MXNet's integer mod has zero gradients (its float twin would pass 1 and -floor)
-            r = _zero_grad_node(_apply(fn, a.detach(), b.detach() if isinstance(b, _Tensor)
-                                       else b, name, (_shape_of(x1), _shape_of(x2))), a, b)
-            return _out(_wrap(r, ctx), out)
         r = _apply(fn, a, b, name, (_shape_of(x1), _shape_of(x2)))
         if kind == "cmp":
             r = _zero_grad_node(r, a, b)
@@ -253,16 +248,6 @@ def _binary(name, fn, kind="arith"):
 
 def _floor_div(a, b):
     return torch.div(a, b, rounding_mode="floor")
-
-
-def _mod(a, b):
-    """MXNet's mod: the divisor's sign, 0 where the divisor is 0."""
-    if isinstance(b, _Tensor):
-        zero = b == 0
-        return torch.remainder(a, b.masked_fill(zero, 1)).masked_fill(zero, 0)
-    if b == 0:
-        return torch.zeros_like(a)
-    return torch.remainder(a, b)
 
 
 def _fmod(a, b):
@@ -282,12 +267,12 @@ def _ldexp(a, b):
 
 # torch functions that take a Python number as their second operand
 _SCALAR_OK = {torch.add, torch.sub, torch.mul, torch.div, torch.eq, torch.ne, torch.gt,
-              torch.ge, torch.lt, torch.le, _floor_div, _mod, _fmod, _power}
+              torch.ge, torch.lt, torch.le, _floor_div, mx_mod, _fmod, _power}
 
 for _n, _f, _k in [
         ("add", torch.add, "arith"), ("subtract", torch.sub, "arith"),
         ("multiply", torch.mul, "arith"), ("true_divide", torch.div, "float"),
-        ("floor_divide", _floor_div, "arith"), ("mod", _mod, "arith"),
+        ("floor_divide", _floor_div, "arith"), ("mod", mx_mod, "arith"),
         ("fmod", _fmod, "arith"), ("power", _power, "arith"),
         ("maximum", torch.maximum, "arith"), ("minimum", torch.minimum, "arith"),
         ("fmax", torch.fmax, "arith"), ("fmin", torch.fmin, "arith"),
