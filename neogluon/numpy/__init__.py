@@ -14,6 +14,7 @@ from ._op import *  # noqa: F401,F403
 from . import _op
 from . import random, linalg  # noqa: F401
 from . import _fallback
+from . import _internal  # noqa: F401  (F.np._internal in hybrid_forward)
 from . import multiarray  # noqa: F401
 
 # dtypes and constants, as NumPy's

@@ -227,7 +227,10 @@ def choice(a, size=None, replace=True, p=None, ctx=None, out=None, device=None):
         probs = torch.full((n,), 1.0 / n, device=c.torch_device)
     else:
         probs = _param(p, torch.float64, c.torch_device)
-    idx = torch.multinomial(probs, k, replacement=replace, generator=gen).reshape(shape)
+    if k == 0:
+        idx = torch.zeros(shape, dtype=torch.int64, device=c.torch_device)
+    else:
+        idx = torch.multinomial(probs, k, replacement=replace, generator=gen).reshape(shape)
     r = _wrap(idx, c) if values is None else values[_wrap(idx, c)]
     if out is not None:
         out[...] = r
