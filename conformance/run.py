@@ -30,7 +30,7 @@ from neogluon_conformance_plugin import (SLOW_ENV, load_baseline, load_skips,  #
 
 # The files that take longest (minutes, mostly MXNet's own big-array tests) start first, so that
 # two workers finish close together (longest-processing-time-first scheduling).
-SLOW_FIRST = ["test_gluon.py", "test_optimizer.py", "test_random.py", "test_ndarray.py",
+SLOW_FIRST = ["test_numpy_op.py", "test_gluon.py", "test_optimizer.py", "test_random.py", "test_ndarray.py",
               "test_sparse_ndarray.py", "test_gluon_data.py", "test_gluon_data_vision.py",
               "test_module.py", "train/test_dtype.py", "train/test_resnet_aug.py"]
 

@@ -58,7 +58,14 @@ OPERATOR_FILES = [
     "test_subgraph_op.py", "test_thread_local.py", "test_tvm_op.py",
 ]
 
-ALL_FILES = HANDED_FILES + SYMBOLIC_FILES + OPERATOR_FILES + TRAIN_FILES
+# MXNet's NumPy interface (issue 33): mx.np arrays, operators, NumPy-mode Gluon and NumPy's
+# dispatch protocols.
+NUMPY_FILES = [
+    "test_numpy_ndarray.py", "test_numpy_op.py", "test_numpy_gluon.py",
+    "test_numpy_interoperability.py",
+]
+
+ALL_FILES = HANDED_FILES + SYMBOLIC_FILES + OPERATOR_FILES + NUMPY_FILES + TRAIN_FILES
 
 # The sizes of the locally made data for the train tests: MNIST's own (test_mlp checks that a
 # prediction over the test set has 10,000 rows); CIFAR-10 smaller than the real 50,000/10,000

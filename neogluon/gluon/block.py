@@ -863,7 +863,7 @@ class _FProxy:
             target = getattr(target, p)
         path = self._path + (name,)
         if not callable(target) or isinstance(target, type):
-            if hasattr(target, "__dict__") and type(target).__name__ == "module":
+            if isinstance(target, types.ModuleType):   # (also while _CapturingModule)
                 return _FProxy(self._tracer, path)
             return target
         tracer = self._tracer
@@ -886,11 +886,11 @@ class _FProxy:
 
 def _has_traced(args, kwargs):
     for a in args:
-        if isinstance(a, _TracedNDArray):
+        if isinstance(a, _TRACED):
             return True
-        if isinstance(a, (list, tuple)) and any(isinstance(b, _TracedNDArray) for b in a):
+        if isinstance(a, (list, tuple)) and any(isinstance(b, _TRACED) for b in a):
             return True
-    return any(isinstance(v, _TracedNDArray) for v in kwargs.values())
+    return any(isinstance(v, _TRACED) for v in kwargs.values())
 
 
 class _CapturingModule(types.ModuleType):

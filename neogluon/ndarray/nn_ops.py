@@ -1081,7 +1081,6 @@ class _SoftmaxOutputFn(torch.autograd.Function):
         if normalization != "valid":
             grad_scale = grad_scale / spatial
         ctx.cfg = (grad_scale, ignore_label, use_ignore, normalization, axis)
-        ctx.smooth_alpha = smooth_alpha
         return p
 
     @staticmethod
@@ -1140,7 +1139,6 @@ def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=F
     # With multi_output MXNet also divides the gradient by the spatial size (not with 'valid').
     spatial = x[0, 0].numel() if multi_output and x.dim() > 2 else 1
     if _state.recording:
-        lab = lab.reshape(x.shape[:axis % x.dim()] + x.shape[axis % x.dim() + 1:])
         r = _SoftmaxOutputFn.apply(x, lab, float(grad_scale), ignore_label, bool(use_ignore),
                                    normalization, axis, spatial, float(smooth_alpha))
     else:
