@@ -78,11 +78,13 @@ def test_zero_gradient_operator_ignores_head_gradient_shape():
     assert float(grads["c"].abs().sum().asscalar()) == 0.0
 
 
-def test_other_operators_still_check_the_head_gradient_shape():
-    import pytest
+def test_other_operators_read_a_head_gradient_of_another_shape_row_major():
+    # MXNet 1.9.1 does not check the head gradient's shape: it reads the head's number of
+    # elements from the buffer in row-major order (tests/test_autograd.py has the details)
+    import numpy as np
     x = mx.nd.ones((2, 3))
     x.attach_grad()
     with mx.autograd.record():
         y = x * 2
-    with pytest.raises(mx.base.MXNetError, match="head_grads shape"):
-        y.backward(mx.nd.ones((3, 2)))
+    y.backward(mx.nd.arange(6).reshape((3, 2)))
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * np.arange(6).reshape(2, 3))

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The GPU checks, as one command for a lent GPU machine (the device tool), run from the repo
 # root after tools/gpu_prepare.sh made .gpu_suite/ here (pass it in the call's carry):
-#   1. tests/test_cuda.py (skips without a GPU; CI has none)
+#   1. tests/test_cuda.py and tests/test_rtc.py (skip without a GPU; CI has none; test_rtc's
+#      launch tests also skip without cuda-python, which the GPU machine may lack)
 #   2. MXNet's unit tests with mx.gpu(0) as the default context (conformance/run.py --ctx gpu),
 #      at the same time as 1
 #   3. bench/cuda_profile.py: phase times, host-device syncs and kernel counts of a step
@@ -28,7 +29,7 @@ if [ -d .gpu_suite/mxnet-tests ]; then
   CONF=$!
 fi
 timeout ${TEST_TIMEOUT:-200} $PY -m pytest -q -rA -p no:cacheprovider --timeout 150 \
-    tests/test_cuda.py >"$OUT/test_cuda.log" 2>&1
+    tests/test_cuda.py tests/test_rtc.py >"$OUT/test_cuda.log" 2>&1
 echo "test_cuda rc=$?" >>"$OUT/test_cuda.log"
 [ -n "${CONF:-}" ] && wait $CONF
 [ -z "${SKIP_PROFILE:-}" ] && timeout ${PROFILE_TIMEOUT:-150} $PY bench/cuda_profile.py \
