@@ -43,13 +43,12 @@ def _ctx(args):
 
 
 def _from_np(r, ctx):
-    from .multiarray import array
+    """NumPy arrays in a result as mx.np arrays on ``ctx`` (sequences keep their type)."""
+    from .multiarray import array, _same_seq
     if isinstance(r, _onp.ndarray):
         return array(r, dtype=r.dtype if r.dtype != object else None, ctx=ctx)
-    if isinstance(r, tuple):
-        return tuple(_from_np(v, ctx) for v in r)
-    if isinstance(r, list):
-        return [_from_np(v, ctx) for v in r]
+    if isinstance(r, (tuple, list)):
+        return _same_seq(r, [_from_np(v, ctx) for v in r])
     return r
 
 

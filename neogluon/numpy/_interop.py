@@ -1,39 +1,7 @@
 """``mx.np.ndarray.__array_ufunc__`` / ``__array_function__``: see
 :mod:`neogluon.numpy_dispatch_protocol` (the registries live there)."""
 from .. import autograd as _ag
-from ..ndarray.ndarray import NDArray
-from .multiarray import _same_seq
-
-
-def _to_np(x):
-    if isinstance(x, NDArray):
-        return x.asnumpy()
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_np(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _to_np(v) for k, v in x.items()}
-    return x
-
-
-def _ctx(args):
-    for a in args:
-        if isinstance(a, NDArray):
-            return a._ctx
-        if isinstance(a, (list, tuple)):
-            c = _ctx(a)
-            if c is not None:
-                return c
-    return None
-
-
-def _to_mx(out, ctx):
-    import numpy as onp
-    from .multiarray import array
-    if isinstance(out, onp.ndarray):
-        return array(out, dtype=out.dtype, ctx=ctx)
-    if isinstance(out, (list, tuple)):
-        return _same_seq(out, [_to_mx(o, ctx) for o in out])
-    return out
+from ._fallback import _to_np, _ctx, _from_np as _to_mx
 
 
 def _fallback(name, fn, args, kwargs):

@@ -689,28 +689,27 @@ def _check_shape(shape, fname):
         raise ValueError(f"{fname}: negative dimensions are not allowed (shape {shape})")
 
 
-def zeros(shape, dtype=None, order="C", ctx=None, device=None):
-    _c_order(order, "zeros")
+def _create(fn, fname, shape, dtype, order, ctx, device):
+    _c_order(order, fname)
     c = _ctx_arg(ctx, device)
     shape = _shape_arg(shape)
-    _check_shape(shape, "zeros")
-    return _wrap(torch.zeros(shape, dtype=_torch_dtype(dtype), device=c.torch_device), c)
+    _check_shape(shape, fname)
+    return _wrap(fn(shape, dtype=_torch_dtype(dtype), device=c.torch_device), c)
+
+
+def zeros(shape, dtype=None, order="C", ctx=None, device=None):
+    """An array of zeros (float32 unless ``dtype``)."""
+    return _create(torch.zeros, "zeros", shape, dtype, order, ctx, device)
 
 
 def ones(shape, dtype=None, order="C", ctx=None, device=None):
-    _c_order(order, "ones")
-    c = _ctx_arg(ctx, device)
-    shape = _shape_arg(shape)
-    _check_shape(shape, "ones")
-    return _wrap(torch.ones(shape, dtype=_torch_dtype(dtype), device=c.torch_device), c)
+    """An array of ones (float32 unless ``dtype``)."""
+    return _create(torch.ones, "ones", shape, dtype, order, ctx, device)
 
 
 def empty(shape, dtype=None, order="C", ctx=None, device=None):
-    _c_order(order, "empty")
-    c = _ctx_arg(ctx, device)
-    shape = _shape_arg(shape)
-    _check_shape(shape, "empty")
-    return _wrap(torch.empty(shape, dtype=_torch_dtype(dtype), device=c.torch_device), c)
+    """An uninitialised array (float32 unless ``dtype``)."""
+    return _create(torch.empty, "empty", shape, dtype, order, ctx, device)
 
 
 def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=None):
@@ -813,6 +812,25 @@ def tri(N, M=None, k=0, dtype=None, ctx=None, device=None):
     c = _ctx_arg(ctx, device)
     vals = _onp.tri(N, M, k)
     return _wrap(torch.as_tensor(vals).to(device=c.torch_device, dtype=_torch_dtype(dtype)), c)
+
+
+def _np_tree(x):
+    """``x`` with every plain ``nd.NDArray`` (in nested lists/tuples) as an mx.np array over
+    the same tensor and autograd record."""
+    if type(x) is NDArray:
+        return _as_np_ndarray(x)
+    if isinstance(x, (list, tuple)):
+        return _same_seq(x, [_np_tree(v) for v in x])
+    return x
+
+
+def _nd_tree(x):
+    """``x`` with every mx.np array (in nested lists/tuples) as an ``nd.NDArray`` view."""
+    if type(x) is ndarray:
+        return x.as_nd_ndarray()
+    if isinstance(x, (list, tuple)):
+        return _same_seq(x, [_nd_tree(v) for v in x])
+    return x
 
 
 # NDArray.as_np_ndarray: the same tensor as an mx.np array

@@ -34,13 +34,21 @@ def _param(p, dt, dev):
     return torch.as_tensor(p, dtype=dt, device=dev)
 
 
-def _setup(size, ctx, dtype, *params, device=None):
-    c = None
+def _params_ctx(params, ctx, device):
+    """The Context of the first array parameter, else ``ctx``/``device`` (or the current)."""
     for p in params:
         if isinstance(p, NDArray):
-            c = p._ctx
-            break
-    c = c or _ctx_arg(ctx, device)
+            return p._ctx
+    return _ctx_arg(ctx, device)
+
+
+def _size(size):
+    return () if size is None else ((size,) if isinstance(size, numbers.Integral)
+                                    else tuple(size))
+
+
+def _setup(size, ctx, dtype, *params, device=None):
+    c = _params_ctx(params, ctx, device)
     dt = _torch_dtype(dtype)
     ts = [_param(p, dt if dt.is_floating_point else torch.float32, c.torch_device)
           for p in params]
@@ -152,14 +160,8 @@ def _inverse_cdf(name, fn, params, size, ctx, out, device, dtype):
     """A draw ``fn(u, *params)`` from uniform ``u`` in (0, 1): differentiable in the array
     parameters (reparameterised), float32 unless ``dtype``."""
     shapes = [tuple(getattr(p, "shape", ())) for p in params]
-    shape = tuple(torch.broadcast_shapes(*shapes)) if size is None else (
-        (size,) if isinstance(size, numbers.Integral) else tuple(size))
-    c = None
-    for p in params:
-        if isinstance(p, NDArray):
-            c = p._ctx
-            break
-    c = c or _ctx_arg(ctx, device)
+    shape = tuple(torch.broadcast_shapes(*shapes)) if size is None else _size(size)
+    c = _params_ctx(params, ctx, device)
     u = torch.rand(shape, generator=generator(c.torch_device), dtype=torch.float64,
                    device=c.torch_device).clamp_(1e-12, 1 - 1e-12)
     ts = [_param(p, torch.float64, c.torch_device) for p in params]

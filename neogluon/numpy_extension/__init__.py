@@ -14,25 +14,11 @@ from ..context import Context, cpu, gpu, cpu_pinned, current_context, num_gpus, 
 from ..base import MXNetError
 from ..ndarray.ndarray import NDArray, waitall  # noqa: F401
 from .. import ndarray as _nd
-from ..numpy.multiarray import ndarray, _wrap
+from ..numpy.multiarray import ndarray, _wrap, _np_tree, _nd_tree  # noqa: F401
 
 
-def _to_nd(x):
-    if type(x) is ndarray:
-        return x.as_nd_ndarray()
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_nd(v) for v in x)
-    return x
-
-
-def _to_np(x):
-    if type(x) is NDArray:
-        a = _wrap(x._t, x._ctx)
-        a._ag = x._ag
-        return a
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_np(v) for v in x)
-    return x
+_to_nd = _nd_tree
+_to_np = _np_tree
 
 
 def _op(name, target, rename=None, namespace=None):

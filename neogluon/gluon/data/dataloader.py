@@ -19,19 +19,11 @@ from ...context import Context, cpu_pinned, current_context
 from ...ndarray.ndarray import NDArray, _new, _new_on, array as _nd_array, stack as _nd_stack
 from . import sampler as _sampler
 from ... import util as _util
+from ...numpy.multiarray import _np_tree
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
 
 _CPU_SHARED = Context("cpu_shared", 0)
-
-
-def _as_np(batch):
-    """A batch as mx.np arrays (NumPy-array mode: MXNet's DataLoader yields them then)."""
-    if type(batch) is NDArray:
-        return batch.as_np_ndarray()
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_as_np(b) for b in batch)
-    return batch
 
 
 def default_batchify_fn(data):
@@ -341,7 +333,7 @@ class DataLoader:
         if self._pin_memory:
             batch = _pin(batch, cpu_pinned(self._pin_device_id))
         if _util.is_np_array():
-            batch = _as_np(batch)
+            batch = _np_tree(batch)
         return batch
 
     def _same_process_iter(self):
