@@ -755,15 +755,7 @@ class NDArray:
                 if self._ctx.device_typeid > 2:
                     _keep_home(self, a)  # a contiguous view: MXNet keeps the context
                 return a
-        k, flips = _keyed(t, key)
-        try:
-            src = t if (_state.recording or not t.requires_grad) else t.detach()
-            r = (src.flip(flips) if flips else src)[k]
-        except IndexError as err:
-            raise _index_error(key, self.shape, err) from None
-        except (RuntimeError, TypeError, ValueError) as err:
-            raise IndexError(f"invalid index {_key_repr(key)} for an array of shape "
-                             f"{self.shape}: {err}") from None
+        r = _indexed(t, key)
         if r.dim() == 0:
             r = r.reshape(1)  # MXNet 1.x has no 0-d arrays: x[i] of a vector has shape (1,)
         elif r._is_view() and not r.is_contiguous():
@@ -1117,6 +1109,20 @@ def _convert_key(key, device, shape):
             axis += 1
         out.append(k)
     return tuple(out), tuple(flips)
+
+
+def _indexed(t, key):
+    """``t[key]`` with MXNet's index forms (negative steps, NDArray keys), under the grad-mode
+    rule; a bad key is an IndexError naming it and the shape. Views stay views."""
+    k, flips = _keyed(t, key)
+    try:
+        src = t if (_state.recording or not t.requires_grad) else t.detach()
+        return (src.flip(flips) if flips else src)[k]
+    except IndexError as err:
+        raise _index_error(key, tuple(t.shape), err) from None
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise IndexError(f"invalid index {_key_repr(key)} for an array of shape "
+                         f"{tuple(t.shape)}: {err}") from None
 
 
 def _keyed(t, key):

@@ -27,8 +27,8 @@ import torch
 from ..base import MXNetError, MXNetValueError, to_torch_dtype
 from ..context import Context, current_context
 from ..ndarray import ndarray as _ndmod
-from ..ndarray.ndarray import (NDArray, _run, _call_nograd, _keyed, _index_error, _key_repr,
-                               _np_tensor, _UNVERSIONED_WRITES)
+from ..ndarray.ndarray import (NDArray, _run, _call_nograd, _indexed, _np_tensor,
+                               _UNVERSIONED_WRITES)
 from .. import autograd as _ag_mod
 
 __all__ = ["ndarray", "array", "asarray", "zeros", "ones", "empty", "full", "zeros_like",
@@ -490,17 +490,7 @@ class ndarray(NDArray):
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key):
-        t = self._t
-        key = _np_key(key)
-        k, flips = _keyed(t, key)
-        try:
-            src = t if (_state.recording or not t.requires_grad) else t.detach()
-            r = (src.flip(flips) if flips else src)[k]
-        except IndexError as err:
-            raise _index_error(key, self.shape, err) from None
-        except (RuntimeError, TypeError, ValueError) as err:
-            raise IndexError(f"invalid index {_key_repr(key)} for an array of shape "
-                             f"{self.shape}: {err}") from None
+        r = _indexed(self._t, _np_key(key))
         if r._is_view() and not r.is_contiguous():
             r = r.contiguous()
         return _wrap(r, self._ctx)
