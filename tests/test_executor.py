@@ -371,3 +371,37 @@ def test_executor_replays_captured_graph():
     exe.set_monitor_callback(lambda n, a: None)
     exe.forward(is_train=True)
     np.testing.assert_array_equal(exe.outputs[0].asnumpy(), out)
+
+
+def test_repeated_forward_reuses_graph_and_follows_changes():
+    """An executor's repeated forward runs its captured graph directly
+    (_GraphRunner.run_bound); what the checks it skips would notice still counts: the
+    training mode (Dropout), new values written into the bound arrays, an array whose
+    tensor was replaced, and a monitor callback."""
+    data = mx.sym.Variable("data")
+    w = mx.sym.Variable("w")
+    net = mx.sym.Dropout(mx.sym.FullyConnected(data, weight=w, no_bias=True, num_hidden=4),
+                         p=0.5)
+    ex = net.simple_bind(mx.cpu(), data=(3, 5), grad_req="null")
+    x = np.arange(15, dtype=np.float32).reshape(3, 5) / 10
+    wv = np.ones((4, 5), np.float32)
+    ex.arg_dict["data"][:] = x
+    ex.arg_dict["w"][:] = wv
+    plain = x @ wv.T
+    for _ in range(3):
+        out = ex.forward(is_train=True)[0].asnumpy()
+        kept = out != 0
+        np.testing.assert_allclose(out[kept], plain[kept] * 2, rtol=1e-6)
+    assert ex._runner._fast_run is not None
+    for _ in range(2):   # inference after training: no dropout
+        np.testing.assert_allclose(ex.forward(is_train=False)[0].asnumpy(), plain, rtol=1e-6)
+    ex.arg_dict["w"][:] = 2 * wv   # written in place
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), 2 * plain, rtol=1e-6)
+    # the bound array's tensor replaced (same shape): the new tensor is read
+    import torch
+    ex.arg_dict["data"]._t = torch.zeros(3, 5)
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.zeros((3, 4)))
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name))
+    ex.forward()
+    assert seen

@@ -533,3 +533,72 @@ def test_in_place_two_context_pushpull_fused_sum(monkeypatch, threads, offset):
         torch.set_num_threads(old_threads)
     for a, b in zip(results[True], results[False]):
         np.testing.assert_array_equal(a[0], b[0])
+
+
+def _plan_store(opt):
+    kv = mx.kv.create("device")
+    kv.set_optimizer(opt)
+    return kv
+
+
+def test_repeated_pushpull_plan_matches_general_path():
+    """A repeated list pushpull runs through the remembered plan (kvstore/local.py
+    _PushPullPlan); the numbers equal the general path's (tuples never take a plan), step
+    after step, as the gradients change in place, and a changed array, optimizer or key
+    drops the plan."""
+    rng = np.random.RandomState(3)
+    shapes = [(4, 3), (3,), (2, 5)]
+    keys = ["w0", "b0", "w1"]
+    init = [rng.randn(*s).astype(np.float32) for s in shapes]
+    stores, weights, grads = [], [], []
+    for _ in range(2):
+        kv = _plan_store(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=1e-3))
+        kv.init(keys, [nd.array(a) for a in init])
+        stores.append(kv)
+        weights.append([[nd.zeros(s)] for s in shapes])
+        grads.append([[nd.zeros(s)] for s in shapes])
+    for step in range(5):
+        gvals = [rng.randn(*s).astype(np.float32) for s in shapes]
+        for side in range(2):
+            for g, v in zip(grads[side], gvals):
+                g[0][:] = v
+        stores[0].pushpull(keys, grads[0], out=weights[0])
+        stores[1].pushpull(tuple(keys), tuple(grads[1]), out=tuple(weights[1]))
+        for a, b in zip(weights[0], weights[1]):
+            np.testing.assert_array_equal(a[0].asnumpy(), b[0].asnumpy())
+    assert stores[0]._pp_plan is not None and stores[1]._pp_plan is None
+    plan = stores[0]._pp_plan
+    # a new gradient array: the general path runs (and checks), and a new plan is made
+    grads[0][1] = [nd.ones((3,))]
+    grads[1][1] = [nd.ones((3,))]
+    stores[0].pushpull(keys, grads[0], out=weights[0])
+    stores[1].pushpull(tuple(keys), tuple(grads[1]), out=tuple(weights[1]))
+    assert stores[0]._pp_plan is not plan
+    for a, b in zip(weights[0], weights[1]):
+        np.testing.assert_array_equal(a[0].asnumpy(), b[0].asnumpy())
+    # a wrong output shape is still refused, naming the key, plan or not
+    bad = [w for w in weights[0]]
+    bad[2] = [nd.zeros((5, 2))]
+    with pytest.raises(MXNetError, match="w1"):
+        stores[0].pushpull(keys, grads[0], out=bad)
+    # another optimizer: its maths, not the remembered updater's
+    before = weights[0][0][0].asnumpy().copy()
+    stores[0].set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
+    for g in grads[0]:
+        g[0][:] = 1.0
+    stores[0].pushpull(keys, grads[0], out=weights[0])
+    np.testing.assert_allclose(weights[0][0][0].asnumpy(), before - 1.0, rtol=1e-6)
+
+
+def test_pushpull_plan_sees_replaced_store_value():
+    """A stored value replaced behind the plan (kv.init on a fresh store entry, or the
+    store's weight moving) is noticed: the plan checks the stored objects each call."""
+    kv = _plan_store(mx.optimizer.SGD(learning_rate=0.5))
+    kv.init(["a"], [nd.ones((2,))])
+    g, w = [[nd.ones((2,))]], [[nd.zeros((2,))]]
+    kv.pushpull(["a"], g, out=w)
+    kv.pushpull(["a"], g, out=w)
+    np.testing.assert_allclose(w[0][0].asnumpy(), [0.0, 0.0])
+    kv._store["a"] = nd.array([10.0, 10.0])
+    kv.pushpull(["a"], g, out=w)
+    np.testing.assert_allclose(w[0][0].asnumpy(), [9.5, 9.5])

@@ -1239,8 +1239,9 @@ class _Graph:
 
     def _compile(self):
         # Each node becomes (kind, fn, args, kwargs, outputs, structure): kind 0 when every
-        # positional argument is an array slot, 1 when some are constants, 2 when arrays sit
-        # inside containers or keyword arguments (decoded on every call).
+        # positional argument is an array slot, 1 when some are constants, 3 when keyword
+        # arguments are array slots too (graphs from symbols pass every input by name), 2
+        # when arrays sit inside containers (decoded on every call).
         prog = []
         for node in self.nodes:
             fn = _resolve_op(node["op"])
@@ -1260,6 +1261,13 @@ class _Graph:
                     tmpl = [None if r else a for r, a in zip(isref, args)]
                     pos = [(j, a["@"]) for j, (r, a) in enumerate(zip(isref, args)) if r]
                     prog.append((1, fn, (tmpl, pos), kw, outs, structure))
+            elif all(r or not isinstance(a, (dict, list)) for r, a in zip(isref, args)) and \
+                    all(_is_bare_ref(v) or not _has_ref(v) for v in kwargs.values()):
+                tmpl = [None if r else a for r, a in zip(isref, args)]
+                pos = [(j, a["@"]) for j, (r, a) in enumerate(zip(isref, args)) if r]
+                kwc = {k: _decode(v, None) for k, v in kwargs.items() if not _is_bare_ref(v)}
+                kwr = [(k, v["@"]) for k, v in kwargs.items() if _is_bare_ref(v)]
+                prog.append((3, fn, (tmpl, pos), (kwc, kwr), outs, structure))
             else:
                 prog.append((2, fn, args, kwargs, outs, structure))
         self._prog = prog
@@ -1309,6 +1317,10 @@ def _snapshot(blocks):
              b._active) for b in blocks]
 
 
+def _is_bare_ref(v):
+    return isinstance(v, dict) and len(v) == 1 and "@" in v
+
+
 def _run_program(prog, env):
     """Run a captured graph's op list, reading and writing the slot list ``env``."""
     for kind, fn, a, kw, outs, structure in prog:
@@ -1322,6 +1334,14 @@ def _run_program(prog, env):
             for j, i in a[1]:
                 args[j] = env[i]
             res = fn(*args, **kw)
+        elif kind == 3:
+            args = list(a[0])
+            for j, i in a[1]:
+                args[j] = env[i]
+            kwargs = dict(kw[0])
+            for k, i in kw[1]:
+                kwargs[k] = env[i]
+            res = fn(*args, **kwargs)
         else:
             res = fn(*[_decode(v, env) for v in a],
                      **{k: _decode(v, env) for k, v in kw.items()})
@@ -1631,6 +1651,7 @@ class HybridBlock(Block):
                 out = _compile.call(self, g, key, flat, ctx, mode)
                 if out is not None:
                     return out
+            self._last_run = g
             if ctx == current_context():
                 return g.run(flat, ctx)
             with ctx:

@@ -24,6 +24,8 @@ multi-tensor copy per output context.
 from __future__ import annotations
 
 
+import operator
+
 import torch
 
 from .._fileio import write_bytes as _atomic_write  # the dist stores use it too
@@ -153,6 +155,7 @@ class KVStore(KVStoreBase):
         self._merge = {}           # key -> persistent merge buffer (tensor)
         self._batches = {}         # tuple of keys -> flat merge buffer for that batch
         self._aliased = set()      # keys whose stored value is their merge buffer
+        self._pp_plan = None       # the checked form of the last plain pushpull (see below)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -320,6 +323,10 @@ class KVStore(KVStoreBase):
         priority : int, optional
             Scheduling hint.
         """
+        plan = self._pp_plan
+        if plan is not None and out is not None and plan.matches(self, key, value, out):
+            plan.run(self)
+            return
         pairs, use_str = _key_value_pairs(key, value, "pushpull")
         self._use_key_type(use_str)
         out_pairs = pairs if out is None else _key_value_pairs(key, out, "pushpull")[0]
@@ -330,6 +337,8 @@ class KVStore(KVStoreBase):
         if self._push_groups(groups, write_back=out is None):
             targets = [(o, k) for o, k in targets if o.stype != "default"]
         self._copy_out(targets)
+        if out is not None:
+            self._pp_plan = _PushPullPlan.build(self, key, value, out, pairs, targets)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         """Pull the rows ``row_ids`` of row_sparse values into row_sparse outputs.
@@ -697,3 +706,102 @@ def _is_list_updater(upd):
     except ImportError:  # the optimizer layer is optional for plain stores
         return False
     return isinstance(upd, Updater)
+
+
+# what a plan's run stands for: a store that changes any of these (the distributed store's
+# reduction over workers) never gets a plan
+_PLAN_BYPASSES = ("_push_groups", "_reduce", "_reduce_one", "_apply_updater", "_copy_out",
+                  "_validate_push", "_pull_targets")
+
+
+class _PushPullPlan:
+    """The checked form of a ``pushpull`` that a training loop repeats every step.
+
+    ``Module.update`` pushes every gradient and pulls every weight with one call per step,
+    on the same arrays each time. Parsing the key/value forms, checking shapes, dtypes and
+    storage types, grouping and reducing cost more Python than the optimizer's update of a
+    small network. After a call that took the general path, a call of the simplest kind
+    (one source per key, dense arrays on the store's device, an updater, no compression,
+    one output per key of the stored dtype) is remembered with the objects it touched; a
+    later call on the same objects, whose tensors are still the same tensors (so the
+    shapes, dtypes and devices are too) and whose store entries are unchanged, runs the
+    updater and the copies directly: the same work, in the same order, without re-checking.
+    """
+
+    __slots__ = ("keys", "vals", "outs", "vts", "ots", "stored", "sts", "grads", "updater")
+
+    @classmethod
+    def build(cls, store, key, value, out, pairs, targets):
+        kind = type(store)
+        if (any(getattr(kind, m) is not getattr(KVStore, m) for m in _PLAN_BYPASSES)
+                or store._updater is None or store._compression is not None
+                or not isinstance(key, list) or not isinstance(value, list)
+                or not isinstance(out, list) or len(key) != len(set(key))
+                or len(out) != len(key) or len(targets) != len(key)):
+            return None
+        vals, outs = [], []
+        for (k, vs), o in zip(pairs, out):
+            if len(vs) != 1 or not isinstance(vs[0], NDArray) or type(vs[0]) is not NDArray:
+                return None
+            if isinstance(o, (list, tuple)):
+                if len(o) != 1:
+                    return None
+                o = o[0]
+            if type(o) is not NDArray:
+                return None
+            vals.append(vs[0])
+            outs.append(o)
+        stored = [store._store.get(k) for k in key]
+        for k, v, o, st in zip(key, vals, outs, stored):
+            if (st is None or type(st) is not NDArray or k in store._aliased
+                    or v.stype != "default" or o.stype != "default" or st.stype != "default"):
+                return None
+            vt, ot, stt = v._t, o._t, st._t
+            if (vt.requires_grad or vt.device != store._store_device(vt)
+                    or vt.device != stt.device or vt.dtype is not stt.dtype
+                    or ot.dtype is not stt.dtype or ot.device != stt.device
+                    or ot.shape != stt.shape or vt.shape != stt.shape
+                    or ot.data_ptr() == stt.data_ptr()):
+                return None
+        plan = cls()
+        plan.keys = tuple(key)
+        plan.vals, plan.outs, plan.stored = vals, outs, stored
+        plan.vts = [v._t for v in vals]
+        plan.ots = [o._t for o in outs]
+        plan.sts = [st._t for st in stored]
+        plan.grads = [_new(t, st._ctx) for t, st in zip(plan.vts, stored)]
+        plan.updater = store._updater
+        return plan
+
+    def matches(self, store, key, value, out):
+        if (type(key) is not list or store._updater is not self.updater
+                or store._compression is not None or tuple(key) != self.keys
+                or len(value) != len(self.vals) or len(out) != len(self.outs)):
+            return False
+        for v, pv, o, po in zip(value, self.vals, out, self.outs):
+            if type(v) is list:
+                if len(v) != 1:
+                    return False
+                v = v[0]
+            if type(o) is list:
+                if len(o) != 1:
+                    return False
+                o = o[0]
+            if v is not pv or o is not po:
+                return False
+        st = store._store
+        return (all(map(operator.is_, [v._t for v in self.vals], self.vts))
+                and all(map(operator.is_, [o._t for o in self.outs], self.ots))
+                and all(map(operator.is_, [st.get(k) for k in self.keys], self.stored))
+                and all(map(operator.is_, [s._t for s in self.stored], self.sts))
+                and store._aliased.isdisjoint(self.keys))
+
+    def run(self, store):
+        with torch.no_grad():
+            upd = self.updater
+            if _is_list_updater(upd):
+                upd(list(self.keys), list(self.grads), list(self.stored))
+            else:
+                for k, g, w in zip(self.keys, self.grads, self.stored):
+                    upd(k, g, w)
+            torch._foreach_copy_(self.ots, [s._t for s in self.stored])

@@ -1095,22 +1095,31 @@ class _SoftmaxOutputFn(torch.autograd.Function):
         lab = label.long()
         pm = p.movedim(axis, -1)
         k = pm.shape[-1]
-        onehot = F.one_hot(lab.clamp(0, k - 1), k).to(p.dtype)
         alpha = ctx.smooth_alpha
         if alpha > 0 and k > 1:
+            onehot = F.one_hot(lab.clamp(0, k - 1), k).to(p.dtype)
             # label smoothing: 1 - alpha on the label's class, alpha / (k - 1) on the others
             onehot = onehot * (1.0 - alpha) + (1.0 - onehot) * (alpha / (k - 1))
-        g = pm - onehot
-        valid = torch.ones_like(lab, dtype=p.dtype)
+            g = pm - onehot
+        else:
+            # p - onehot(label): p everywhere, p - 1 at the label's class (the same bits as
+            # the subtraction of a one-hot array, without building it)
+            idx = lab.clamp(0, k - 1).unsqueeze(-1)
+            g = pm.contiguous()
+            g = g.clone() if g is pm or g.data_ptr() == p.data_ptr() else g
+            g.scatter_(-1, idx, g.gather(-1, idx) - 1)
         if use_ignore:
             valid = (lab != int(ignore_label)).to(p.dtype)
             g = torch.where(valid.unsqueeze(-1) > 0, g, torch.zeros_like(g))   # +0, as MXNet
         if normalization == "batch":
             g = g / p.shape[0]
         elif normalization == "valid":
+            valid = (lab != int(ignore_label)).to(p.dtype) if use_ignore else \
+                torch.ones_like(lab, dtype=p.dtype)
             g = g / valid.sum().clamp(min=1)
-        return (g * grad_scale).movedim(-1, axis), None, None, None, None, None, None, None, \
-            None
+        if grad_scale != 1.0:
+            g = g * grad_scale
+        return g.movedim(-1, axis), None, None, None, None, None, None, None, None
 
 
 def SoftmaxOutput(data, label, grad_scale=1.0, ignore_label=-1.0, multi_output=False,
