@@ -436,8 +436,14 @@ class Accuracy(EvalMetric):
             lab = _to_torch(label, p.device)
             if tuple(p.shape) != tuple(lab.shape):
                 p = torch.argmax(p, dim=self.axis)
-            p = p.reshape(-1).to(torch.int32)
-            lab = lab.reshape(-1).to(torch.int32)
+            # MXNet compares int32 casts (a float truncates toward zero); an integer array
+            # already holds those values (argmax's int64 needs no cast)
+            p = p.reshape(-1)
+            if p.is_floating_point() or p.dtype is torch.bool:
+                p = p.to(torch.int32)
+            lab = lab.reshape(-1)
+            if lab.is_floating_point() or lab.dtype is torch.bool:
+                lab = lab.to(torch.int32)
             check_label_shapes(lab, p)
             correct = int((p == lab).sum())
             self._add(correct, p.numel())
