@@ -212,15 +212,19 @@ def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
     ones, and every key of a user's own store, are pushed and pulled key by key, as in
     MXNet."""
     from .kvstore.local import KVStore as _OwnStore
+    from .ndarray.ndarray import NDArray
     batched = isinstance(kvstore, _OwnStore)
     dense = []
     for index, (arg_list, grad_list) in enumerate(zip(param_arrays, grad_arrays)):
         if grad_list[0] is None:
             continue
         name = param_names[index]
-        if batched and grad_list[0].stype == "default" and arg_list[0].stype == "default":
+        g0, a0 = grad_list[0], arg_list[0]
+        dense_pair = (type(g0) is NDArray or g0.stype == "default") and \
+            (type(a0) is NDArray or a0.stype == "default")
+        if batched and dense_pair:
             dense.append((name, grad_list, arg_list))
-        elif grad_list[0].stype == "default" and arg_list[0].stype == "default":
+        elif dense_pair:
             kvstore.pushpull(name, grad_list, out=arg_list, priority=-index)
         else:
             kvstore.push(name, grad_list, priority=-index)

@@ -424,7 +424,7 @@ class Executor:
             for i, (a, g, r) in enumerate(zip(self.arg_arrays, self.grad_arrays, self._reqs)):
                 if r == "null" or g is None:
                     continue
-                if a.stype != "default":
+                if type(a) is not NDArray and a.stype != "default":
                     # a sparse alias: the same stored values and indices (as a new leaf), so
                     # that executors bound to the same array keep their own gradients
                     held = self._aliases.get(i)
@@ -454,7 +454,8 @@ class Executor:
             # operators keep the storage types MXNet's storage-type inference gives; a graph
             # without arguments (sym.ones(...) + sym.zeros(...)) has no input for the cached
             # runner to take its context from: it runs as is too
-            sparse = any(isinstance(v, NDArray) and v.stype != "default" for v in vals)
+            sparse = not all(type(v) is NDArray for v in vals) and \
+                any(isinstance(v, NDArray) and v.stype != "default" for v in vals)
             if self._monitor_callback is not None or self._placement is not None or sparse \
                     or not vals:
                 monitored = self._monitor_callback is not None
