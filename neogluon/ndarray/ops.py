@@ -391,13 +391,36 @@ def _same_shape_fn(name, fn):
     return op
 
 
+def _tie_to_left(base, keep):
+    """``base`` (torch.maximum / torch.minimum) with MXNet's gradient: on a tie the whole
+    gradient goes to the left operand (its backward masks the left side with ``a >= b``,
+    resp. ``a <= b``, and the right with the complement), where torch splits it in halves.
+    Values are torch's (NaN propagates from either side); only a recorded call takes the
+    selecting form."""
+    def fn(a, b):
+        if not isinstance(a, torch.Tensor):
+            # a number on the left is MXNet's scalar operator on the array (the array
+            # takes a tie's gradient): the operation is symmetric, so swap
+            a, b = b, a
+        if not isinstance(b, torch.Tensor):
+            b = torch.tensor(b, dtype=a.dtype, device=a.device)
+        if torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+            return torch.where(keep(a, b) | torch.isnan(a), a, b)
+        return base(a, b)
+    fn.__name__ = base.__name__
+    return fn
+
+
+_mx_maximum = _tie_to_left(torch.maximum, torch.ge)
+_mx_minimum = _tie_to_left(torch.minimum, torch.le)
+
 for _name, _fn in {
     "add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div,
-    "power": torch.pow, "maximum": torch.maximum, "minimum": torch.minimum,
+    "power": torch.pow, "maximum": _mx_maximum, "minimum": _mx_minimum,
     "modulo": mx_mod, "hypot": torch.hypot, "arctan2": torch.atan2,
     "broadcast_add": torch.add, "broadcast_sub": torch.sub, "broadcast_minus": torch.sub,
     "broadcast_mul": torch.mul, "broadcast_div": torch.div, "broadcast_power": torch.pow,
-    "broadcast_maximum": torch.maximum, "broadcast_minimum": torch.minimum,
+    "broadcast_maximum": _mx_maximum, "broadcast_minimum": _mx_minimum,
     "broadcast_mod": mx_mod, "broadcast_hypot": torch.hypot,
 }.items():
     _export(fluent=False)(_binary_fn(_name, _fn))
@@ -414,8 +437,22 @@ def _scalar_max(fn):
     return wrapped
 
 
-globals()["maximum"] = _binary_fn("maximum", _scalar_max(torch.maximum))
-globals()["minimum"] = _binary_fn("minimum", _scalar_max(torch.minimum))
+def _scalar_first_swapped(name, fn):
+    """maximum/minimum with a number on the left are MXNet's scalar operators on the array
+    on the right (``_maximum_scalar(rhs, scalar=lhs)``): the array takes a tie's gradient."""
+    base = _binary_fn(name, fn)
+
+    def op(lhs, rhs, out=None, name=None, **kwargs):
+        if isinstance(lhs, numbers.Number) and isinstance(rhs, NDArray):
+            lhs, rhs = rhs, lhs
+        return base(lhs, rhs, out=out, **kwargs)
+    op.__name__ = base.__name__
+    op.__doc__ = base.__doc__
+    return op
+
+
+globals()["maximum"] = _scalar_first_swapped("maximum", _mx_maximum)
+globals()["minimum"] = _scalar_first_swapped("minimum", _mx_minimum)
 globals()["hypot"] = _binary_fn("hypot", _scalar_max(torch.hypot))   # (_hypot_scalar)
 
 

@@ -14,6 +14,7 @@ import torch
 
 from ..base import MXNetError, MXNetValueError
 from ..ndarray.ndarray import NDArray, _run, mx_mod
+from ..ndarray.ops import _mx_maximum, _mx_minimum
 from .multiarray import (ndarray, _wrap, _wrap_all, _as_tensor, _ctx_of, _torch_dtype,
                          _shape_arg)
 from ..context import current_context
@@ -274,7 +275,7 @@ for _n, _f, _k in [
         ("multiply", torch.mul, "arith"), ("true_divide", torch.div, "float"),
         ("floor_divide", _floor_div, "arith"), ("mod", mx_mod, "arith"),
         ("fmod", _fmod, "arith"), ("power", _power, "arith"),
-        ("maximum", torch.maximum, "arith"), ("minimum", torch.minimum, "arith"),
+        ("maximum", _mx_maximum, "arith"), ("minimum", _mx_minimum, "arith"),
         ("fmax", torch.fmax, "arith"), ("fmin", torch.fmin, "arith"),
         ("hypot", torch.hypot, "float"), ("arctan2", torch.atan2, "float"),
         ("copysign", torch.copysign, "float"), ("logaddexp", torch.logaddexp, "float"),
@@ -291,6 +292,21 @@ for _n, _f, _k in [
         ("right_shift", torch.bitwise_right_shift, "int"),
         ("gcd", torch.gcd, "int"), ("lcm", torch.lcm, "int")]:
     _binary(_n, _f, _k)
+
+def _scalar_first_swapped(ufunc):
+    """np.maximum/minimum(number, array) are MXNet's scalar operators on the array (which
+    takes a tie's gradient, as in ``np.maximum(array, number)``)."""
+    def op(x1, x2, out=None, **kwargs):
+        if _scalar(x1) and not _scalar(x2):
+            x1, x2 = x2, x1
+        return ufunc(x1, x2, out=out, **kwargs)
+    op.__name__ = op.__qualname__ = ufunc.__name__
+    op.__doc__ = ufunc.__doc__
+    globals()[ufunc.__name__] = op
+
+
+_scalar_first_swapped(maximum)  # noqa: F821 - made above
+_scalar_first_swapped(minimum)  # noqa: F821
 
 divide = true_divide  # noqa: F821 - made above
 remainder = mod  # noqa: F821
