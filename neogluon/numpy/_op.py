@@ -642,6 +642,11 @@ def _bool_reduce(name, fn):
 _bool_reduce("all", torch.all)
 _bool_reduce("any", torch.any)
 
+# NumPy's old aliases, which MXNet's mx.np keeps
+product = prod  # noqa: F821 - made by _reduction above
+sometrue = any  # noqa: F821,A001 - made by _bool_reduce above
+__all__ += ["product", "sometrue"]
+
 
 @_export
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -160,18 +160,9 @@ def reshape(a, newshape, reverse=False, order="C"):
     return a.reshape(tuple(out))
 
 
-def save(file, arr):
-    """Save an array, a list or a dict of arrays (``mx.nd.save``'s format)."""
-    _nd.save(file, _to_nd(arr) if not isinstance(arr, dict) else
-             {k: _to_nd(v) for k, v in arr.items()})
-
-
-def load(file):
-    """Load what :func:`save` (or ``mx.nd.save``) wrote, as mx.np arrays."""
-    r = _nd.load(file)
-    if isinstance(r, dict):
-        return {k: _to_np(v) for k, v in r.items()}
-    return _to_np(r)
+from .utils import save, load  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+from ..base import classproperty, with_metaclass  # noqa: E402,F401  (MXNet's npx has them)
 
 
 from . import random  # noqa: E402,F401
