@@ -25,7 +25,8 @@ def np_mode():
 def _env():
     return dict(np=np, npx=npx, onp=onp, mx=mx,
                 i=np.array([1, 4], dtype="int32"), f=np.array([1., 4.]),
-                bo=np.array([True, False]), x=np.arange(6).reshape(2, 3))
+                bo=np.array([True, False]), x=np.arange(6).reshape(2, 3),
+                h=np.array([2.209, -2.223, -4.61, 3.012, 8.14], dtype="float16"))
 
 
 @pytest.mark.parametrize("expr", sorted(CASES))
