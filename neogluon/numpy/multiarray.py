@@ -833,6 +833,7 @@ def _as_np_ndarray(self):
 
 
 NDArray.as_np_ndarray = _as_np_ndarray
+_ndmod._DENSE_TYPES.add(ndarray)   # always default storage, as NDArray
 
 from . import _op as _ops  # noqa: E402  (the functions the operators call)
 
