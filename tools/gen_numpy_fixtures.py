@@ -57,6 +57,20 @@ EXPRS = [
     "np.percentile(x, 37.5, interpolation='lower')", "np.percentile(x.astype('float64'), 40)",
     "np.quantile(x, np.array([0.2, 0.7]), axis=(0, 1), keepdims=True, interpolation='higher')",
     "np.quantile(x.astype('float16'), np.array([0.3, 0.55]), axis=0, interpolation='midpoint')",
+    # npx operators
+    "npx.batch_flatten(np.ones((2, 3, 4)))", "npx.shape_array(x)", "npx.arange_like(x, axis=1)",
+    "npx.nonzero(x)", "npx.gammaln(f)", "npx.erfinv(np.array([0.5]))", "npx.topk(x, k=2)",
+    "npx.slice(x, begin=(0, 1), end=(2, 3))", "npx.reshape_like(x, np.ones((3, 2)))",
+    "npx.batch_dot(np.ones((2, 2, 3)), np.ones((2, 3, 2)))",
+    "npx.gather_nd(x, np.array([[0, 1], [1, 2]]))", "npx.smooth_l1(f, 1.0)",
+    "npx.cast(x, dtype='float16')", "npx.leaky_relu(np.array([-1., 2.]))", "npx.log_softmax(x)",
+    "npx.sequence_mask(np.ones((3, 2, 2)), np.array([1., 2.]), use_sequence_length=True)",
+    "npx.embedding(np.array([0., 1.]), np.eye(3), input_dim=3, output_dim=3)",
+    "npx.pooling(np.ones((1, 1, 4, 4)), kernel=(2, 2), pool_type='max')",
+    "npx.layer_norm(np.ones((2, 3)), np.ones(3), np.zeros(3))",
+    "npx.constraint_check(np.ones(2) > 0)", "npx.constraint_check(np.ones(2))",
+    "npx.constraint_check(np.array([1, 0]) > 0)",
+    "npx.image.normalize(np.ones((3, 2, 2)), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))",
 ]
 
 

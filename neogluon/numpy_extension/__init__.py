@@ -86,8 +86,12 @@ def masked_log_softmax(data, mask, axis=-1, temperature=1.0, normalize=True):
 
 
 def constraint_check(input, msg="Constraint violated."):  # noqa: A002 - MXNet's name
-    """True (as a bool array) when every element of ``input`` is true; ValueError otherwise."""
-    ok = bool(input._t.detach().bool().all())
+    """True (as a bool array) when every element of ``input`` is true; ValueError otherwise.
+    ``input`` must be a bool array (MXNetError otherwise, as MXNet's operator checks)."""
+    if not isinstance(input, NDArray) or input._t.dtype is not torch.bool:
+        got = input.dtype if isinstance(input, NDArray) else type(input).__name__
+        raise MXNetError(f"npx.constraint_check: input must be a bool array, got {got}")
+    ok = bool(input._t.detach().all())
     if not ok:
         raise ValueError(msg)
     return _wrap(torch.tensor(True, device=input._t.device), input._ctx)
