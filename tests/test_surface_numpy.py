@@ -97,3 +97,29 @@ def test_numpy_op_fallback_custom_ops():
     assert e.shape == (2, 3) and e.dtype == onp.float32
     m = mx.nd.np._internal.mvn_fallback(np.zeros((3,)), np.eye(3), size="(2,)")
     assert m.shape == (2, 3)
+
+
+def test_util_ufunc_wrappers():
+    from neogluon import util
+    assert util.np_ufunc_legal_option("casting", "safe")
+    assert not util.np_ufunc_legal_option("casting", "bogus")
+    assert util.np_ufunc_legal_option("dtype", onp.float32)
+    assert not util.np_ufunc_legal_option("dtype", "complex64")
+    assert not util.np_ufunc_legal_option("axis", 0)
+
+    @util.wrap_np_binary_func
+    def add(x1, x2, out=None):
+        return x1 + x2
+
+    @util.wrap_np_unary_func
+    def neg(x, out=None):
+        return -x
+
+    assert add(1, 2, casting="same_kind", where=True) == 3 and neg(2, dtype=None) == -2
+    with pytest.raises(NotImplementedError):
+        add(1, 2, casting="unsafe")
+    with pytest.raises(TypeError, match="invalid keyword"):
+        neg(1, axis=0)
+    with pytest.raises(TypeError, match="not understood"):
+        neg(1, casting="bogus")
+    assert add.__name__ == "add"
