@@ -57,6 +57,10 @@ def test_submodules_share_the_functions():
     import mxnet.ndarray.numpy._op as nd_op
     import mxnet.ndarray.numpy_extension.random as ndx_random
     import mxnet.symbol.numpy.linalg as sym_linalg
+    from mxnet.numpy_extension import _op as npx_op
+    from mxnet.ndarray.numpy import _internal as npi  # noqa: F401
+    from mxnet.symbol.numpy import _Symbol  # noqa: F401
+    assert npx_op.relu is mx.npx.relu and "relu" in npx_op.__all__
     assert mx.np.multiarray.add is mx.np.add and nd_op.linspace is mx.np.linspace
     assert mx.np.function_base.meshgrid is not None and mx.np.stride_tricks.broadcast_arrays
     assert ndx_random.bernoulli is mx.npx.random.bernoulli

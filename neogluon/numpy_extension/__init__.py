@@ -21,7 +21,7 @@ _to_nd = _nd_tree
 _to_np = _np_tree
 
 
-def _op(name, target, rename=None, namespace=None):
+def _make_op(name, target, rename=None, namespace=None):
     """npx.``name``: the nd operator ``target`` on mx.np arrays; ``rename`` maps npx's
     keyword names to the nd operator's."""
     @functools.wraps(target)
@@ -65,7 +65,7 @@ for _name, _target, _rename in [
         ("box_nms", _nd.contrib.box_nms, _DATA), ("box_iou", _nd.contrib.box_iou, None),
         ("index_copy", _nd.contrib.index_copy, None),
         ("broadcast_like", _nd.broadcast_like, None)]:
-    _op(_name, _target, _rename)
+    _make_op(_name, _target, _rename)
 
 
 def masked_softmax(data, mask, axis=-1, temperature=1.0, normalize=True):
