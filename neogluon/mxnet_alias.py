@@ -229,6 +229,8 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
             return _mxnet_spec
         if not _is_neogluon(sys.modules.get(_ALIAS)):
             return None
+        if fullname in _REDIRECTS:
+            return _redirect_spec(fullname)
         target_name = _TARGET + fullname[len(_ALIAS):]
         try:
             target_spec = importlib.util.find_spec(target_name)
@@ -291,6 +293,47 @@ def _attribute_spec(fullname, target_name):
     if not isinstance(obj, types.ModuleType) and type(obj).__module__.split(".")[0] != _TARGET:
         return None
     return importlib.machinery.ModuleSpec(fullname, _AttributeLoader(obj), is_package=False)
+
+
+# MXNet modules whose neogluon counterpart lives under another name: alias module ->
+# (neogluon module, attribute path on it or ""). MXNet's NumPy interface has three trees
+# (mxnet.numpy, mxnet.ndarray.numpy, mxnet.symbol.numpy, and the same for numpy_extension);
+# neogluon has one set of mx.np / mx.npx functions (which take nd and np arrays alike) and
+# the symbolic namespaces mx.sym.np / mx.sym.npx.
+_REDIRECTS = {
+    "mxnet.ndarray.numpy": ("neogluon.numpy", ""),
+    "mxnet.ndarray.numpy._op": ("neogluon.numpy._op", ""),
+    "mxnet.ndarray.numpy._internal": ("neogluon.numpy._internal", ""),
+    "mxnet.ndarray.numpy.linalg": ("neogluon.numpy.linalg", ""),
+    "mxnet.ndarray.numpy.random": ("neogluon.numpy.random", ""),
+    "mxnet.ndarray.numpy_extension": ("neogluon.numpy_extension", ""),
+    "mxnet.ndarray.numpy_extension._op": ("neogluon.numpy_extension._op", ""),
+    "mxnet.ndarray.numpy_extension.image": ("neogluon.numpy_extension.image", ""),
+    "mxnet.ndarray.numpy_extension.random": ("neogluon.numpy_extension.random", ""),
+    "mxnet.symbol.numpy": ("neogluon.symbol", "np"),
+    "mxnet.symbol.numpy._op": ("neogluon.symbol", "np"),
+    "mxnet.symbol.numpy._symbol": ("neogluon.symbol", "np"),
+    "mxnet.symbol.numpy._internal": ("neogluon.symbol", "np._internal"),
+    "mxnet.symbol.numpy.linalg": ("neogluon.symbol", "np.linalg"),
+    "mxnet.symbol.numpy.random": ("neogluon.symbol", "np.random"),
+    "mxnet.symbol.numpy_extension": ("neogluon.symbol", "npx"),
+    "mxnet.symbol.numpy_extension._op": ("neogluon.symbol", "npx"),
+    "mxnet.symbol.numpy_extension.image": ("neogluon.symbol", "npx.image"),
+    "mxnet.symbol.numpy_extension.random": ("neogluon.symbol", "npx.random"),
+}
+
+
+def _redirect_spec(fullname):
+    module_name, path = _REDIRECTS[fullname]
+    try:
+        obj = importlib.import_module(module_name)
+        for part in filter(None, path.split(".")):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    # a package when other redirected modules live under it
+    is_package = any(k.startswith(fullname + ".") for k in _REDIRECTS)
+    return importlib.machinery.ModuleSpec(fullname, _AttributeLoader(obj), is_package=is_package)
 
 
 def _gluoncv_torch_check(torch_version, max_torch_version="2.0.0"):

@@ -79,3 +79,14 @@ def _register():
 
 
 _register()
+
+
+def __getattr__(name):
+    # MXNet's module imports mx.np (and mx.npx) as mx_np / mx_npx; looked up on first use here
+    # (this module is imported while mx.np itself loads)
+    import importlib
+    if name == "mx_np":
+        return importlib.import_module("..numpy", __name__)
+    if name == "mx_npx":
+        return importlib.import_module("..numpy_extension", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,3 +29,14 @@ def _get_builtin_op(op_name):
     if op is None:
         raise ValueError(f"Cannot find operator {rest} in module {module.__name__}")
     return op
+
+
+def __getattr__(name):
+    # MXNet's module imports mx.np (and mx.npx) as mx_np / mx_npx; looked up on first use here
+    # (this module is imported while mx.np itself loads)
+    import importlib
+    if name == "mx_np":
+        return importlib.import_module("..numpy", __name__)
+    if name == "mx_npx":
+        return importlib.import_module("..numpy_extension", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -235,6 +235,69 @@ def reset_np():
     set_np(shape=False, array=False)
 
 
+# The keyword arguments of a NumPy ufunc and their defaults; MXNet's ufuncs accept each only
+# at its default.
+_np_ufunc_default_kwargs = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
+                            "subok": True}
+
+_UFUNC_DTYPES = ("int8", "uint8", "int32", "int64", "float16", "float32", "float64")
+
+
+def np_ufunc_legal_option(key, value):
+    """Whether ``key=value`` is a value NumPy's ufuncs accept for that keyword (MXNet's helper:
+    True for ``where``, a known ``casting`` rule, a string ``order``, one of MXNet's dtypes,
+    a bool ``subok``; False for anything else)."""
+    import numpy as _onp
+    if key == "where":
+        return True
+    if key == "casting":
+        return value in ("no", "equiv", "safe", "same_kind", "unsafe")
+    if key == "order":
+        return isinstance(value, str)
+    if key == "dtype":
+        if isinstance(value, str):
+            return value in _UFUNC_DTYPES
+        return value in tuple(getattr(_onp, n) for n in _UFUNC_DTYPES)
+    if key == "subok":
+        return isinstance(value, bool)
+    return False
+
+
+def _check_ufunc_kwargs(name, kwargs, binary):
+    for key, value in kwargs.items():
+        if key not in _np_ufunc_default_kwargs:
+            raise TypeError(f"{key} is an invalid keyword to function '{name}'")
+        if value != _np_ufunc_default_kwargs[key]:
+            if np_ufunc_legal_option(key, value):
+                raise NotImplementedError(f"{key}={value} is not implemented yet" if binary
+                                          else f"{key}={value} is not implemented yet for "
+                                          f"operator {name}")
+            raise TypeError(f"{key} {value} not understood" if binary
+                            else f"{key}={value} not understood for operator {name}")
+
+
+def wrap_np_unary_func(func):
+    """Decorator of a unary NumPy-style function ``func(x, out=None)``: the ufunc keywords
+    (``where``, ``casting``, ``order``, ``dtype``, ``subok``) are accepted at their defaults;
+    another legal value raises NotImplementedError, anything else TypeError (MXNet's rule)."""
+    @functools.wraps(func)
+    def wrapped(x, out=None, **kwargs):
+        if kwargs:
+            _check_ufunc_kwargs(func.__name__, kwargs, binary=False)
+        return func(x, out=out)
+    return wrapped
+
+
+def wrap_np_binary_func(func):
+    """As :func:`wrap_np_unary_func` for a binary function ``func(x1, x2, out=None)``."""
+    @functools.wraps(func)
+    def wrapped(x1, x2, out=None, **kwargs):
+        if kwargs:
+            _check_ufunc_kwargs(func.__name__, kwargs, binary=True)
+        return func(x1, x2, out=out)
+    return wrapped
+
+
 def set_module(module):
     """Decorator that sets ``__module__`` of a function or class to ``module`` (for docs)."""
     def decorator(func):

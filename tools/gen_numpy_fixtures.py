@@ -3,7 +3,8 @@
 Run with the MXNet reference venv: /tmp/mxref/bin/python tools/gen_numpy_fixtures.py
 Writes tests/fixtures/numpy/basics.json: for each expression, MXNet's value, dtype and shape
 (or the error type). The expressions use ``i`` (int32 [1, 4]), ``f`` (float32 [1, 4]),
-``bo`` (bool [True, False]) and ``x`` (arange(6) reshaped to (2, 3)).
+``bo`` (bool [True, False]), ``x`` (arange(6) reshaped to (2, 3)) and ``h`` (five float16
+values).
 """
 import json
 import os
@@ -47,6 +48,29 @@ EXPRS = [
     "repr(np.array([1, 2], dtype='int64'))", "repr(np.array([True]))", "repr(x[0, 0])",
     "float(np.array(2.5))", "int(np.array(3.))", "bool(np.array(1.))", "len(x)", "x.ndim",
     "x.size", "str(x.dtype)",
+    # quantile/percentile: MXNet's kernel (float32 result unless the data is float64; the
+    # float16 interpolation terms rounded to float16, their sum in float32)
+    "np.quantile(h, 0.2837129235267639, interpolation='midpoint')",
+    "np.quantile(h, np.array([0.1, 0.5, 0.9]))", "np.quantile(h, 0.37, interpolation='lower')",
+    "np.quantile(i, 0.3)", "np.quantile(x, 0.5, axis=1, interpolation='nearest')",
+    "np.quantile(f, np.array([0.25], dtype='float64'))", "np.percentile(x, 37.5)",
+    "np.percentile(x, 37.5, interpolation='lower')", "np.percentile(x.astype('float64'), 40)",
+    "np.quantile(x, np.array([0.2, 0.7]), axis=(0, 1), keepdims=True, interpolation='higher')",
+    "np.quantile(x.astype('float16'), np.array([0.3, 0.55]), axis=0, interpolation='midpoint')",
+    # npx operators
+    "npx.batch_flatten(np.ones((2, 3, 4)))", "npx.shape_array(x)", "npx.arange_like(x, axis=1)",
+    "npx.nonzero(x)", "npx.gammaln(f)", "npx.erfinv(np.array([0.5]))", "npx.topk(x, k=2)",
+    "npx.slice(x, begin=(0, 1), end=(2, 3))", "npx.reshape_like(x, np.ones((3, 2)))",
+    "npx.batch_dot(np.ones((2, 2, 3)), np.ones((2, 3, 2)))",
+    "npx.gather_nd(x, np.array([[0, 1], [1, 2]]))", "npx.smooth_l1(f, 1.0)",
+    "npx.cast(x, dtype='float16')", "npx.leaky_relu(np.array([-1., 2.]))", "npx.log_softmax(x)",
+    "npx.sequence_mask(np.ones((3, 2, 2)), np.array([1., 2.]), use_sequence_length=True)",
+    "npx.embedding(np.array([0., 1.]), np.eye(3), input_dim=3, output_dim=3)",
+    "npx.pooling(np.ones((1, 1, 4, 4)), kernel=(2, 2), pool_type='max')",
+    "npx.layer_norm(np.ones((2, 3)), np.ones(3), np.zeros(3))",
+    "npx.constraint_check(np.ones(2) > 0)", "npx.constraint_check(np.ones(2))",
+    "npx.constraint_check(np.array([1, 0]) > 0)",
+    "npx.image.normalize(np.ones((3, 2, 2)), mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))",
 ]
 
 
@@ -67,6 +91,7 @@ def main():
     f = np.array([1., 4.])  # noqa: F841
     bo = np.array([True, False])  # noqa: F841
     x = np.arange(6).reshape(2, 3)  # noqa: F841
+    h = np.array([2.209, -2.223, -4.61, 3.012, 8.14], dtype="float16")  # noqa: F841
     out = {}
     for e in EXPRS:
         try:

@@ -18,8 +18,14 @@ names it exposes are recorded with their kind (``module``, ``class``, ``function
   _get_repo_file_url`` in GluonCV, ...).
 
 The NumPy-interface modules (``mxnet.numpy``, ``mxnet.numpy_extension``,
-``mxnet.ndarray.numpy*``, ``mxnet.symbol.numpy*`` and their helpers) are left out: mx.np has an
-issue of its own.
+``mxnet.ndarray.numpy*``, ``mxnet.symbol.numpy*`` and their helpers) are recorded apart, with
+``--numpy`` (into tests/fixtures/surface/mxnet_1_9_1_numpy.json; tools/surface.py counts both).
+Two of them, ``mxnet.numpy`` and ``mxnet.numpy_extension``, declare an empty ``__all__`` and
+fill themselves with ``from .x import *``: their surface is their public ``dir()`` (NumPy's
+dtypes and helpers such as ``float32``, ``finfo``, ``promote_types`` included, as MXNet
+re-exports them).
+
+    /tmp/mxref/bin/python tools/gen_surface_fixture.py --numpy
 """
 from __future__ import annotations
 
@@ -36,6 +42,8 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "surface",
                            "mxnet_1_9_1.json")
+NUMPY_OUT = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "surface",
+                         "mxnet_1_9_1_numpy.json")
 
 # Module-name prefixes that belong to the NumPy interface (another issue covers mx.np).
 EXCLUDED_PREFIXES = ("mxnet.numpy", "mxnet.numpy_extension", "mxnet.ndarray.numpy",
@@ -65,7 +73,16 @@ EXTRA = {
                               "_STORAGE_TYPE_CSR", "_GRAD_REQ_MAP", "_DTYPE_NP_TO_MX",
                               "_DTYPE_MX_TO_NP"],
     "mxnet.context": ["_current"],
+    # NumPy interface: private helpers that programs and MXNet's own tests import
+    "mxnet.numpy.multiarray": ["_np_ndarray_cls"],
+    "mxnet.ndarray.numpy": ["_internal"],
+    "mxnet.symbol.numpy": ["_internal", "_Symbol"],
+    "mxnet.numpy_dispatch_protocol": ["_NUMPY_ARRAY_FUNCTION_LIST", "_NUMPY_ARRAY_UFUNC_LIST",
+                                      "_NUMPY_ARRAY_FUNCTION_DICT", "_NUMPY_ARRAY_UFUNC_DICT"],
 }
+
+
+NUMPY_HUBS = ("mxnet.numpy", "mxnet.numpy_extension")
 
 
 def excluded(name: str) -> bool:
@@ -100,10 +117,19 @@ def is_mxnet_object(value) -> bool:
     return False
 
 
-def module_surface(module):
+def module_surface(module, numpy_hub=False, numpy=False):
     names = {}
     declared = getattr(module, "__all__", None)
-    if declared is not None:
+    if numpy_hub:
+        # mxnet.numpy / mxnet.numpy_extension: everything public, NumPy's dtypes included
+        for n in dir(module):
+            if n.startswith("_"):
+                continue
+            value = getattr(module, n)
+            if isinstance(value, types.ModuleType) and not is_mxnet_object(value):
+                continue
+            names[n] = kind_of(value)
+    elif declared is not None:
         for n in declared:
             if hasattr(module, n):
                 names[n] = kind_of(getattr(module, n))
@@ -118,17 +144,22 @@ def module_surface(module):
         if hasattr(module, n):
             names[n] = kind_of(getattr(module, n))
     # A name the module exposes that is one of the excluded NumPy-interface modules.
-    for n in [n for n, k in names.items() if k == "module"]:
-        value = getattr(module, n)
-        if excluded(value.__name__):
-            del names[n]
+    if not numpy:
+        for n in [n for n, k in names.items() if k == "module"]:
+            value = getattr(module, n)
+            if excluded(value.__name__):
+                del names[n]
     return dict(sorted(names.items()))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=DEFAULT_OUT)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--numpy", action="store_true",
+                        help="record the NumPy-interface modules (left out otherwise)")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = NUMPY_OUT if args.numpy else DEFAULT_OUT
     warnings.simplefilter("ignore")
     import mxnet
     found = set()
@@ -139,17 +170,18 @@ def main(argv=None):
 
     for info in pkgutil.walk_packages(mxnet.__path__, "mxnet.", onerror=onerror):
         found.add(info.name)
-    modules = {"mxnet": module_surface(mxnet)}
+    modules = {} if args.numpy else {"mxnet": module_surface(mxnet)}
     for name in sorted(found):
-        if excluded(name):
+        if excluded(name) != args.numpy:
             continue
         try:
             module = importlib.import_module(name)
         except BaseException as err:  # noqa: BLE001  (a module exiting on import counts too)
             failures[name] = f"{type(err).__name__}: {err}"[:300]
             continue
-        modules[name] = module_surface(module)
-    failures = {k: v for k, v in sorted(failures.items()) if not excluded(k)}
+        modules[name] = module_surface(module, numpy_hub=name in NUMPY_HUBS,
+                                       numpy=args.numpy)
+    failures = {k: v for k, v in sorted(failures.items()) if excluded(k) == args.numpy}
     out = {
         "mxnet_version": mxnet.__version__,
         "excluded_prefixes": list(EXCLUDED_PREFIXES),

@@ -4,10 +4,13 @@
     .venv/bin/python tools/surface.py --modules       # one row per module
     .venv/bin/python tools/surface.py --missing       # ... and the names each one lacks
     .venv/bin/python tools/surface.py --json out.json # everything, machine-readable
+    .venv/bin/python tools/surface.py --numpy         # the NumPy interface (mx.np, mx.npx,
+                                                      # mx.nd.np, mx.sym.np...) instead
 
 The reference is tests/fixtures/surface/mxnet_1_9_1.json, written by
 tools/gen_surface_fixture.py on MXNet 1.9.1 (every module of its package and the names each
-exposes). Each module is imported as ``mxnet.X`` through :mod:`neogluon.mxnet_alias` (what
+exposes); the NumPy-interface modules are in tests/fixtures/surface/mxnet_1_9_1_numpy.json,
+written by ``gen_surface_fixture.py --numpy``, and counted apart (``--numpy``). Each module is imported as ``mxnet.X`` through :mod:`neogluon.mxnet_alias` (what
 ``python -m neogluon.run`` installs), and each name is looked up on it. Names and modules that
 cannot mean anything on torch (C-API handles, ctypes plumbing, TVM loaders: see
 tools/surface_exempt.txt, each with its reason) are left out of both counts.
@@ -25,6 +28,7 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "surface", "mxnet_1_9_1.json")
+NUMPY_FIXTURE = os.path.join(ROOT, "tests", "fixtures", "surface", "mxnet_1_9_1_numpy.json")
 EXEMPT = os.path.join(HERE, "surface_exempt.txt")
 
 
@@ -169,10 +173,12 @@ def main(argv=None):
     parser.add_argument("--missing", action="store_true",
                         help="one row per module, with its missing names")
     parser.add_argument("--json", metavar="PATH", help="write the full results as JSON")
+    parser.add_argument("--numpy", action="store_true",
+                        help="the NumPy-interface modules (their own fixture)")
     args = parser.parse_args(argv)
-    results = measure()
+    fixture = load_fixture(NUMPY_FIXTURE if args.numpy else FIXTURE)
+    results = measure(fixture)
     print(table(results, per_module=args.modules or args.missing, show_missing=args.missing))
-    fixture = load_fixture()
     if fixture.get("import_failures"):
         print(f"\n(not counted: {', '.join(fixture['import_failures'])} do not import on "
               "MXNet 1.9.1 itself)")

@@ -155,12 +155,30 @@ class Block:
     # NumPy-array mode: a layer of neogluon's own (``_builtin``) computes on nd views of its
     # inputs; containers and user blocks (``_np_passthrough`` or defined outside neogluon)
     # see the mx.np arrays themselves. Every block's outputs are mx.np arrays in that mode.
+    # A container of neogluon's (``_np_container``: Sequential, HybridSequential) whose blocks
+    # are all such layers or such containers computes on nd views as one layer does: the
+    # arrays convert once at its boundary (decided once per change of the block structure).
     _builtin = False
     _np_passthrough = False
+    _np_container = False
+    _np_nd_cache = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._builtin = cls.__module__.startswith("neogluon.") and not cls._np_passthrough
+        own = cls.__module__.startswith("neogluon.")
+        cls._builtin = own and not cls._np_passthrough
+        if not own:
+            cls._np_container = False   # a user's subclass may compute with mx.np semantics
+
+    def _np_nd_ok(self):
+        """Whether this container can run on nd views in NumPy mode (see ``_np_container``)."""
+        c = self._np_nd_cache
+        if c is not None and c[0] == _STRUCTURE[0]:
+            return c[1]
+        ok = all(ch._builtin or (ch._np_container and ch._np_nd_ok())
+                 for ch in self._children.values())
+        self._np_nd_cache = (_STRUCTURE[0], ok)
+        return ok
 
     def __init__(self, prefix=None, params=None):
         self._empty_prefix = prefix == ""
@@ -518,13 +536,52 @@ class Block:
     def __call__(self, *args):
         if _np_mode():
             # NumPy-array mode: neogluon's own layers compute on mx.nd views of the mx.np
-            # inputs (their code is written for nd semantics); all return mx.np arrays
-            if self._builtin:
-                return _np_out(self._call(*_nd_in(args)))
+            # inputs (their code is written for nd semantics) and hand back mx.np arrays.
+            # Blocks such a layer calls while it computes (Dense's Activation...) run on its
+            # nd arrays as in nd mode: one conversion at the outermost layer's boundary,
+            # none per nested layer. The usual case (one mx.np input, one nd output) switches
+            # views inline: one object each way, no helper calls.
+            scope = _ND_SCOPE
+            if scope.inside:
+                if self._builtin or self._np_container and self._np_nd_ok():
+                    return self._call(*args)
+                return self._np_inside_nd(scope, args)
+            if self._builtin or self._np_container and self._np_nd_ok():
+                if len(args) == 1 and type(args[0]) is _npndarray:
+                    a = args[0]
+                    v = _object_new(NDArray)
+                    v._t, v._ctx, v._ag = a._t, a._ctx, a._ag
+                    args = (v,)
+                else:
+                    args = _nd_in(args)
+                scope.inside = True
+                try:
+                    out = self._call(*args)
+                finally:
+                    scope.inside = False
+                if type(out) is NDArray:
+                    r = _object_new(_npndarray)
+                    r._t, r._ctx, r._ag = out._t, out._ctx, out._ag
+                    return r
+                return _np_out(out)
             out = self._call(*args)
-            _check_np_out(out)
+            if type(out) is not _npndarray:
+                _check_np_out(out)
             return out
         return self._call(*args)
+
+    def _np_inside_nd(self, scope, args):
+        """A block of the user's that one of neogluon's layers calls while computing on nd
+        arrays (a cell inside a wrapper cell): it sees mx.np arrays and must return them, as
+        at the top level; the layer gets nd arrays back."""
+        scope.inside = False
+        try:
+            out = self._call(*_np_out(list(args)))
+        finally:
+            scope.inside = True
+        _check_np_out(out)
+        return _same_seq(out, _nd_in(out)) if isinstance(out, (list, tuple)) else \
+            _nd_in([out])[0]
 
     def _call(self, *args):
         if self._forward_pre_hooks:
@@ -625,10 +682,13 @@ def _np_mode():
     return _util.is_np_array()
 
 
+_object_new = object.__new__
+
+
 def _nd_view(a):
     if type(a) is NDArray or not isinstance(a, NDArray):
         return a
-    v = object.__new__(NDArray)
+    v = _object_new(NDArray)
     v._t = a._t
     v._ctx = a._ctx
     v._ag = a._ag
@@ -638,15 +698,21 @@ def _nd_view(a):
 def _nd_in(args):
     out = []
     for a in args:
-        if type(a) is _TracedNPArray:
+        ta = type(a)
+        if ta is _npndarray:   # the usual case, inline
+            v = _object_new(NDArray)
+            v._t, v._ctx, v._ag = a._t, a._ctx, a._ag
+            a = v
+        elif ta is NDArray or a is None:
+            pass
+        elif ta is _TracedNPArray:
             a = _retraced(a, _TracedNDArray)
-        elif isinstance(a, NDArray) and type(a) is not NDArray and \
-                type(a) is not _TracedNDArray and a.stype == "default":
+        elif isinstance(a, NDArray) and ta is not _TracedNDArray and a.stype == "default":
             a = _nd_view(a)
         elif isinstance(a, (list, tuple)):
             a = type(a)(_nd_in(a))
         out.append(a)
-    return tuple(out)
+    return out
 
 
 def _check_np_out(out):
@@ -674,6 +740,14 @@ def _np_out(out):
 
 class _TraceState(threading.local):
     tracer = None
+
+
+class _NDScope(threading.local):
+    # True while one of neogluon's layers computes on nd views in NumPy mode (Block.__call__)
+    inside = False
+
+
+_ND_SCOPE = _NDScope()
 
 
 _TRACE = _TraceState()
@@ -1543,8 +1617,18 @@ class HybridBlock(Block):
         try:
             res = {k: _param_data(v, ctx) for k, v in reg.items()}
             if type(x) is NDArray and type(next(iter(res.values()))) is not NDArray:
-                # mx.np parameters of a layer running on nd inputs: nd views of them
-                res = {k: _nd_view(v) for k, v in res.items()}
+                # mx.np parameters of a layer running on nd inputs: nd views of them, kept
+                # by each Parameter while they still show its array (same tensor, context
+                # and autograd record)
+                for k, a in res.items():
+                    p = reg[k]
+                    tw = p._nd_twin
+                    if (tw is None or tw._t is not a._t or tw._ag is not a._ag
+                            or tw._ctx is not a._ctx):
+                        tw = _nd_view(a)
+                        if type(a) is _npndarray:
+                            p._nd_twin = tw
+                    res[k] = tw
             return res
         except DeferredInitializationError:
             self._deferred_infer_shape(x, *args)
@@ -1568,7 +1652,8 @@ class HybridBlock(Block):
             return self._forward_traced(tr, x, args)
         if self._active:
             return self._call_cached(x, args)
-        ctx = x._ctx if type(x) is NDArray else _first_ctx((x,) + args)
+        ctx = x._ctx if type(x) is NDArray or type(x) is _npndarray else \
+            _first_ctx((x,) + args)
         if ctx is None:
             raise ValueError("In HybridBlock, there must be one NDArray in the input. Please "
                              "check the type of the args.\n")

@@ -96,6 +96,10 @@ class Parameter:
         Storage types of the data and of the gradient.
     """
 
+    # NumPy mode: the mx.nd view of the (mx.np) data array that neogluon's layers compute
+    # on; gluon.block keeps it while it still shows that array
+    _nd_twin = None
+
     def __init__(self, name, grad_req="write", shape=None, dtype=np.float32, lr_mult=1.0,
                  wd_mult=1.0, init=None, allow_deferred_init=False, differentiable=True,
                  stype="default", grad_stype="default"):

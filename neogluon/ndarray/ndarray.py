@@ -1631,3 +1631,9 @@ def __getattr__(name):
         except AttributeError:
             pass
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
+
+
+# The array classes whose objects are always dense (default storage, one tensor): NDArray and,
+# once mx.np is imported, mx.np.ndarray. Fast paths (the optimizer's) test ``type(a)`` against
+# this set instead of reading ``stype``/``shape``/``dtype`` properties.
+_DENSE_TYPES = {NDArray}

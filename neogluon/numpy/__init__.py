@@ -17,26 +17,20 @@ from . import _fallback
 from . import _internal  # noqa: F401  (F.np._internal in hybrid_forward)
 from . import multiarray  # noqa: F401
 
-# dtypes and constants, as NumPy's
-bool_ = _onp.bool_
-bool = _onp.bool_  # noqa: A001 - MXNet's mx.np.bool
-int8, uint8, int16, int32, int64 = _onp.int8, _onp.uint8, _onp.int16, _onp.int32, _onp.int64
-float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64
+# dtypes and constants, as NumPy's (mx.np.bool is Python's bool, as in MXNet)
+from .utils import *  # noqa: F401,F403,E402
+from .utils import bool  # noqa: F401,A001
+int16 = _onp.int16
 dtype = _onp.dtype
-finfo, iinfo = _onp.finfo, _onp.iinfo
+iinfo = _onp.iinfo
 promote_types, result_type, min_scalar_type = (_onp.promote_types, _onp.result_type,
                                                _onp.min_scalar_type)
-pi, e, euler_gamma = _onp.pi, _onp.e, _onp.euler_gamma
-inf = PINF = _onp.inf
-NINF = -_onp.inf
-nan = NAN = NaN = _onp.nan
-PZERO, NZERO = 0.0, -0.0
-newaxis = None
-set_printoptions = _onp.set_printoptions
+euler_gamma = _onp.euler_gamma
+from .arrayprint import set_printoptions  # noqa: F401,E402
+from . import arrayprint, fallback, fallback_linalg, function_base, io, stride_tricks  # noqa: F401,E402,E501
+from . import utils  # noqa: F401,E402
 
-product = _op.prod
 alltrue = _op.all
-sometrue = _op.any
 
 globals().update({n: _fallback.make(n) for n in _fallback.NAMES if n not in globals()})
 
@@ -49,3 +43,25 @@ _hooks.hook_module(globals(), [n for n in list(globals()) if not n.startswith("_
                    "numpy")
 _hooks.hook_module(vars(random), random.__all__, "numpy.random")
 _hooks.hook_module(vars(linalg), linalg.__all__, "numpy.linalg")
+
+# MXNet's mx.np.multiarray defines every mx.np function (its mx.np re-exports them), and
+# mxnet.ndarray.numpy._op (which the alias maps to this package's _op) holds them all too: the
+# same (hooked) functions are reachable as attributes of both modules. A module __getattr__,
+# not new globals, so that the modules' own code keeps Python's builtins (any, all, abs...).
+_SUBMODULES = ("multiarray", "random", "linalg", "fallback", "fallback_linalg", "arrayprint",
+               "function_base", "io", "stride_tricks", "utils")
+
+
+def _package_name(module):
+    def __getattr__(name):
+        if not name.startswith("_") and name not in _SUBMODULES:
+            value = globals().get(name, _MISSING)
+            if value is not _MISSING and not isinstance(value, type(_onp)):
+                return value
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+    return __getattr__
+
+
+_MISSING = object()
+multiarray.__getattr__ = _package_name(multiarray)
+_op.__getattr__ = _package_name(_op)

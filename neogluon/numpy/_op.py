@@ -658,6 +658,11 @@ def _bool_reduce(name, fn):
 _bool_reduce("all", torch.all)
 _bool_reduce("any", torch.any)
 
+# NumPy's old aliases, which MXNet's mx.np keeps
+product = prod  # noqa: F821 - made by _reduction above
+sometrue = any  # noqa: F821,A001 - made by _bool_reduce above
+__all__ += ["product", "sometrue"]
+
 
 @_export
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -1548,42 +1553,102 @@ hanning, hamming, blackman = (_window(_onp.hanning), _window(_onp.hamming),
 __all__ += ["hanning", "hamming", "blackman"]
 
 
+_PERCENTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _percentile_kernel(t, pct, method):
+    """MXNet's percentile kernel on ``t`` (sorted along its last axis, any dtype) at the
+    percentages ``pct`` (a 0-d or 1-d float tensor): one row of results per percentage, in
+    the output dtype MXNet gives (float64 for float64 data, float32 otherwise).
+
+    As in MXNet: the position ``pct * (n - 1) / 100`` is a float32; ``lower``/``higher``/
+    ``nearest`` take floor/ceil/round (half away from zero) of it; ``midpoint`` moves it to
+    the middle of its two neighbours and interpolates; the two interpolation terms
+    ``value * weight`` are computed in the data's precision (a float16 term is rounded to
+    float16, an integer or float32 one is float32) and added in the output dtype."""
+    n = t.shape[-1]
+    out_dt = torch.float64 if t.dtype == torch.float64 else torch.float32
+    pos = (pct.reshape(-1, *([1] * t.dim())) * (n - 1) / 100.0).to(torch.float32)
+    flat = t.unsqueeze(0).expand(pos.shape[0], *t.shape)
+    if method in ("lower", "higher", "nearest"):
+        k = (torch.floor(pos) if method == "lower" else torch.ceil(pos) if method == "higher"
+             else torch.sign(pos) * torch.floor(pos.abs() + 0.5))
+        k = k.to(torch.int64).expand(*flat.shape[:-1], 1)
+        return torch.gather(flat, -1, k).squeeze(-1).to(out_dt)
+    if method == "midpoint":
+        pos = (torch.floor(pos) + torch.ceil(pos)) / 2
+    below = torch.floor(pos)
+    w_above = pos - below
+    w_below = 1 - w_above
+    i_below = below.to(torch.int64).expand(*flat.shape[:-1], 1)
+    i_above = torch.clamp(i_below + 1, max=n - 1)
+    x1 = torch.gather(flat, -1, i_below).squeeze(-1)
+    x2 = torch.gather(flat, -1, i_above).squeeze(-1)
+    w_below, w_above = w_below.squeeze(-1), w_above.squeeze(-1)
+    term_dt = (torch.float16 if t.dtype == torch.float16 else
+               torch.float64 if t.dtype == torch.float64 else torch.float32)
+    if term_dt is torch.float16:   # half * float: computed in float, rounded to half
+        x1 = (x1.to(torch.float32) * w_below).to(torch.float16)
+        x2 = (x2.to(torch.float32) * w_above).to(torch.float16)
+    else:
+        x1 = x1.to(term_dt) * w_below.to(term_dt)
+        x2 = x2.to(term_dt) * w_above.to(term_dt)
+    return x1.to(out_dt) + x2.to(out_dt)
+
+
+def _percentile(name, a, pct, axis, out, overwrite_input, interpolation, keepdims):
+    if overwrite_input is not None:
+        raise NotImplementedError("overwrite_input is not supported yet")
+    if interpolation not in _PERCENTILE_METHODS:
+        raise MXNetValueError(f"{name}: interpolation must be one of {_PERCENTILE_METHODS}, "
+                              f"got {interpolation!r}")
+    t = _as_tensor(a)
+    scalar = not isinstance(pct, NDArray)
+    p = (torch.tensor(float(pct), dtype=torch.float64, device=t.device) if scalar
+         else pct._t.detach())
+    if not p.is_floating_point():
+        p = p.to(torch.float64)
+    if p.dim() > 1:
+        raise MXNetValueError(f"{name}: q must be a scalar or a 1-d array, got shape "
+                              f"{tuple(p.shape)}")
+    if bool(((p < 0) | (p > 100) | torch.isnan(p)).any()):
+        raise MXNetValueError(f"{name}: percentile exceeds the valid range")
+    nd = t.dim()
+    axes = (list(range(nd)) if axis is None else
+            [x % nd for x in ((axis,) if isinstance(axis, numbers.Integral) else axis)])
+    rest = [d for d in range(nd) if d not in axes]
+    moved = t.permute(rest + axes).reshape([t.shape[d] for d in rest] + [-1])
+    r = _run(lambda x: _percentile_kernel(torch.sort(x, dim=-1).values, p, interpolation),
+             moved)
+    if keepdims:
+        r = r.reshape([r.shape[0]] + [1 if d in axes else t.shape[d] for d in range(nd)])
+    if p.dim() == 0:
+        r = r[0]
+    return _out(_wrap(r, _ctx(a)), out)
+
+
 @_export
 def percentile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
                keepdims=False, method=None):
-    return quantile(a, true_divide(q, 100) if isinstance(q, NDArray) else _onp.asarray(q) / 100,
-                    axis=axis, out=out, interpolation=interpolation, keepdims=keepdims,
-                    method=method)
+    """NumPy's percentile with MXNet's arithmetic (see :func:`_percentile_kernel`): the
+    result is float64 for float64 data and float32 for any other dtype, as in MXNet."""
+    return _percentile("percentile", a, q, axis, out, overwrite_input,
+                       method or interpolation, keepdims)
 
 
 @_export
 def quantile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear",
              keepdims=False, method=None):
     """NumPy's quantile (``method``, or MXNet's older name ``interpolation``: linear, lower,
-    higher, midpoint, nearest)."""
-    interpolation = method or interpolation
-    t0 = _as_tensor(a)
-    out_dt = t0.dtype if t0.is_floating_point() else torch.float64
-    if isinstance(q, NDArray) and q._t.is_floating_point():
-        out_dt = torch.promote_types(out_dt, q._t.dtype)   # NumPy's result type
-    t = t0 if t0.dtype in (torch.float32, torch.float64) else t0.to(torch.float64)
-    qt = _as_tensor(q).to(t.dtype) if isinstance(q, NDArray) else torch.as_tensor(
-        _onp.asarray(q), dtype=t.dtype, device=t.device)
-    keep_shape = None
-    if isinstance(axis, (tuple, list)):
-        axes = [x % t.dim() for x in axis]
-        rest = [d for d in range(t.dim()) if d not in axes]
-        keep_shape = [1 if d in axes else t.shape[d] for d in range(t.dim())]
-        t = t.permute(rest + axes).reshape([t.shape[d] for d in rest] + [-1])
-        axis = -1
-    elif axis is None:
-        keep_shape = [1] * t0.dim()
-    r = _run(torch.quantile, t if axis is not None else t.reshape(-1), qt,
-             dim=axis if axis is not None else 0, keepdim=keepdims and keep_shape is None,
-             interpolation=interpolation)
-    if keepdims and keep_shape is not None:
-        r = r.reshape(tuple(qt.shape) + tuple(keep_shape))
-    return _out(_wrap(r.to(out_dt) if r.dtype is not out_dt else r, _ctx(a)), out)
+    higher, midpoint, nearest): MXNet's percentile at ``100 * q`` (computed in q's own
+    precision); float64 for float64 data, float32 otherwise, as in MXNet."""
+    pct = q * 100 if isinstance(q, NDArray) else (
+        float(q) * 100 if isinstance(q, numbers.Number) else _onp.asarray(q) * 100)
+    if isinstance(pct, _onp.ndarray):
+        pct = array(pct, dtype=pct.dtype if pct.dtype.kind == "f" else _onp.float64,
+                    ctx=_ctx(a))
+    return _percentile("quantile", a, pct, axis, out, overwrite_input,
+                       method or interpolation, keepdims)
 
 
 @_export

@@ -833,5 +833,25 @@ def _as_np_ndarray(self):
 
 
 NDArray.as_np_ndarray = _as_np_ndarray
+_ndmod._DENSE_TYPES.add(ndarray)   # always default storage, as NDArray
 
 from . import _op as _ops  # noqa: E402  (the functions the operators call)
+
+
+def _np_ndarray_cls(handle, writable=True, stype=0):
+    """MXNet's constructor of an mx.np array from a backend handle. Here the handle is what
+    holds the data: an NDArray (viewed as mx.np.ndarray, sharing its storage) or a
+    torch.Tensor. Only the default storage exists in NumPy mode (``stype`` 0), as in MXNet."""
+    import torch as _torch
+    from ..base import MXNetError as _Err
+    if stype not in (0, -1, None, "default"):
+        raise _Err(f"_np_ndarray_cls: only the default storage type is supported in NumPy "
+                   f"mode, got stype={stype}")
+    if isinstance(handle, NDArray):
+        return handle.as_np_ndarray() if not isinstance(handle, ndarray) else handle
+    if isinstance(handle, _torch.Tensor):
+        dev = handle.device
+        return _wrap(handle, Context("gpu", dev.index or 0) if dev.type == "cuda"
+                     else Context("cpu", 0))
+    raise TypeError(f"_np_ndarray_cls: handle must be an NDArray or a torch.Tensor, got "
+                    f"{type(handle).__name__}")

@@ -21,7 +21,7 @@ _to_nd = _nd_tree
 _to_np = _np_tree
 
 
-def _op(name, target, rename=None, namespace=None):
+def _make_op(name, target, rename=None, namespace=None):
     """npx.``name``: the nd operator ``target`` on mx.np arrays; ``rename`` maps npx's
     keyword names to the nd operator's."""
     @functools.wraps(target)
@@ -65,7 +65,7 @@ for _name, _target, _rename in [
         ("box_nms", _nd.contrib.box_nms, _DATA), ("box_iou", _nd.contrib.box_iou, None),
         ("index_copy", _nd.contrib.index_copy, None),
         ("broadcast_like", _nd.broadcast_like, None)]:
-    _op(_name, _target, _rename)
+    _make_op(_name, _target, _rename)
 
 
 def masked_softmax(data, mask, axis=-1, temperature=1.0, normalize=True):
@@ -86,8 +86,12 @@ def masked_log_softmax(data, mask, axis=-1, temperature=1.0, normalize=True):
 
 
 def constraint_check(input, msg="Constraint violated."):  # noqa: A002 - MXNet's name
-    """True (as a bool array) when every element of ``input`` is true; ValueError otherwise."""
-    ok = bool(input._t.detach().bool().all())
+    """True (as a bool array) when every element of ``input`` is true; ValueError otherwise.
+    ``input`` must be a bool array (MXNetError otherwise, as MXNet's operator checks)."""
+    if not isinstance(input, NDArray) or input._t.dtype is not torch.bool:
+        got = input.dtype if isinstance(input, NDArray) else type(input).__name__
+        raise MXNetError(f"npx.constraint_check: input must be a bool array, got {got}")
+    ok = bool(input._t.detach().all())
     if not ok:
         raise ValueError(msg)
     return _wrap(torch.tensor(True, device=input._t.device), input._ctx)
@@ -160,18 +164,9 @@ def reshape(a, newshape, reverse=False, order="C"):
     return a.reshape(tuple(out))
 
 
-def save(file, arr):
-    """Save an array, a list or a dict of arrays (``mx.nd.save``'s format)."""
-    _nd.save(file, _to_nd(arr) if not isinstance(arr, dict) else
-             {k: _to_nd(v) for k, v in arr.items()})
-
-
-def load(file):
-    """Load what :func:`save` (or ``mx.nd.save``) wrote, as mx.np arrays."""
-    r = _nd.load(file)
-    if isinstance(r, dict):
-        return {k: _to_np(v) for k, v in r.items()}
-    return _to_np(r)
+from .utils import save, load  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+from ..base import classproperty, with_metaclass  # noqa: E402,F401  (MXNet's npx has them)
 
 
 from . import random  # noqa: E402,F401

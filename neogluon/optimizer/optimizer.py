@@ -33,12 +33,11 @@ import torch
 
 from ..base import MXNetError
 from ..context import cpu
-from ..ndarray.ndarray import NDArray, _new
+from ..ndarray.ndarray import NDArray, _new, _DENSE_TYPES
 from .. import lr_scheduler as _lrs
 
 __all__ = ["Optimizer", "Updater", "get_updater", "create", "register", "Test"]
 
-_ND_ONLY = {NDArray}
 _TSHAPE = operator.attrgetter("_t.shape")
 _TDTYPE = operator.attrgetter("_t.dtype")
 _TDEVICE = operator.attrgetter("_t.device")
@@ -544,7 +543,7 @@ class Updater:
         synced = self.states_synced
         fast = _is_builtin_fast(opt)
         keys = None
-        if (set(map(type, weights)) == _ND_ONLY and set(map(type, grads)) == _ND_ONLY
+        if (set(map(type, weights)) <= _DENSE_TYPES and set(map(type, grads)) <= _DENSE_TYPES
                 and list(map(_TSHAPE, weights)) == list(map(_TSHAPE, grads))
                 and (wdts := list(map(_TDTYPE, weights))) == list(map(_TDTYPE, grads))
                 and (wdevs := list(map(_TDEVICE, weights))) == list(map(_TDEVICE, grads))):
@@ -921,7 +920,7 @@ class _MultiTensor(Optimizer):
             for i, w, g, st in zip(index, weight, grad, state):
                 _check_pair(who, i, w, g)
                 _check_state(who, self, i, w, st)
-        if (set(map(type, weight)) != _ND_ONLY or set(map(type, grad)) != _ND_ONLY) \
+        if not (set(map(type, weight)) <= _DENSE_TYPES and set(map(type, grad)) <= _DENSE_TYPES) \
                 and any(w.stype != "default" or g.stype != "default"
                         for w, g in zip(weight, grad)):
             # The dispatch point for row_sparse gradients (lazy updates).
@@ -937,7 +936,7 @@ class _MultiTensor(Optimizer):
             ws = list(map(_T, weight))
             inner = state
             gs = list(map(_T, grad))
-        if set(map(type, inner)) == _ND_ONLY:  # one state array per weight (momentum, ...)
+        if inner and set(map(type, inner)) <= _DENSE_TYPES:  # one state array per weight
             sts = list(zip(map(_T, inner)))
         else:
             sts = [_as_tuple(s) for s in inner]
@@ -994,7 +993,7 @@ def _check_pair(who, index, w, g):
     if not isinstance(w, NDArray) or not isinstance(g, NDArray):
         raise MXNetError(f"{who}: index {index!r}: weight and grad must be NDArrays, got "
                          f"{type(w).__name__} and {type(g).__name__}")
-    dense = type(w) is NDArray and type(g) is NDArray  # sparse arrays store rows only
+    dense = type(w) in _DENSE_TYPES and type(g) in _DENSE_TYPES  # sparse store rows only
     if (w._t.shape != g._t.shape) if dense else (w.shape != g.shape):
         raise MXNetError(f"{who}: index {index!r}: weight shape {w.shape} and gradient shape "
                          f"{g.shape} differ")
@@ -1034,7 +1033,7 @@ def _check_state(who, opt, index, weight, state):
 
 
 def _check_arrays(who, index, weight, arrays, want, dtype):
-    dev = weight._t.device if type(weight) is NDArray else None
+    dev = weight._t.device if type(weight) in _DENSE_TYPES else None
     for a in arrays:
         if tuple(a.shape) != want:
             raise MXNetError(f"{who}: index {index!r}: a state array has shape {a.shape}, "
@@ -1044,7 +1043,7 @@ def _check_arrays(who, index, weight, arrays, want, dtype):
             raise MXNetError(f"{who}: index {index!r}: a state array has dtype "
                              f"{np.dtype(a.dtype).name}, expected {np.dtype(dtype).name} for "
                              f"the {np.dtype(weight.dtype).name} weight")
-        if dev is not None and type(a) is NDArray and a._t.device != dev:
+        if dev is not None and type(a) in _DENSE_TYPES and a._t.device != dev:
             raise MXNetError(f"{who}: index {index!r}: a state array is on {a.context}, the "
                              f"weight on {weight.context}")
 

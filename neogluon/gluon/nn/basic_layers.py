@@ -41,6 +41,7 @@ class Sequential(Block):
     ...     net.add(nn.Dense(20))
     """
     _np_passthrough = True
+    _np_container = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
@@ -73,6 +74,7 @@ class Sequential(Block):
 class HybridSequential(HybridBlock):
     """Runs its HybridBlock children one after the other; can be hybridized."""
     _np_passthrough = True
+    _np_container = True
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
