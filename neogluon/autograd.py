@@ -547,7 +547,7 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     # of being copied into it: the buffer tensor and its NDArray stay the same objects.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
     strided = torch.strided
-    from .ndarray.ndarray import NDArray as _ND
+    from .ndarray.ndarray import _DENSE_TYPES as _DENSE
     prev = _is_grad_enabled()
     _set_grad_enabled(False)
     try:
@@ -556,8 +556,8 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
                 continue
             ag = v._ag
             gbuf = ag.grad
-            if g.layout is not strided or (type(gbuf) is not _ND and gbuf.stype != "default") \
-                    or (type(v) is not _ND and v.stype != "default"):
+            if g.layout is not strided or (type(gbuf) not in _DENSE and gbuf.stype != "default") \
+                    or (type(v) not in _DENSE and v.stype != "default"):
                 from .ndarray.sparse import _write_grad
                 _write_grad(v, g)
                 ag.fresh = True
