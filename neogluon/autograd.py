@@ -203,11 +203,9 @@ def _track(arr):
     _tracked.append(weakref.ref(arr))
 
 
-def _consume(heads_t):
-    """After a backward without retain_graph from ``heads_t``: every tracked array the
-    differentiated graph computed becomes a constant (a detached tensor in place)."""
-    if not _tracked:
-        return
+def _wanted():
+    """The live tracked arrays with a history, by node: {grad_fn: [weak references]}
+    (``_tracked`` is emptied)."""
     want = {}   # grad_fn -> weak references to the live arrays it computed
     for r in _take_tracked():
         a = r()
@@ -221,6 +219,63 @@ def _consume(heads_t):
             want[gf] = [r]
         else:
             refs.append(r)
+    return want
+
+
+class _Armed:
+    """Before a backward without retain_graph: a pre-hook on the node of each live tracked
+    array (a training loop has a few: the loss, the outputs, an RNN's state) records whether
+    the backward ran it. A node the backward ran is in the differentiated graph, so its
+    arrays become constants without walking that graph; only arrays whose node did not run
+    (not reached, or pruned by a backward restricted to some variables) are looked for by
+    the walk in ``_consume``."""
+    __slots__ = ("want", "fired", "handles")
+
+    def __init__(self):
+        self.want = _wanted() if _tracked else {}
+        self.fired = fired = set()
+        self.handles = []
+        for gf in self.want:
+            reg = getattr(gf, "register_prehook", None)
+            if reg is None:
+                continue
+            key = id(gf)
+            self.handles.append(reg(lambda grads, key=key: fired.add(key)))
+
+    def disarm(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def restore(self):
+        """The backward failed: the arrays stay tracked as they were."""
+        self.disarm()
+        for refs in self.want.values():
+            _tracked.extend(refs)
+        self.want = {}
+
+
+def _consume(heads_t, armed=None):
+    """After a backward without retain_graph from ``heads_t``: every tracked array the
+    differentiated graph computed becomes a constant (a detached tensor in place)."""
+    if armed is not None:
+        armed.disarm()
+        want = armed.want
+        fired = armed.fired
+        if fired:
+            for gf in [g for g in want if id(g) in fired]:
+                for r in want.pop(gf):
+                    a = r()
+                    if a is not None:
+                        a._t = a._t.detach()
+        # arrays tracked since arming (by hooks of the backward itself) join the walk
+        if _tracked:
+            for gf, refs in _wanted().items():
+                want.setdefault(gf, []).extend(refs)
+    else:
+        if not _tracked:
+            return
+        want = _wanted()
     if not want:
         return
     left = len(want)
@@ -526,23 +581,30 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     heads_t = [_head_t(h) for h in heads]
     grads_out = [torch.ones_like(h) if g is None else (g if g.dtype is h.dtype else g.to(h.dtype))
                  for h, g in zip(heads_t, hg)]
+    armed = None if retain_graph else _Armed()
     try:
         if not variables:
             torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
             if not retain_graph:
                 _mark_freed(heads_t)
-                _consume(heads_t)
+                _consume(heads_t, armed)
             return
         grads = _engine_grad(heads_t, grads_out, leaves, retain_graph)
     except RuntimeError as err:
+        if armed is not None:
+            armed.restore()
         if "backward through the graph a second time" in str(err):
             raise MXNetError(
                 "the graph was freed by an earlier backward; pass retain_graph=True to "
                 "backward to differentiate the same graph twice") from None
         raise MXNetError(f"backward failed: {err}") from None
+    except BaseException:
+        if armed is not None:
+            armed.restore()
+        raise
     if not retain_graph:
         _mark_freed(heads_t)
-        _consume(heads_t)
+        _consume(heads_t, armed)
     # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
     # of being copied into it: the buffer tensor and its NDArray stay the same objects.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
