@@ -225,22 +225,32 @@ def _wanted():
 class _Armed:
     """Before a backward without retain_graph: a pre-hook on the node of each live tracked
     array (a training loop has a few: the loss, the outputs, an RNN's state) records whether
-    the backward ran it. A node the backward ran is in the differentiated graph, so its
-    arrays become constants without walking that graph; only arrays whose node did not run
-    (not reached, or pruned by a backward restricted to some variables) are looked for by
-    the walk in ``_consume``."""
+    the backward ran it, and so does one on each of that node's inputs. A node the backward
+    ran is in the differentiated graph, so its arrays become constants without walking that
+    graph; so do the arrays of a node that did not run but whose inputs all did (an output
+    the loss does not use, computed from the graph: what ``_derived_from`` finds). Only the
+    other arrays (not reached, or pruned by a backward restricted to some variables) are
+    looked for by the walk in ``_consume``; the results are the walk's in every case."""
     __slots__ = ("want", "fired", "handles")
 
     def __init__(self):
         self.want = _wanted() if _tracked else {}
         self.fired = fired = set()
         self.handles = []
+        acc = _ACC_TYPE[0] if _ACC_TYPE else _accumulate_grad_type()
+        armed = set()
         for gf in self.want:
-            reg = getattr(gf, "register_prehook", None)
-            if reg is None:
+            if getattr(gf, "register_prehook", None) is None:
                 continue
-            key = id(gf)
-            self.handles.append(reg(lambda grads, key=key: fired.add(key)))
+            # the node and its inputs (an output the loss does not use, computed from nodes
+            # the backward ran, is then a constant too: see _consume)
+            for node in [gf] + [n for n, _ in gf.next_functions
+                                if n is not None and type(n) is not acc]:
+                key = id(node)
+                if key not in armed:
+                    armed.add(key)
+                    self.handles.append(node.register_prehook(
+                        lambda grads, key=key: fired.add(key)))
 
     def disarm(self):
         for h in self.handles:
@@ -263,7 +273,15 @@ def _consume(heads_t, armed=None):
         want = armed.want
         fired = armed.fired
         if fired:
-            for gf in [g for g in want if id(g) in fired]:
+            for gf in list(want):
+                if id(gf) not in fired:
+                    # not run: an array computed only from nodes the backward ran (all its
+                    # inputs ran; none is a variable) is a constant, as the walk and
+                    # _derived_from below would find; anything else goes to the walk
+                    nf = gf.next_functions
+                    if not nf or not all(n is None or id(n) in fired for n, _ in nf) or \
+                            all(n is None for n, _ in nf):
+                        continue
                 for r in want.pop(gf):
                     a = r()
                     if a is not None:

@@ -254,7 +254,8 @@ def test_module_backward_twice_keeps_working():
 
 def test_reached_arrays_found_without_walking_the_graph(monkeypatch):
     """The live arrays whose nodes the backward ran become constants from the backward's own
-    pre-hooks: no walk of the differentiated graph (a deep RNN state is found at once)."""
+    pre-hooks: no walk of the differentiated graph (a deep RNN state is found at once), and
+    so does an unused output computed from nodes the backward ran."""
     from neogluon import autograd as ag
     x = nd.array([1.0, 2.0])
     x.attach_grad()
@@ -263,6 +264,7 @@ def test_reached_arrays_found_without_walking_the_graph(monkeypatch):
         for _ in range(50):
             h = h * 1.01 + 0.1
         state = h
+        side = h * 2                   # an output the loss does not use (DeepAR has one)
         loss = (h * h).sum()
     early = None
     with autograd.record():
@@ -281,7 +283,7 @@ def test_reached_arrays_found_without_walking_the_graph(monkeypatch):
     monkeypatch.setattr(ag, "_consume", spy)
     loss2.backward()
     assert calls and calls[0]          # the pre-hooks saw the tracked nodes run
-    for a in (state, loss, early, loss2):
+    for a in (state, loss, early, loss2, side):
         assert a._t.grad_fn is None    # constants now, as in MXNet
     with autograd.record():
         z = (state * x).sum()          # no error: state is a constant
