@@ -1006,9 +1006,11 @@ def quantize_model(sym, arg_params, aux_params, data_names=('data',),
     ``_contrib_quantized_fully_connected`` with requantize nodes (their weights quantized
     offline), pooling / flatten / relu / BatchNorm / elemwise_add follow quantized inputs.
     ``calib_mode``: 'none', 'naive' (min/max of the layer outputs over ``calib_data``) or
-    'entropy' (KL thresholds). neogluon writes these graphs but does not evaluate the unfused
-    quantized conv / fully connected / act / batch_norm operators: use
-    :func:`quantize_model_mkldnn` (the form MXNet's CPU build runs) for a runnable model."""
+    'entropy' (KL thresholds). As in MXNet 1.9.1's CPU build, the calibration sees the float
+    graph after MXNet's default MKLDNN fusion (``MXNET_SUBGRAPH_BACKEND=NONE``: unfused), so
+    the requantize nodes of fused layers keep run-time ranges. The graph runs where MXNet's
+    does (its oneDNN ``quantized_conv`` takes uint8 data only); :func:`quantize_model_mkldnn`
+    gives the fused form."""
     qsym, qargs, auxs, _ = _run_quantize_model(
         sym, arg_params, aux_params, data_names, ctx, excluded_sym_names, excluded_op_names,
         calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode,
