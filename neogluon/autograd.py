@@ -203,11 +203,9 @@ def _track(arr):
     _tracked.append(weakref.ref(arr))
 
 
-def _consume(heads_t):
-    """After a backward without retain_graph from ``heads_t``: every tracked array the
-    differentiated graph computed becomes a constant (a detached tensor in place)."""
-    if not _tracked:
-        return
+def _wanted():
+    """The live tracked arrays with a history, by node: {grad_fn: [weak references]}
+    (``_tracked`` is emptied)."""
     want = {}   # grad_fn -> weak references to the live arrays it computed
     for r in _take_tracked():
         a = r()
@@ -221,6 +219,81 @@ def _consume(heads_t):
             want[gf] = [r]
         else:
             refs.append(r)
+    return want
+
+
+class _Armed:
+    """Before a backward without retain_graph: a pre-hook on the node of each live tracked
+    array (a training loop has a few: the loss, the outputs, an RNN's state) records whether
+    the backward ran it, and so does one on each of that node's inputs. A node the backward
+    ran is in the differentiated graph, so its arrays become constants without walking that
+    graph; so do the arrays of a node that did not run but whose inputs all did (an output
+    the loss does not use, computed from the graph: what ``_derived_from`` finds). Only the
+    other arrays (not reached, or pruned by a backward restricted to some variables) are
+    looked for by the walk in ``_consume``; the results are the walk's in every case."""
+    __slots__ = ("want", "fired", "handles")
+
+    def __init__(self):
+        self.want = _wanted() if _tracked else {}
+        self.fired = fired = set()
+        self.handles = []
+        acc = _ACC_TYPE[0] if _ACC_TYPE else _accumulate_grad_type()
+        armed = set()
+        for gf in self.want:
+            if getattr(gf, "register_prehook", None) is None:
+                continue
+            # the node and its inputs (an output the loss does not use, computed from nodes
+            # the backward ran, is then a constant too: see _consume)
+            for node in [gf] + [n for n, _ in gf.next_functions
+                                if n is not None and type(n) is not acc]:
+                key = id(node)
+                if key not in armed:
+                    armed.add(key)
+                    self.handles.append(node.register_prehook(
+                        lambda grads, key=key: fired.add(key)))
+
+    def disarm(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+    def restore(self):
+        """The backward failed: the arrays stay tracked as they were."""
+        self.disarm()
+        for refs in self.want.values():
+            _tracked.extend(refs)
+        self.want = {}
+
+
+def _consume(heads_t, armed=None):
+    """After a backward without retain_graph from ``heads_t``: every tracked array the
+    differentiated graph computed becomes a constant (a detached tensor in place)."""
+    if armed is not None:
+        armed.disarm()
+        want = armed.want
+        fired = armed.fired
+        if fired:
+            for gf in list(want):
+                if id(gf) not in fired:
+                    # not run: an array computed only from nodes the backward ran (all its
+                    # inputs ran; none is a variable) is a constant, as the walk and
+                    # _derived_from below would find; anything else goes to the walk
+                    nf = gf.next_functions
+                    if not nf or not all(n is None or id(n) in fired for n, _ in nf) or \
+                            all(n is None for n, _ in nf):
+                        continue
+                for r in want.pop(gf):
+                    a = r()
+                    if a is not None:
+                        a._t = a._t.detach()
+        # arrays tracked since arming (by hooks of the backward itself) join the walk
+        if _tracked:
+            for gf, refs in _wanted().items():
+                want.setdefault(gf, []).extend(refs)
+    else:
+        if not _tracked:
+            return
+        want = _wanted()
     if not want:
         return
     left = len(want)
@@ -526,23 +599,30 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     heads_t = [_head_t(h) for h in heads]
     grads_out = [torch.ones_like(h) if g is None else (g if g.dtype is h.dtype else g.to(h.dtype))
                  for h, g in zip(heads_t, hg)]
+    armed = None if retain_graph else _Armed()
     try:
         if not variables:
             torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
             if not retain_graph:
                 _mark_freed(heads_t)
-                _consume(heads_t)
+                _consume(heads_t, armed)
             return
         grads = _engine_grad(heads_t, grads_out, leaves, retain_graph)
     except RuntimeError as err:
+        if armed is not None:
+            armed.restore()
         if "backward through the graph a second time" in str(err):
             raise MXNetError(
                 "the graph was freed by an earlier backward; pass retain_graph=True to "
                 "backward to differentiate the same graph twice") from None
         raise MXNetError(f"backward failed: {err}") from None
+    except BaseException:
+        if armed is not None:
+            armed.restore()
+        raise
     if not retain_graph:
         _mark_freed(heads_t)
-        _consume(heads_t)
+        _consume(heads_t, armed)
     # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
     # of being copied into it: the buffer tensor and its NDArray stay the same objects.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}

@@ -42,7 +42,35 @@ def resnet18(mx):
         return mx.sym.load_json(f.read())
 
 
-MODELS = {"mlp": (mlp, (20,)), "cnn": (cnn, (3, 12, 12)), "resnet18": (resnet18, (3, 32, 32))}
+def mixed(mx):
+    """A BatchNorm + relu on a pooled input (not fused into a convolution), a convolution
+    summed with that pooled input, a relu after the sum and a sigmoid after the last
+    layer (not quantizable)."""
+    d = mx.sym.var("data")
+    p = mx.sym.Pooling(d, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool0")
+    b = mx.sym.BatchNorm(p, fix_gamma=False, name="bn0")
+    r = mx.sym.Activation(b, act_type="relu", name="relu0")
+    c = mx.sym.Convolution(r, kernel=(3, 3), num_filter=3, pad=(1, 1), name="conv0")
+    a = mx.sym.elemwise_add(c, p, name="add0")
+    r2 = mx.sym.Activation(a, act_type="relu", name="relu1")
+    f = mx.sym.FullyConnected(r2, num_hidden=10, name="fc0")
+    return mx.sym.Activation(f, act_type="sigmoid", name="sig0")
+
+
+def addpool(mx):
+    """Two poolings of one convolution summed (a quantized elemwise_add of its own, outside
+    any convolution) before the classifier."""
+    d = mx.sym.var("data")
+    c = mx.sym.Convolution(d, kernel=(3, 3), num_filter=4, pad=(1, 1), name="conv0")
+    r = mx.sym.Activation(c, act_type="relu", name="relu0")
+    p1 = mx.sym.Pooling(r, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool0")
+    p2 = mx.sym.Pooling(r, kernel=(2, 2), stride=(2, 2), pool_type="avg", name="pool1")
+    a = mx.sym.elemwise_add(p1, p2, name="add0")
+    return mx.sym.FullyConnected(a, num_hidden=10, name="fc0")
+
+
+MODELS = {"mlp": (mlp, (20,)), "cnn": (cnn, (3, 12, 12)), "resnet18": (resnet18, (3, 32, 32)),
+          "mixed": (mixed, (3, 12, 12)), "addpool": (addpool, (3, 12, 12))}
 
 
 def params(mx, sym, in_shape, seed=0):

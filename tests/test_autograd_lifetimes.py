@@ -250,3 +250,75 @@ def test_module_backward_twice_keeps_working():
     g1 = mod._exec_group.grad_arrays[0][0].asnumpy().copy()
     mod.backward()
     np.testing.assert_allclose(mod._exec_group.grad_arrays[0][0].asnumpy(), g1)
+
+
+def test_reached_arrays_found_without_walking_the_graph(monkeypatch):
+    """The live arrays whose nodes the backward ran become constants from the backward's own
+    pre-hooks: no walk of the differentiated graph (a deep RNN state is found at once), and
+    so does an unused output computed from nodes the backward ran."""
+    from neogluon import autograd as ag
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        h = x
+        for _ in range(50):
+            h = h * 1.01 + 0.1
+        state = h
+        side = h * 2                   # an output the loss does not use (DeepAR has one)
+        loss = (h * h).sum()
+    early = None
+    with autograd.record():
+        early = x * 3
+        loss2 = (early * state.detach()).sum() + loss
+
+    def no_walk(*a, **k):
+        raise AssertionError("walked")
+    monkeypatch.setattr(ag, "_derived_from", no_walk)
+    calls = []
+    real = ag._consume
+
+    def spy(heads_t, armed=None):
+        calls.append(None if armed is None else set(armed.fired))
+        return real(heads_t, armed)
+    monkeypatch.setattr(ag, "_consume", spy)
+    loss2.backward()
+    assert calls and calls[0]          # the pre-hooks saw the tracked nodes run
+    for a in (state, loss, early, loss2, side):
+        assert a._t.grad_fn is None    # constants now, as in MXNet
+    with autograd.record():
+        z = (state * x).sum()          # no error: state is a constant
+    z.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), state.asnumpy(), rtol=1e-6)
+
+
+def test_failed_backward_keeps_arrays_tracked():
+    """A backward that fails (the graph freed by an earlier one) leaves the tracking as it
+    was: a later backward still makes its arrays constants."""
+    from neogluon import autograd as ag
+    x, u = nd.array([1.0, 2.0]), nd.array([3.0, 4.0])
+    x.attach_grad()
+    u.attach_grad()
+    with autograd.record():
+        h = x * x
+        a = h.sum()
+        b = (h * 2 + u * u).sum()
+        keep = x * 2
+    a.backward()
+    restored = []
+    real = ag._Armed.restore
+
+    def spy(self):
+        restored.append(len(self.want))
+        return real(self)
+    ag._Armed.restore = spy
+    try:
+        with pytest.raises(MXNetError):
+            b.backward()   # part of b's history was freed (test_partly_consumed_raises)
+    finally:
+        ag._Armed.restore = real
+    assert restored and restored[0] >= 1
+    with autograd.record():
+        z = (keep * 1).sum()
+    z.backward()
+    assert keep._t.grad_fn is None
+    np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 2.0])

@@ -768,3 +768,49 @@ def test_hybridized_outputs_are_lists_as_in_mxnet():
             r = b(nd.ones(2))
             assert type(r) is list and type(r[1]) is list
             assert r[1][1].asnumpy().tolist() == [3.0, 3.0]
+
+
+def test_replay_splits_intermediates_as_views_and_inputs_as_copies():
+    """A hybridized graph's SliceChannel of an intermediate value gives views (no copy per
+    part, one autograd node); of an input it still copies, so a later write into the input
+    does not show through in an output, as in MXNet."""
+    import torch
+    from neogluon.gluon import block as blk
+
+    class Net(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.d = mx.gluon.nn.Dense(8, flatten=False)
+
+        def hybrid_forward(self, F, x):
+            a, b = F.SliceChannel(self.d(x), num_outputs=2, axis=-1)
+            c, d = F.split(x, num_outputs=2, axis=-1)
+            return F.sigmoid(a) * F.tanh(b) + c.sum(), d
+
+    net = Net()
+    net.initialize()
+    x = mx.nd.array(np.arange(12, dtype=np.float32).reshape(3, 4) / 10)
+    x.attach_grad()
+    with mx.autograd.record():
+        o, d = net(x)
+        (o.sum() + d.sum()).backward()
+    ref_o, ref_d, ref_g = o.asnumpy(), d.asnumpy(), x.grad.asnumpy().copy()
+    net.hybridize()
+    for _ in range(2):
+        with mx.autograd.record():
+            o, d = net(x)
+            (o.sum() + d.sum()).backward()
+    np.testing.assert_allclose(o.asnumpy(), ref_o, rtol=1e-6)
+    np.testing.assert_allclose(d.asnumpy(), ref_d)
+    graphs = [g for g in net._graphs.values() if hasattr(g, "_prog")]
+    assert graphs
+    fns = [p[1] for p in graphs[0]._prog]
+    assert blk._split_views_fn in fns and blk._split_fn in fns
+    # gradient through the views equals the imperative one
+    np.testing.assert_allclose(x.grad.asnumpy(), ref_g, rtol=1e-5, atol=1e-7)
+    # the input's split copies
+    before = d.asnumpy().copy()
+    x[:] = 5
+    np.testing.assert_array_equal(d.asnumpy(), before)
+    assert torch.is_tensor(mx.nd.to_torch(d))

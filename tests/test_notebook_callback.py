@@ -51,3 +51,25 @@ def test_args_wrapper_and_refusals():
     for cls in (mx.notebook.callback.LiveLearningCurve, mx.notebook.callback.LiveTimeSeries):
         with pytest.raises(MXNetError, match="bokeh"):
             cls("accuracy")
+
+
+def test_pandas_placeholder_class():
+    """MXNet's ``Pandas_Failed_To_Import``: the class ``pd`` is bound to when pandas does not
+    import (reloaded here with pandas hidden); with pandas, ``pd`` is pandas."""
+    import importlib
+    import sys
+    cb = mx.notebook.callback
+    assert isinstance(cb.Pandas_Failed_To_Import, type)
+    pandas = pytest.importorskip("pandas")
+    assert cb.pd is pandas
+    saved = sys.modules.get("pandas")
+    sys.modules["pandas"] = None      # import pandas -> ImportError
+    try:
+        importlib.reload(cb)
+        assert cb.pd is cb.Pandas_Failed_To_Import
+        with pytest.raises(MXNetError, match="pandas"):
+            cb.PandasLogger(batch_size=4)
+    finally:
+        sys.modules["pandas"] = saved
+        importlib.reload(cb)
+    assert cb.pd is pandas

@@ -65,14 +65,30 @@ def _calib(desc):
 
 GRAPH_CASES = ["mlp_naive_auto", "mlp_entropy_auto", "mlp_none_auto", "mlp_naive_int8",
                "mlp_naive_examples", "cnn_naive_auto", "cnn_entropy_auto", "cnn_none_auto",
-               "cnn_naive_int8", "cnn_naive_full", "cnn_naive_channel", "cnn_excl_op"]
-# Not yet equal to MXNet: cnn_excl_sym / cnn_excl_fp32name (an excluded fused layer: the
-# nodes after it differ in the smart-mode choice of what stays quantized).
+               "cnn_naive_int8", "cnn_naive_full", "cnn_naive_channel", "cnn_excl_op",
+               "cnn_excl_sym", "cnn_excl_fp32name"]
 
 
-@pytest.mark.parametrize("cid", GRAPH_CASES)
-def test_graph_and_thresholds(cid):
+# unfused graphs (quantize_model): MXNet calibrates them on its default MKLDNN-fused float
+# graph, where only unfused layers' outputs (and the data) are seen; with
+# MXNET_SUBGRAPH_BACKEND=NONE every requantize / quantize_v2 / quantized BatchNorm is
+# calibrated (the *_nofuse cases)
+PLAIN_CASES = sorted(k for k in CASES if "_plain_" in k) + ["mixed_naive_auto",
+                                                            "addpool_naive_auto"]
+RUN_CASES = sorted(k for k in PLAIN_CASES if "run_error" not in CASES[k])
+NAIVE_RUN = [k for k in RUN_CASES if CASES[k]["calib_mode"] == "naive"]
+
+
+def _env(monkeypatch, c):
+    monkeypatch.delenv("MXNET_SUBGRAPH_BACKEND", raising=False)
+    for k, v in c.get("env", {}).items():
+        monkeypatch.setenv(k, v)
+
+
+@pytest.mark.parametrize("cid", GRAPH_CASES + PLAIN_CASES)
+def test_graph_and_thresholds(cid, monkeypatch):
     c = CASES[cid]
+    _env(monkeypatch, c)
     (qsym, qargs, _, th), _ = _quantize(c)
     mine = json.loads(qsym.tojson())
     assert _strip(mine) == _strip(c["json"])
@@ -82,7 +98,7 @@ def test_graph_and_thresholds(cid):
     assert cm.keys() == cr.keys()
     # entropy on several batches: the merged histograms' counts depend on numpy's float32
     # histogram binning, which changed in numpy 2 (MXNet 1.9.1 runs numpy 1.x): a few %
-    tol = 5e-2 if c["calib_mode"] == "entropy" else 2e-6
+    tol = 6e-2 if c["calib_mode"] == "entropy" else 2e-6
     for k in cr:
         np.testing.assert_allclose(cm[k], cr[k], rtol=tol, atol=1e-6, err_msg=k)
     if c["th"] is not None:
@@ -99,7 +115,7 @@ def test_graph_and_thresholds(cid):
 
 @pytest.mark.parametrize("cid", ["mlp_naive_auto", "mlp_naive_int8", "mlp_entropy_auto",
                                  "cnn_naive_auto", "cnn_entropy_auto", "cnn_naive_int8",
-                                 "cnn_naive_channel", "cnn_excl_op"])
+                                 "cnn_naive_channel", "cnn_excl_op"] + RUN_CASES)
 def test_int8_outputs_of_mxnet_graph(cid):
     """MXNet's quantized graph (its calibrated ranges) with neogluon's quantized parameters:
     the int8 model's outputs equal MXNet's."""
@@ -112,6 +128,74 @@ def test_int8_outputs_of_mxnet_graph(cid):
     out = ex.forward(is_train=False)[0].asnumpy()
     ref = O[f"{cid}/out0"]
     np.testing.assert_allclose(out, ref, rtol=0, atol=2e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("cid", NAIVE_RUN)
+def test_int8_outputs_of_own_graph(cid, monkeypatch):
+    """The quantized model neogluon writes (graph, calibrated ranges, quantized parameters),
+    run on neogluon: MXNet's int8 model's outputs within one int8 step of the output range
+    (the naive ranges agree to float32 summation order, which can move a code; entropy
+    thresholds differ by a few % with numpy 2's histograms, so those models are checked on
+    MXNet's graph above)."""
+    c = CASES[cid]
+    _env(monkeypatch, c)
+    (qsym, qargs, auxs, _), shape = _quantize(c)
+    feed = dict(qargs)
+    feed["data"] = mx.nd.array(qm.test_data(shape))
+    ex = qsym.bind(mx.cpu(), args=feed, aux_states=dict(auxs), grad_req="null")
+    outs = ex.forward(is_train=False)
+    assert len(outs) == c["n_out"]
+    for j, o in enumerate(outs):
+        ref = O[f"{cid}/out{j}"]
+        step = np.abs(ref).max() / 127
+        np.testing.assert_allclose(o.asnumpy(), ref, rtol=0, atol=1.01 * step, err_msg=cid)
+
+
+# addpool uint8: MXNet's oneDNN fails inside ("could not create a primitive descriptor
+# iterator"), an internal failure rather than a rule; neogluon computes the model
+@pytest.mark.parametrize("cid", sorted(k for k in PLAIN_CASES if "run_error" in CASES[k] and
+                                       "primitive descriptor" not in CASES[k]["run_error"]))
+def test_unfused_runs_refused_as_mxnet(cid, monkeypatch):
+    """Where MXNet's CPU build refuses to run the unfused int8 model (oneDNN's quantized
+    convolution takes uint8 data only; a quantized BatchNorm needs a calibrated range),
+    neogluon refuses too, with an MXNetError."""
+    from neogluon.base import MXNetError
+    c = CASES[cid]
+    _env(monkeypatch, c)
+    (qsym, qargs, auxs, _), shape = _quantize(c)
+    feed = dict(qargs)
+    feed["data"] = mx.nd.array(qm.test_data(shape))
+    with pytest.raises(MXNetError):
+        ex = qsym.bind(mx.cpu(), args=feed, aux_states=dict(auxs), grad_req="null")
+        ex.forward(is_train=False)[0].asnumpy()
+
+
+GRAPHS = {g["id"]: g for g in D["graphs"]}
+
+
+@pytest.mark.parametrize("gid", sorted(GRAPHS))
+def test_quantize_graph_then_calib_graph(gid):
+    """quantize_graph's collector asks for MXNet's layer names (quantize_v2 inputs, the
+    float outputs of requantized layers, quantized BatchNorm outputs) and calib_graph puts
+    the collected ranges where MXNet does."""
+    g = GRAPHS[gid]
+    sym, args, auxs, _ = _model(g["model"])
+    qsym, _, _, col = q.quantize_graph(sym, args, auxs, calib_mode=g["calib_mode"],
+                                       quantized_dtype="auto", quantize_mode="smart")
+    assert list(col.include_layer) == g["include_layer"]
+    assert _strip(json.loads(qsym.tojson())) == _strip(g["json"])
+    for nm in col.include_layer:
+        col.collect(nm, mx.nd.array(O[f"{gid}/fed/{nm}"]))
+    csym, cargs, _ = q.calib_graph(qsym, args, auxs, col, calib_mode=g["calib_mode"],
+                                   quantized_dtype="auto", logger=None)
+    mine = json.loads(csym.tojson())
+    assert _strip(mine) == _strip(g["calib_json"])
+    cm, cr = _calib(mine), _calib(g["calib_json"])
+    assert cm.keys() == cr.keys()
+    tol = 6e-2 if g["calib_mode"] == "entropy" else 2e-6   # see test_graph_and_thresholds
+    for k in cr:
+        np.testing.assert_allclose(cm[k], cr[k], rtol=tol, atol=1e-6, err_msg=k)
+    assert sorted(cargs) == g["qarg_names"]
 
 
 @pytest.mark.parametrize("cid", ["cnn_naive_auto", "cnn_entropy_auto"])

@@ -60,14 +60,23 @@ def run(qsym, qargs, auxs, data):
     return [o.asnumpy() for o in ex.forward(is_train=False)]
 
 
-def case(cid, mname, fn="quantize_model_mkldnn", calib_mode="naive", batch=4, **kw):
+def case(cid, mname, fn="quantize_model_mkldnn", calib_mode="naive", batch=4, env=None, **kw):
     sym, args, auxs, shape = model(mname)
     it = mx.io.NDArrayIter(qm.calib_data(shape), batch_size=batch)
     _caught.clear()
-    qsym, qargs, qauxs = getattr(q, fn)(sym, args, auxs, calib_mode=calib_mode, calib_data=it,
-                                        label_names=None, **kw)
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})   # MXNET_SUBGRAPH_BACKEND is read at each bind
+    try:
+        qsym, qargs, qauxs = getattr(q, fn)(sym, args, auxs, calib_mode=calib_mode,
+                                            calib_data=it, label_names=None, **kw)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     c = dict(id=cid, model=mname, fn=fn, calib_mode=calib_mode, batch=batch, kwargs=kw,
-             json=json.loads(qsym.tojson()), th=_caught.get("th"),
+             env=env or {}, json=json.loads(qsym.tojson()), th=_caught.get("th"),
              qarg_names=sorted(qargs), aux_names=sorted(qauxs))
     try:
         outs = run(qsym, qargs, qauxs, qm.test_data(shape))
@@ -77,7 +86,8 @@ def case(cid, mname, fn="quantize_model_mkldnn", calib_mode="naive", batch=4, **
     except mx.base.MXNetError as e:
         c["run_error"] = _err(e)
     for k in sorted(qargs):
-        if k.endswith(("_quantize", "_min", "_max")) and mname != "resnet18":
+        if k.endswith(("_quantize", "_min", "_max")) and mname != "resnet18" or \
+                fn == "quantize_model" and k in args:
             arrays[f"{cid}/qarg/{k}"] = qargs[k].asnumpy()
     cases.append(c)
     print(cid, "ok", len(c["json"]["nodes"]), "nodes")
@@ -97,8 +107,59 @@ case("cnn_excl_sym", "cnn", quantized_dtype="auto",
 case("cnn_excl_op", "cnn", quantized_dtype="auto", excluded_op_names=["Pooling"])
 case("cnn_excl_fp32name", "cnn", quantized_dtype="auto", excluded_sym_names=["conv1", "fc0"])
 case("mlp_naive_examples", "mlp", quantized_dtype="auto", num_calib_examples=4)
+# the unfused graphs (quantize_model): MXNet's calibration runs the float graph with its
+# default MKLDNN subgraph backend (fused layers hide their outputs) unless
+# MXNET_SUBGRAPH_BACKEND=NONE
+NONE = {"MXNET_SUBGRAPH_BACKEND": "NONE"}
+for m in ("mlp", "cnn", "mixed", "addpool"):
+    for dt in ("int8", "uint8", "auto"):
+        case(f"{m}_plain_naive_{dt}", m, fn="quantize_model", quantized_dtype=dt)
+        case(f"{m}_plain_naive_{dt}_nofuse", m, fn="quantize_model", quantized_dtype=dt,
+             env=NONE)
+    case(f"{m}_plain_entropy_auto", m, fn="quantize_model", calib_mode="entropy",
+         quantized_dtype="auto")
+    case(f"{m}_plain_entropy_auto_nofuse", m, fn="quantize_model", calib_mode="entropy",
+         quantized_dtype="auto", env=NONE)
+case("mlp_plain_excl", "mlp", fn="quantize_model", quantized_dtype="auto",
+     excluded_sym_names=["fc2"])
+case("mlp_plain_excl_nofuse", "mlp", fn="quantize_model", quantized_dtype="auto",
+     excluded_sym_names=["fc2"], env=NONE)
+case("cnn_plain_excl", "cnn", fn="quantize_model", quantized_dtype="uint8",
+     excluded_sym_names=["conv1"])
+case("cnn_plain_excl_op", "cnn", fn="quantize_model", quantized_dtype="auto",
+     excluded_op_names=["Pooling"], env=NONE)
+for m in ("mixed", "addpool"):
+    case(f"{m}_naive_auto", m, quantized_dtype="auto")
 case("resnet18_naive_auto", "resnet18", batch=4, quantized_dtype="auto")
 case("resnet18_entropy_auto", "resnet18", batch=4, calib_mode="entropy", quantized_dtype="auto")
+
+# quantize_graph's collector names and calib_graph on ranges fed by hand (the
+# quantize_net / custom-collector path)
+graphs = []
+for m in ("mlp", "cnn", "mixed", "addpool"):
+    sym, args, auxs, shape = model(m)
+    for mode in ("naive", "entropy"):
+        qsym, qargs, qauxs, col = q.quantize_graph(sym, args, auxs, calib_mode=mode,
+                                                   quantized_dtype="auto",
+                                                   quantize_mode="smart")
+        rng = np.random.RandomState(7)
+        fed = {}
+        for nm in col.include_layer:
+            fed[nm] = (rng.randn(500) * rng.uniform(0.5, 3) + rng.uniform(-1, 1)).astype(
+                np.float32)
+            a = mx.nd.array(fed[nm])
+            # the collector takes the monitor's raw handle and owns (frees) it
+            col.collect(nm.encode(), a.handle)
+            a.handle = None
+        csym, cargs, _ = q.calib_graph(qsym, args, auxs, col, calib_mode=mode,
+                                       quantized_dtype="auto", logger=None)
+        gid = f"{m}_graph_{mode}"
+        for nm, v in fed.items():
+            arrays[f"{gid}/fed/{nm}"] = v
+        graphs.append(dict(id=gid, model=m, calib_mode=mode, include_layer=list(col.include_layer),
+                           json=json.loads(qsym.tojson()), calib_json=json.loads(csym.tojson()),
+                           qarg_names=sorted(cargs)))
+        print(gid, "ok")
 
 # entropy thresholds on fixed arrays
 for name, batches in qm.hist_cases().items():
@@ -152,7 +213,7 @@ error("calib_graph_none", lambda: q.calib_graph(sym, args, auxs, None, calib_mod
 error("net_no_shapes", lambda: q.quantize_net_v2(mx.gluon.nn.Dense(3)))
 
 with gzip.open(os.path.join(OUT, "cases.json.gz"), "wt") as f:
-    json.dump(dict(cases=cases, hists=hists, errors=errors,
+    json.dump(dict(cases=cases, hists=hists, errors=errors, graphs=graphs,
                    isa="vnni" if "avx512_vnni" in open("/proc/cpuinfo").read() else "avx2"), f)
 np.savez_compressed(os.path.join(OUT, "outputs.npz"), **arrays)
 print("wrote", len(cases), "cases", len(hists), "hists", len(errors), "errors")

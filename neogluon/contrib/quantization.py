@@ -385,15 +385,39 @@ def _quantize_symbol(heads, excluded_symbols=(), excluded_operators=(), offline_
                 (var(s.name + "_quantize_max"), 0)
         return None
 
-    new_of = {}
+    # which nodes become quantized: the layers that always are (FQuantizable kYes: conv,
+    # fully connected), and the ones that may be (kMaybe: pooling, flatten, relu, ...): all
+    # of them in 'full' mode; in 'smart' mode only those both fed by a quantized layer and
+    # feeding one, through other kMaybe nodes (MXNet's kFromInput | kFromOutput = kBoth)
+    kinds = {}
     for n in order:
         kind = _quantizable(n)
-        ok = kind is not None and not _excluded(n, excl_n, excl_o)
-        if ok and kind == "i" and quantize_mode == "smart":
-            ok = bool(n.inputs) and id(n.inputs[0][0]) in qmap
-        if ok and n.op in _PLAIN_FROM_INPUT and quantize_mode == "smart":
-            ok = id(n.inputs[0][0]) in qmap
-        if not ok:
+        if kind is not None and not _excluded(n, excl_n, excl_o):
+            kinds[id(n)] = kind
+    yes = [n for n in order if kinds.get(id(n)) == "q"]
+    if quantize_mode == "smart":
+        users = {}
+        for n in order:
+            for s, _ in n.inputs:
+                users.setdefault(id(s), []).append(n)
+
+        def reach(nexts):
+            seen, todo = set(), list(yes)
+            while todo:
+                for m in nexts(todo.pop()):
+                    if kinds.get(id(m)) == "i" and id(m) not in seen:
+                        seen.add(id(m))
+                        todo.append(m)
+            return seen
+        feeds_q = reach(lambda n: [s for s, _ in n.inputs])
+        fed_by_q = reach(lambda n: users.get(id(n), ()))
+        chosen = {id(n) for n in yes} | (feeds_q & fed_by_q)
+    else:
+        chosen = set(kinds)
+
+    new_of = {}
+    for n in order:
+        if id(n) not in chosen:
             continue
         a = dict(n.attrs)
         if n.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
@@ -442,7 +466,13 @@ def _quantize_symbol(heads, excluded_symbols=(), excluded_operators=(), offline_
             ins = [d[0], d[1], d[2]]
         q = _N(op, "quantized_" + n.name, a, ins, n.subgraphs, fp32=n)
         qmap[id(n)] = q
-        int32_out = n.op in _PLAIN or n.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected")
+        # FNeedRequantize: int32 outputs go through a requantize node, calibrated on the
+        # float layer's output
+        int32_out = n.op in _PLAIN or n.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected",
+                                               "elemwise_add")
+        if n.op == "BatchNorm":
+            # FNeedCalibrateOutput: int8 codes for the calibrated range of its own output
+            calib.append(_out_name(n, 0))
         if int32_out:
             r = _N("_contrib_requantize", "requantize_" + n.name, {"out_type": quantized_dtype},
                    [(q, 0), (q, 1), (q, 2)], fp32=n)
@@ -479,11 +509,13 @@ def _fmt(v):
 
 def _calibrate_quantized_graph(heads, th_dict):
     """MXSetCalibTableToQuantizedSymbol: the calibrated ranges into quantize_v2 and
-    requantize nodes."""
+    requantize nodes (their input / the float layer's output) and quantized BatchNorm (its
+    output)."""
     for n in _topo(heads):
         if n.op == "_contrib_quantize_v2" and n.fp32 is not None:
             key = _out_name(*n.fp32)
-        elif n.op == "_contrib_requantize" and n.fp32 is not None:
+        elif n.op in ("_contrib_requantize", "_contrib_quantized_batch_norm") and \
+                n.fp32 is not None:
             key = _out_name(n.fp32, 0)
         else:
             continue
@@ -500,14 +532,16 @@ def _first(v):
 
 def _post_quantize_fuse(heads):
     """MXNet 1.9.1's MKLDNN_QUANTIZE post-quantization fusion: a quantized ``_sg_mkldnn_*``
-    node takes the calibrated range of the requantize after it; a FullyConnected whose
+    node (or a quantized elemwise_add) takes the calibrated range of the requantize after
+    it; a FullyConnected whose
     codes only go to a dequantize gives float32 (``enable_float_output``)."""
     order = _topo(heads)
     cons = _consumers(order, heads)
     repl = {}
     for n in order:
-        if n.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") or \
-                not _truthy(n.attrs.get("quantized")):
+        if n.op != "_contrib_quantized_elemwise_add" and (
+                n.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") or
+                not _truthy(n.attrs.get("quantized"))):
             continue
         c0 = cons.get((id(n), 0), [])
         users = {id(u) for k in range(3) for u, _ in cons.get((id(n), k), []) if u is not None}
@@ -902,6 +936,20 @@ def _quantize(sym, arg_params, excluded_sym_names, excluded_op_names, quantized_
     return _QSym(qheads, _from_json(json.loads(fjson)), calib)
 
 
+def _calibration_graph(fheads, ctx):
+    """The float graph whose layer outputs calibration sees. MXNet 1.9.1 collects them with
+    a monitor on a Module bound on the CPU, where its default subgraph backend (MKLDNN,
+    unless ``MXNET_SUBGRAPH_BACKEND=NONE``) has fused Convolution [+ BatchNorm] [+ relu |
+    + sum] and FullyConnected [+ relu] first: the outputs of the fused layers then go by the
+    fused node's name, so the quantized graph's requantize / quantize_v2 / BatchNorm nodes
+    that stand for them stay uncalibrated (their ranges are computed at run time)."""
+    backend = os.environ.get("MXNET_SUBGRAPH_BACKEND", "MKLDNN").strip()
+    if getattr(ctx, "device_type", "cpu") != "cpu" or backend.upper() == "NONE" or \
+            not backend:
+        return fheads
+    return _fuse_mkldnn(fheads)
+
+
 def _run_quantize_model(sym, arg_params, aux_params, data_names, ctx, excluded_sym_names,
                         excluded_op_names, calib_mode, calib_data, num_calib_examples,
                         quantized_dtype, quantize_mode, quantize_granularity, logger, fused):
@@ -928,8 +976,9 @@ def _run_quantize_model(sym, arg_params, aux_params, data_names, ctx, excluded_s
         else:
             raise ValueError('unknown calibration mode %s received,'
                              ' expected `none`, `naive`, or `entropy`' % calib_mode)
-        n = _collect_layer_statistics(q.fheads, arg_params, aux_params, calib_data, col,
-                                      q.calib, ctx, num_calib_examples, logger)
+        n = _collect_layer_statistics(_calibration_graph(q.fheads, ctx), arg_params,
+                                      aux_params, calib_data, col, q.calib, ctx,
+                                      num_calib_examples, logger)
         if logger:
             logger.info('Collected layer outputs from FP32 model using %d examples' % n)
         if calib_mode == 'entropy':
@@ -957,9 +1006,11 @@ def quantize_model(sym, arg_params, aux_params, data_names=('data',),
     ``_contrib_quantized_fully_connected`` with requantize nodes (their weights quantized
     offline), pooling / flatten / relu / BatchNorm / elemwise_add follow quantized inputs.
     ``calib_mode``: 'none', 'naive' (min/max of the layer outputs over ``calib_data``) or
-    'entropy' (KL thresholds). neogluon writes these graphs but does not evaluate the unfused
-    quantized conv / fully connected / act / batch_norm operators: use
-    :func:`quantize_model_mkldnn` (the form MXNet's CPU build runs) for a runnable model."""
+    'entropy' (KL thresholds). As in MXNet 1.9.1's CPU build, the calibration sees the float
+    graph after MXNet's default MKLDNN fusion (``MXNET_SUBGRAPH_BACKEND=NONE``: unfused), so
+    the requantize nodes of fused layers keep run-time ranges. The graph runs where MXNet's
+    does (its oneDNN ``quantized_conv`` takes uint8 data only); :func:`quantize_model_mkldnn`
+    gives the fused form."""
     qsym, qargs, auxs, _ = _run_quantize_model(
         sym, arg_params, aux_params, data_names, ctx, excluded_sym_names, excluded_op_names,
         calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode,
@@ -1069,6 +1120,8 @@ def _reattach(qsym, q):
             n.fp32 = s
         elif n.op == "_contrib_requantize" and n.name.startswith("requantize_"):
             n.fp32 = _N("x", n.name[len("requantize_"):])
+        elif n.op == "_contrib_quantized_batch_norm" and n.name.startswith("quantized_"):
+            n.fp32 = _N("BatchNorm", n.name[len("quantized_"):])
     return heads
 
 

@@ -39,6 +39,7 @@ from .. import ndarray as _nd
 from ..base import MXNetError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
+from ..ndarray.ops import split as _split_fn, _split_views as _split_views_fn
 from ..numpy.multiarray import ndarray as _npndarray, _same_seq
 from ..numpy import _hooks as _np_hooks
 from .utils import HookHandle
@@ -1317,8 +1318,11 @@ class _Graph:
         # arguments are array slots too (graphs from symbols pass every input by name), 2
         # when arrays sit inside containers (decoded on every call).
         prog = []
+        views_ok = self._views_ok()
         for node in self.nodes:
             fn = _resolve_op(node["op"])
+            if fn is _split_fn and views_ok(node):
+                fn = _split_views_fn
             args = node["args"]
             kwargs = node["kwargs"]
             out = node["out"]
@@ -1345,6 +1349,22 @@ class _Graph:
             else:
                 prog.append((2, fn, args, kwargs, outs, structure))
         self._prog = prog
+
+    def _views_ok(self):
+        """Which split nodes may give views of their input instead of copies: those whose
+        input is an intermediate value of this graph (not an input, a parameter or an
+        output) in a graph where no node writes into a value (no ``out=``), so that
+        nothing can show through the views (MXNet's split copies; only a user's later write
+        into the input or a parameter could tell the difference)."""
+        fixed = set(self.inputs) | {s for s, _ in self.params} | set(self.out_slots)
+        writes = any("out" in n["kwargs"] for n in self.nodes)
+
+        def ok(node):
+            if writes or node["kwargs"].get("out") is not None:
+                return False
+            a = node["args"][0] if node["args"] else node["kwargs"].get("data")
+            return isinstance(a, dict) and len(a) == 1 and "@" in a and a["@"] not in fixed
+        return ok
 
     def run(self, inputs, ctx):
         env = [None] * self.nslots

@@ -732,6 +732,29 @@ def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
 globals()["SliceChannel"] = split
 
 
+def _split_views(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
+    """:func:`split` whose parts are views of ``data`` (no copies). Only for a captured
+    graph's replay, where ``data`` is an intermediate value nothing writes into afterwards
+    (gluon.block._Graph chooses it): the values are split's, with one autograd node instead
+    of a copy per part."""
+    if out is not None:
+        return split(data, num_outputs, axis, squeeze_axis, out, name)
+    t = _t(data)
+    n = t.shape[axis]
+    if n % num_outputs:
+        raise MXNetError(f"split: axis {axis} of size {n} (shape {tuple(t.shape)}) cannot be "
+                         f"split into {num_outputs} equal parts")
+
+    def fn():
+        parts = torch.chunk(t, num_outputs, axis)
+        return [p.squeeze(axis) for p in parts] if squeeze_axis else list(parts)
+    parts = _run(fn)
+    if not _state.recording and t.requires_grad:
+        parts = [p.detach() for p in parts]
+    res = [_new(p, data._ctx) for p in parts]
+    return res[0] if len(res) == 1 else res
+
+
 def _axis_tuple(value):
     """A per-axis parameter given as one int (or None) as a 1-tuple; sequences unchanged."""
     if value is None or isinstance(value, (list, tuple)):

@@ -1,8 +1,9 @@
 """``mx.notebook.callback``: training metrics into pandas DataFrames (``PandasLogger``) and
 live bokeh charts of them, as MXNet 1.9.1's notebook callbacks.
 
-pandas and bokeh are optional: the module imports without them (``pd`` is then a placeholder
-class, as in MXNet) and ``PandasLogger`` / the charts raise MXNetError naming the missing
+pandas and bokeh are optional: the module imports without them (``pd`` is then the
+placeholder class ``Pandas_Failed_To_Import``, as in MXNet; the class is defined either
+way) and ``PandasLogger`` / the charts raise MXNetError naming the missing
 package when created.
 
 Two MXNet bugs are not kept: MXNet's ``PandasLogger`` swaps ``batches_per_sec`` and
@@ -19,12 +20,16 @@ from collections import defaultdict
 
 from ..base import MXNetError
 
+
+class Pandas_Failed_To_Import:  # noqa: N801  (MXNet's name)
+    """The placeholder that stands for the pandas package (``pd``) when it is not installed.
+    MXNet 1.9.1 defines it only then; here it always exists, and ``pd`` is it exactly when
+    pandas is missing."""
+
+
 try:
     import pandas as pd
 except ImportError:
-    class Pandas_Failed_To_Import:  # noqa: N801  (MXNet's name)
-        """Stands for the pandas package, which is not installed."""
-
     pd = Pandas_Failed_To_Import
 
 
