@@ -114,6 +114,12 @@ def build_parser():
                         "are stopped (default: NEOGLUON_KVSTORE_TIMEOUT + 5)")
     g.add_argument("--kill-timeout", type=float, default=5.0,
                    help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)")
+    g.add_argument("--max-restarts", type=int, default=None, metavar="K",
+                   help="when a worker fails (non-zero exit, killed), stop the others and start "
+                        "the whole group again, at most K times (torchrun's --max-restarts; "
+                        "local and torchrun launchers). The workers see "
+                        "TORCHELASTIC_RESTART_COUNT; a script resumes from its last checkpoint "
+                        "(neogluon.contrib.checkpoint)")
     g.add_argument("--tag-output", action="store_true",
                    help="prefix every output line of a worker with [rank]")
     g.add_argument("--dry-run", action="store_true",
@@ -164,6 +170,8 @@ def _parse(argv):
         parser.error(f"-s/--num-servers must not be negative, got {args.num_servers}")
     if args.grace is not None and not args.grace >= 0:
         parser.error(f"--grace must be a number of seconds >= 0, got {args.grace}")
+    if args.max_restarts is not None and args.max_restarts < 0:
+        parser.error(f"--max-restarts must be a number >= 0, got {args.max_restarts}")
     if not args.kill_timeout >= 0:
         parser.error(f"--kill-timeout must be a number of seconds >= 0, got {args.kill_timeout}")
     if args.launcher is None:
@@ -336,15 +344,25 @@ def _user_env(args):
     return env
 
 
-def _plan_local(args):
+def _restart_env(args, attempt):
+    """torchrun's restart variables, set when --max-restarts is given."""
+    if args.max_restarts is None:
+        return {}
+    return {"TORCHELASTIC_RESTART_COUNT": str(attempt),
+            "TORCHELASTIC_MAX_RESTARTS": str(args.max_restarts)}
+
+
+def _plan_local(args, attempt=0):
     n = args.num_workers
     addr = args.master_addr or "127.0.0.1"
+    # (a fresh port for every attempt: the previous group's rendezvous may linger in TIME_WAIT)
     port = args.master_port or free_port(addr if addr not in ("localhost",) else "127.0.0.1")
     user = _user_env(args)
     tasks = []
     for r in range(n):
         env = dict(user)
         env.update(worker_env(r, n, r, n, addr, port, args.num_servers))
+        env.update(_restart_env(args, attempt))
         if args.tag_output:
             env.setdefault("PYTHONUNBUFFERED", "1")
         if "PATH" not in user:
@@ -425,8 +443,10 @@ def _plan_torchrun(args):
     env = _user_env(args)
     env.update(_common_env(n, addr, port, args.num_servers))
     argv = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
-            "--nproc-per-node", str(n), "--master-addr", addr, "--master-port", str(port),
-            "--no-python"] + _argv(args.command)
+            "--nproc-per-node", str(n), "--master-addr", addr, "--master-port", str(port)]
+    if args.max_restarts is not None:
+        argv += ["--max-restarts", str(args.max_restarts)]
+    argv += ["--no-python"] + _argv(args.command)
     return [], [_Task(None, argv, env)]
 
 
@@ -505,6 +525,7 @@ class _Child:
 
 
 _OUT_LOCK = threading.Lock()
+_RESTART = object()
 
 
 def _copy_lines(src, dst, prefix):
@@ -521,7 +542,7 @@ def _copy_lines(src, dst, prefix):
 
 
 class _Job:
-    def __init__(self, tasks, grace, kill_timeout, tag):
+    def __init__(self, tasks, grace, kill_timeout, tag, max_restarts=0, replan=None):
         self.tasks = tasks
         self.grace = grace
         self.kill_timeout = kill_timeout
@@ -529,6 +550,10 @@ class _Job:
         self.children = []
         self.signal = None
         self.signals = 0
+        # --max-restarts: ``replan(attempt)`` gives the tasks of the restarted group
+        self.max_restarts = max_restarts if replan is not None else 0
+        self.replan = replan
+        self.restarts = 0
 
     def _on_signal(self, signum, frame):
         self.signal = signum
@@ -575,6 +600,18 @@ class _Job:
                 signal.signal(sig, h)
 
     def _run(self) -> int:
+        while True:
+            rc = self._run_group()
+            if rc is not _RESTART:
+                return rc
+            self.restarts += 1
+            self.tasks = self.replan(self.restarts)
+            self.children = []
+
+    def _run_group(self):
+        if self.signal is not None:
+            _note(f"got {signal.Signals(self.signal).name}: not restarting")
+            return 128 + int(self.signal)
         try:
             for task in self.tasks:
                 self.children.append(_Child(task, self.tag))
@@ -601,6 +638,15 @@ class _Job:
                 failed.sort(key=lambda c: (c.rc >= 0, c.rank if c.rank is not None else -1))
                 first = failed[0]
                 others = [c for c in self.children if c.poll() is None]
+                if self.restarts < self.max_restarts and self.signal is None:
+                    _note(f"{first.label} failed ({_exit_text(first.rc)}); stopping "
+                          f"{len(others)} other worker(s) and restarting the group (restart "
+                          f"{self.restarts + 1} of at most {self.max_restarts})")
+                    self._stop(others, signal.SIGTERM)
+                    self._join_output()
+                    if self.signal is None:
+                        return _RESTART
+                    continue
                 if others:
                     _note(f"{first.label} failed ({_exit_text(first.rc)}); giving the other "
                           f"{len(others)} worker(s) {self.grace:g} s to exit")
@@ -705,6 +751,10 @@ def main(argv=None) -> int:
         if args.num_servers:
             _note(f"-s {args.num_servers}: neogluon needs no server processes (the optimizer "
                   f"runs sharded on the workers); starting {args.num_workers} worker(s) only")
+        if args.max_restarts is not None and args.launcher not in ("local", "torchrun"):
+            raise _UsageError(f"--max-restarts works with the local and torchrun launchers, "
+                              f"not {args.launcher}: for several machines run torchrun on each "
+                              f"(--nnodes, --rdzv-backend c10d, --max-restarts K)")
         if args.launcher in ("local", "torchrun") and args.hostfile:
             _note(f"-H {args.hostfile} is not used by the {args.launcher} launcher")
         plan = {"local": _plan_local, "ssh": _plan_ssh, "mpi": _plan_mpi,
@@ -731,7 +781,11 @@ def main(argv=None) -> int:
         if rc != 0:
             _note(f"{shlex.join(cmd)} failed ({_exit_text(rc)})")
             return _launcher_rc(rc) or 1
-    return _Job(tasks, grace, args.kill_timeout, args.tag_output).run()
+    replan = None
+    if args.launcher == "local" and args.max_restarts:
+        replan = lambda attempt: _plan_local(args, attempt)[1]  # noqa: E731
+    return _Job(tasks, grace, args.kill_timeout, args.tag_output,
+                max_restarts=args.max_restarts or 0, replan=replan).run()
 
 
 if __name__ == "__main__":

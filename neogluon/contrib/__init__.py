@@ -13,7 +13,8 @@ import importlib as _importlib
 _LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
          "io": ".io", "text": ".text", "onnx": ".onnx", "symbol": ".symbol", "sym": ".symbol",
          "quantization": ".quantization", "quant": ".quantization",
-         "tensorboard": ".tensorboard", "svrg_optimization": ".svrg_optimization"}
+         "tensorboard": ".tensorboard", "svrg_optimization": ".svrg_optimization",
+         "checkpoint": ".checkpoint"}
 
 
 def __getattr__(name):
