@@ -37,6 +37,15 @@ torchrun
     ``torchrun --nproc-per-node N --no-python <command>`` on this machine, with the DMLC_*
     variables added.
 
+Restarts
+--------
+``--max-restarts K`` (local and torchrun launchers): when a worker fails, the others are stopped
+at once and the whole group is started again, at most K times, on a fresh rendezvous port, with
+``TORCHELASTIC_RESTART_COUNT`` (and ``TORCHELASTIC_MAX_RESTARTS``) set as torchrun's agent sets
+them; the torchrun launcher passes the option to torchrun. A signal to the launcher stops the
+workers and ends the job without a restart. Scripts resume from their last complete checkpoint
+(``neogluon.contrib.checkpoint``; docs/distributed.md).
+
 ``--dry-run`` prints what would be run (one line per command, environment included) and exits.
 
 A command given as one argument (``launch.py -n 2 "python train.py --lr 0.1"``) runs through the
@@ -512,6 +521,16 @@ class _Child:
             self.rc = self.proc.poll()
         return self.rc
 
+    def signal_leftovers(self, sig):
+        """Signal what the worker started and left running in its process group after it
+        ended itself (the group outlives its leader while a member lives)."""
+        if self.poll() is None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def signal(self, sig):
         if self.poll() is not None:
             return
@@ -562,9 +581,15 @@ class _Job:
             for c in self.children:
                 c.signal(signal.SIGKILL)
 
-    def _stop(self, children, first_signal):
+    def _stop(self, children, first_signal, leftovers=False):
         alive = [c for c in children if c.poll() is None]
+        ended = [c for c in children if c.poll() is not None] if leftovers else []
+        for c in ended:
+            c.signal_leftovers(first_signal)
+            c.signal_leftovers(signal.SIGCONT)
         if not alive:
+            for c in ended:
+                c.signal_leftovers(signal.SIGKILL)
             return
         for c in alive:
             c.stopped_by_us = True
@@ -576,6 +601,8 @@ class _Job:
         for c in alive:
             if c.poll() is None:
                 c.signal(signal.SIGKILL)
+        for c in ended:
+            c.signal_leftovers(signal.SIGKILL)
         for c in alive:
             try:
                 c.proc.wait(timeout=10)
@@ -627,7 +654,7 @@ class _Job:
                 name = signal.Signals(self.signal).name
                 _note(f"got {name}: stopping {len(self.children)} worker(s)")
                 fwd = signal.SIGINT if self.signal == signal.SIGINT else signal.SIGTERM
-                self._stop(self.children, fwd)
+                self._stop(self.children, fwd, leftovers=True)
                 self._join_output()
                 return 128 + int(self.signal)
             newly = [c for c in self.children if c.rc is None and c.poll() is not None]
@@ -642,7 +669,7 @@ class _Job:
                     _note(f"{first.label} failed ({_exit_text(first.rc)}); stopping "
                           f"{len(others)} other worker(s) and restarting the group (restart "
                           f"{self.restarts + 1} of at most {self.max_restarts})")
-                    self._stop(others, signal.SIGTERM)
+                    self._stop(self.children, signal.SIGTERM, leftovers=True)
                     self._join_output()
                     if self.signal is None:
                         return _RESTART

@@ -5,8 +5,10 @@ bench/dist_soak.py).
 
 Faults it can inject into its own first attempt (TORCHELASTIC_RESTART_COUNT=0):
 ``--kill-rank R --kill-step S``: rank R SIGKILLs itself right after the set of step S is saved;
-``--kill-save-step S --kill-rank R``: rank R SIGKILLs itself in the middle of saving step S
-(after its states are written, before the set is published);
+``--kill-save-step S --kill-rank R``: rank R SIGKILLs itself in the middle of saving step S,
+before the set is published: right after its ``save_states`` (``--kill-save-point states``, any
+rank), after writing the parameters (``params``, rank 0) or halfway through writing the manifest
+(``manifest``, rank 0);
 ``--kill-random-ms T --kill-rank R``: rank R SIGKILLs itself after a random delay in [0, T) ms
 (seeded by ``--seed``), wherever it is.
 
@@ -39,6 +41,7 @@ ap.add_argument("--uok", default="default", choices=["default", "true", "false"]
 ap.add_argument("--kill-rank", type=int, default=-1)
 ap.add_argument("--kill-step", type=int, default=-1)
 ap.add_argument("--kill-save-step", type=int, default=-1)
+ap.add_argument("--kill-save-point", default="states", choices=["states", "params", "manifest"])
 ap.add_argument("--kill-random-ms", type=float, default=0.0)
 ap.add_argument("--seed", type=int, default=0)
 ap.add_argument("--hidden", type=int, default=16)
@@ -89,6 +92,30 @@ def rss_kb():
     return 0
 
 
+def _die(*_):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _arm_save_kill(net, trainer):
+    if args.kill_save_point == "states":
+        orig = trainer.save_states
+        trainer.save_states = lambda fname: (orig(fname), _die())
+    elif args.kill_save_point == "params":
+        orig_p = net.save_parameters
+        net.save_parameters = lambda fname, *a, **k: (orig_p(fname, *a, **k), _die())
+    else:
+        from neogluon import _fileio
+
+        def half_then_die(path, text, fsync=False):
+            def write(tmp):
+                with open(tmp, "w") as f:
+                    f.write(text[:len(text) // 2])
+                    f.flush()
+                _die()
+            _fileio.atomic_write(path, write, fsync)
+        checkpoint.write_text = half_then_die
+
+
 def run(ckpt_dir, faults, rss_log=None):
     """Train from the newest set in ckpt_dir (or from scratch: ckpt_dir None); returns
     (net, the step it started after or None)."""
@@ -112,12 +139,7 @@ def run(ckpt_dir, faults, rss_log=None):
         if ckpt_dir and step % args.save_every == 0:
             save_kill = faults and rank == args.kill_rank and step == args.kill_save_step
             if save_kill:
-                orig = trainer.save_states
-
-                def save_then_die(fname):
-                    orig(fname)
-                    os.kill(os.getpid(), signal.SIGKILL)
-                trainer.save_states = save_then_die
+                _arm_save_kill(net, trainer)
             checkpoint.save_checkpoint(ckpt_dir, step, net, trainer, keep=2,
                                        extra={"attempt": ATTEMPT})
         if faults and rank == args.kill_rank and step == args.kill_step:
@@ -138,7 +160,10 @@ def main():
             t = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGKILL))
             t.daemon = True
             t.start()
+    import time
+    t0 = time.time()
     net, kv, start = run(args.ckpt, faults, rss)
+    train_seconds = time.time() - t0
     w = weights(net)
     # every rank ends with the same weights
     flat = mx.nd.array(np.concatenate([v.ravel() for v in w.values()]).astype("float32"))
@@ -148,7 +173,8 @@ def main():
     kv.push(0, flat)
     kv.pull(0, out=total)
     same = bool(np.array_equal(total.asnumpy(), kv.num_workers * flat.asnumpy()))
-    out = {"rank": kv.rank, "attempt": ATTEMPT, "resumed_after": start, "ranks_agree": same}
+    out = {"rank": kv.rank, "attempt": ATTEMPT, "resumed_after": start, "ranks_agree": same,
+           "train_seconds": round(train_seconds, 3)}
     if kv.rank == 0:
         np.savez(args.out + ".tmp.npz", **w)
         os.replace(args.out + ".tmp.npz", args.out + ".npz")
