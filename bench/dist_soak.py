@@ -55,7 +55,13 @@ def launch(workdir, extra, restarts=1, timeout=1800):
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env(),
                        cwd=ROOT)
-    res = [json.loads(line[7:]) for line in p.stdout.splitlines() if line.startswith("RESULT ")]
+    res = []
+    dec = json.JSONDecoder()
+    for part in p.stdout.split("RESULT ")[1:]:
+        try:
+            res.append(dec.raw_decode(part)[0])
+        except ValueError:
+            pass
     return p, res, time.time() - t0, ck, out
 
 
@@ -148,7 +154,7 @@ def repeat(a):
                 ref = d_res if res[0]["resumed_after"] is not None else d_scr
                 good = ref == 0.0
             ok_a += good
-            print(f"(a) {i + 1}: kill rank {rank} {delay_ms:.0f} ms into the script: rc "
+            print(f"(a) {i + 1}: kill rank {rank} {delay_ms:.0f} ms into training: rc "
                   f"{p.returncode}, restarted {restarted}, resumed after step "
                   f"{res[0]['resumed_after'] if res else '?'}, |diff| vs resumed-from-same-set "
                   f"{d_res}, vs from-scratch {d_scr}, {secs:.0f} s: "

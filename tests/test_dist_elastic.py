@@ -32,8 +32,8 @@ def _env(**extra):
 
 
 def _results(stdout):
-    return [json.loads(line[len("RESULT "):]) for line in stdout.splitlines()
-            if line.startswith("RESULT ")]
+    dec = json.JSONDecoder()
+    return [dec.raw_decode(part)[0] for part in stdout.split("RESULT ")[1:]]
 
 
 def _npz(path):

@@ -9,8 +9,8 @@ Faults it can inject into its own first attempt (TORCHELASTIC_RESTART_COUNT=0):
 before the set is published: right after its ``save_states`` (``--kill-save-point states``, any
 rank), after writing the parameters (``params``, rank 0) or halfway through writing the manifest
 (``manifest``, rank 0);
-``--kill-random-ms T --kill-rank R``: rank R SIGKILLs itself after a random delay in [0, T) ms
-(seeded by ``--seed``), wherever it is.
+``--kill-random-ms T --kill-rank R``: rank R SIGKILLs itself a random delay in [0, T) ms
+(seeded by ``--seed``) after its training loop starts, wherever it is then.
 
 At the end every rank checks that its weights are identical to the other ranks'; rank 0 writes
 ``<out>.npz`` (the final weights) and, with ``--check``, reruns in the same processes, without
@@ -22,6 +22,7 @@ import json
 import os
 import random
 import signal
+import sys
 import threading
 
 import numpy as np
@@ -127,6 +128,11 @@ def run(ckpt_dir, faults, rss_log=None):
     rank = kv.rank
     start = checkpoint.load_checkpoint(ckpt_dir, net, trainer) if ckpt_dir else None
     first = 0 if start is None else start + 1
+    if faults and args.kill_random_ms > 0 and rank == args.kill_rank:
+        delay = random.Random(args.seed).uniform(0, args.kill_random_ms) / 1000.0
+        timer = threading.Timer(delay, _die)
+        timer.daemon = True
+        timer.start()
     if args.check and ckpt_dir == args.ckpt and start is not None and rank == 0:
         # keep the set this run started from, for the reference run of --check
         import shutil
@@ -153,13 +159,6 @@ def run(ckpt_dir, faults, rss_log=None):
 def main():
     faults = ATTEMPT == 0
     rss = open(args.rss_log, "a") if args.rss_log else None
-    if faults and args.kill_random_ms > 0:
-        rank = int(os.environ.get("RANK", "0"))
-        if rank == args.kill_rank:
-            delay = random.Random(args.seed).uniform(0, args.kill_random_ms) / 1000.0
-            t = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGKILL))
-            t.daemon = True
-            t.start()
     import time
     t0 = time.time()
     net, kv, start = run(args.ckpt, faults, rss)
@@ -188,7 +187,8 @@ def main():
         scratch, _, _ = run(None, False)
         if kv.rank == 0:
             np.savez(args.out + ".scratch.npz", **weights(scratch))
-    print("RESULT " + json.dumps(out), flush=True)
+    sys.stdout.flush()
+    os.write(1, ("RESULT " + json.dumps(out) + "\n").encode())   # one write: no interleaving
 
 
 if __name__ == "__main__":
