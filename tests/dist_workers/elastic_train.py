@@ -9,8 +9,9 @@ Faults it can inject into its own first attempt (TORCHELASTIC_RESTART_COUNT=0):
 before the set is published: right after its ``save_states`` (``--kill-save-point states``, any
 rank), after writing the parameters (``params``, rank 0) or halfway through writing the manifest
 (``manifest``, rank 0);
-``--kill-random-ms T --kill-rank R``: rank R SIGKILLs itself a random delay in [0, T) ms
-(seeded by ``--seed``) after its training loop starts, wherever it is then.
+``--kill-random-ms T --kill-rank R``: rank R SIGKILLs itself a random delay in [0, T) ms after
+the start of a random step (both seeded by ``--seed``), wherever it is then (in the step, in a
+save); at the end of training at the latest.
 
 At the end every rank checks that its weights are identical to the other ranks'; rank 0 writes
 ``<out>.npz`` (the final weights) and, with ``--check``, reruns in the same processes, without
@@ -23,7 +24,6 @@ import os
 import random
 import signal
 import sys
-import threading
 
 import numpy as np
 
@@ -128,11 +128,11 @@ def run(ckpt_dir, faults, rss_log=None):
     rank = kv.rank
     start = checkpoint.load_checkpoint(ckpt_dir, net, trainer) if ckpt_dir else None
     first = 0 if start is None else start + 1
+    kill_at = delay = None
     if faults and args.kill_random_ms > 0 and rank == args.kill_rank:
-        delay = random.Random(args.seed).uniform(0, args.kill_random_ms) / 1000.0
-        timer = threading.Timer(delay, _die)
-        timer.daemon = True
-        timer.start()
+        rnd = random.Random(args.seed)
+        kill_at = rnd.randrange(first, args.steps)
+        delay = rnd.uniform(0, args.kill_random_ms) / 1000.0
     if args.check and ckpt_dir == args.ckpt and start is not None and rank == 0:
         # keep the set this run started from, for the reference run of --check
         import shutil
@@ -141,6 +141,10 @@ def run(ckpt_dir, faults, rss_log=None):
         for p in (ck.params, ck.states, ck.manifest):
             shutil.copy(p, ckpt_dir + ".ref")
     for step in range(first, args.steps):
+        if step == kill_at:
+            # a separate process delivers the SIGKILL (independent of this process's GIL)
+            import subprocess
+            subprocess.Popen(["/bin/sh", "-c", f"sleep {delay:.4f}; kill -9 {os.getpid()}"])
         train_step(net, trainer, step, rank)
         if ckpt_dir and step % args.save_every == 0:
             save_kill = faults and rank == args.kill_rank and step == args.kill_save_step
@@ -153,6 +157,8 @@ def run(ckpt_dir, faults, rss_log=None):
         if rss_log is not None and step % 50 == 0:
             rss_log.write(f"{ATTEMPT} {rank} {step} {rss_kb()}\n")
             rss_log.flush()
+    if kill_at is not None:
+        _die()            # the timer had not fired yet: die here, at the end of training
     return net, kv, start
 
 
