@@ -37,6 +37,15 @@ torchrun
     ``torchrun --nproc-per-node N --no-python <command>`` on this machine, with the DMLC_*
     variables added.
 
+Restarts
+--------
+``--max-restarts K`` (local and torchrun launchers): when a worker fails, the others are stopped
+at once and the whole group is started again, at most K times, on a fresh rendezvous port, with
+``TORCHELASTIC_RESTART_COUNT`` (and ``TORCHELASTIC_MAX_RESTARTS``) set as torchrun's agent sets
+them; the torchrun launcher passes the option to torchrun. A signal to the launcher stops the
+workers and ends the job without a restart. Scripts resume from their last complete checkpoint
+(``neogluon.contrib.checkpoint``; docs/distributed.md).
+
 ``--dry-run`` prints what would be run (one line per command, environment included) and exits.
 
 A command given as one argument (``launch.py -n 2 "python train.py --lr 0.1"``) runs through the
@@ -114,6 +123,12 @@ def build_parser():
                         "are stopped (default: NEOGLUON_KVSTORE_TIMEOUT + 5)")
     g.add_argument("--kill-timeout", type=float, default=5.0,
                    help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)")
+    g.add_argument("--max-restarts", type=int, default=None, metavar="K",
+                   help="when a worker fails (non-zero exit, killed), stop the others and start "
+                        "the whole group again, at most K times (torchrun's --max-restarts; "
+                        "local and torchrun launchers). The workers see "
+                        "TORCHELASTIC_RESTART_COUNT; a script resumes from its last checkpoint "
+                        "(neogluon.contrib.checkpoint)")
     g.add_argument("--tag-output", action="store_true",
                    help="prefix every output line of a worker with [rank]")
     g.add_argument("--dry-run", action="store_true",
@@ -164,6 +179,8 @@ def _parse(argv):
         parser.error(f"-s/--num-servers must not be negative, got {args.num_servers}")
     if args.grace is not None and not args.grace >= 0:
         parser.error(f"--grace must be a number of seconds >= 0, got {args.grace}")
+    if args.max_restarts is not None and args.max_restarts < 0:
+        parser.error(f"--max-restarts must be a number >= 0, got {args.max_restarts}")
     if not args.kill_timeout >= 0:
         parser.error(f"--kill-timeout must be a number of seconds >= 0, got {args.kill_timeout}")
     if args.launcher is None:
@@ -336,15 +353,25 @@ def _user_env(args):
     return env
 
 
-def _plan_local(args):
+def _restart_env(args, attempt):
+    """torchrun's restart variables, set when --max-restarts is given."""
+    if args.max_restarts is None:
+        return {}
+    return {"TORCHELASTIC_RESTART_COUNT": str(attempt),
+            "TORCHELASTIC_MAX_RESTARTS": str(args.max_restarts)}
+
+
+def _plan_local(args, attempt=0):
     n = args.num_workers
     addr = args.master_addr or "127.0.0.1"
+    # (a fresh port for every attempt: the previous group's rendezvous may linger in TIME_WAIT)
     port = args.master_port or free_port(addr if addr not in ("localhost",) else "127.0.0.1")
     user = _user_env(args)
     tasks = []
     for r in range(n):
         env = dict(user)
         env.update(worker_env(r, n, r, n, addr, port, args.num_servers))
+        env.update(_restart_env(args, attempt))
         if args.tag_output:
             env.setdefault("PYTHONUNBUFFERED", "1")
         if "PATH" not in user:
@@ -425,8 +452,10 @@ def _plan_torchrun(args):
     env = _user_env(args)
     env.update(_common_env(n, addr, port, args.num_servers))
     argv = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
-            "--nproc-per-node", str(n), "--master-addr", addr, "--master-port", str(port),
-            "--no-python"] + _argv(args.command)
+            "--nproc-per-node", str(n), "--master-addr", addr, "--master-port", str(port)]
+    if args.max_restarts is not None:
+        argv += ["--max-restarts", str(args.max_restarts)]
+    argv += ["--no-python"] + _argv(args.command)
     return [], [_Task(None, argv, env)]
 
 
@@ -492,6 +521,16 @@ class _Child:
             self.rc = self.proc.poll()
         return self.rc
 
+    def signal_leftovers(self, sig):
+        """Signal what the worker started and left running in its process group after it
+        ended itself (the group outlives its leader while a member lives)."""
+        if self.poll() is None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def signal(self, sig):
         if self.poll() is not None:
             return
@@ -505,6 +544,7 @@ class _Child:
 
 
 _OUT_LOCK = threading.Lock()
+_RESTART = object()
 
 
 def _copy_lines(src, dst, prefix):
@@ -521,7 +561,7 @@ def _copy_lines(src, dst, prefix):
 
 
 class _Job:
-    def __init__(self, tasks, grace, kill_timeout, tag):
+    def __init__(self, tasks, grace, kill_timeout, tag, max_restarts=0, replan=None):
         self.tasks = tasks
         self.grace = grace
         self.kill_timeout = kill_timeout
@@ -529,6 +569,10 @@ class _Job:
         self.children = []
         self.signal = None
         self.signals = 0
+        # --max-restarts: ``replan(attempt)`` gives the tasks of the restarted group
+        self.max_restarts = max_restarts if replan is not None else 0
+        self.replan = replan
+        self.restarts = 0
 
     def _on_signal(self, signum, frame):
         self.signal = signum
@@ -537,9 +581,15 @@ class _Job:
             for c in self.children:
                 c.signal(signal.SIGKILL)
 
-    def _stop(self, children, first_signal):
+    def _stop(self, children, first_signal, leftovers=False):
         alive = [c for c in children if c.poll() is None]
+        ended = [c for c in children if c.poll() is not None] if leftovers else []
+        for c in ended:
+            c.signal_leftovers(first_signal)
+            c.signal_leftovers(signal.SIGCONT)
         if not alive:
+            for c in ended:
+                c.signal_leftovers(signal.SIGKILL)
             return
         for c in alive:
             c.stopped_by_us = True
@@ -551,6 +601,8 @@ class _Job:
         for c in alive:
             if c.poll() is None:
                 c.signal(signal.SIGKILL)
+        for c in ended:
+            c.signal_leftovers(signal.SIGKILL)
         for c in alive:
             try:
                 c.proc.wait(timeout=10)
@@ -575,6 +627,18 @@ class _Job:
                 signal.signal(sig, h)
 
     def _run(self) -> int:
+        while True:
+            rc = self._run_group()
+            if rc is not _RESTART:
+                return rc
+            self.restarts += 1
+            self.tasks = self.replan(self.restarts)
+            self.children = []
+
+    def _run_group(self):
+        if self.signal is not None:
+            _note(f"got {signal.Signals(self.signal).name}: not restarting")
+            return 128 + int(self.signal)
         try:
             for task in self.tasks:
                 self.children.append(_Child(task, self.tag))
@@ -590,7 +654,7 @@ class _Job:
                 name = signal.Signals(self.signal).name
                 _note(f"got {name}: stopping {len(self.children)} worker(s)")
                 fwd = signal.SIGINT if self.signal == signal.SIGINT else signal.SIGTERM
-                self._stop(self.children, fwd)
+                self._stop(self.children, fwd, leftovers=True)
                 self._join_output()
                 return 128 + int(self.signal)
             newly = [c for c in self.children if c.rc is None and c.poll() is not None]
@@ -601,6 +665,15 @@ class _Job:
                 failed.sort(key=lambda c: (c.rc >= 0, c.rank if c.rank is not None else -1))
                 first = failed[0]
                 others = [c for c in self.children if c.poll() is None]
+                if self.restarts < self.max_restarts and self.signal is None:
+                    _note(f"{first.label} failed ({_exit_text(first.rc)}); stopping "
+                          f"{len(others)} other worker(s) and restarting the group (restart "
+                          f"{self.restarts + 1} of at most {self.max_restarts})")
+                    self._stop(self.children, signal.SIGTERM, leftovers=True)
+                    self._join_output()
+                    if self.signal is None:
+                        return _RESTART
+                    continue
                 if others:
                     _note(f"{first.label} failed ({_exit_text(first.rc)}); giving the other "
                           f"{len(others)} worker(s) {self.grace:g} s to exit")
@@ -705,6 +778,10 @@ def main(argv=None) -> int:
         if args.num_servers:
             _note(f"-s {args.num_servers}: neogluon needs no server processes (the optimizer "
                   f"runs sharded on the workers); starting {args.num_workers} worker(s) only")
+        if args.max_restarts is not None and args.launcher not in ("local", "torchrun"):
+            raise _UsageError(f"--max-restarts works with the local and torchrun launchers, "
+                              f"not {args.launcher}: for several machines run torchrun on each "
+                              f"(--nnodes, --rdzv-backend c10d, --max-restarts K)")
         if args.launcher in ("local", "torchrun") and args.hostfile:
             _note(f"-H {args.hostfile} is not used by the {args.launcher} launcher")
         plan = {"local": _plan_local, "ssh": _plan_ssh, "mpi": _plan_mpi,
@@ -731,7 +808,11 @@ def main(argv=None) -> int:
         if rc != 0:
             _note(f"{shlex.join(cmd)} failed ({_exit_text(rc)})")
             return _launcher_rc(rc) or 1
-    return _Job(tasks, grace, args.kill_timeout, args.tag_output).run()
+    replan = None
+    if args.launcher == "local" and args.max_restarts:
+        replan = lambda attempt: _plan_local(args, attempt)[1]  # noqa: E731
+    return _Job(tasks, grace, args.kill_timeout, args.tag_output,
+                max_restarts=args.max_restarts or 0, replan=replan).run()
 
 
 if __name__ == "__main__":

@@ -85,9 +85,10 @@ def test_trainer_three_workers(tmp_path):
     _check_trainer_rows(_json_lines(results), 3, cases)
 
 
-def test_async_store():
-    rows = _json_lines(run_workers("async_store.py", 2, timeout=120))
+def test_async_store(tmp_path):
+    rows = _json_lines(run_workers("async_store.py", 2, str(tmp_path / "ck"), timeout=120))
     assert [r["final"] for r in rows] == [61.0, 61.0]
+    assert [r["resumed"] for r in rows] == [3, 3]      # a checkpoint set saved and resumed
     # six SGD steps of -0.1 from 0.5 in all; each worker saw at least its own three
     ws = sorted(r["w_first"] for r in rows)
     assert ws[0] == pytest.approx(-0.1, abs=1e-6)

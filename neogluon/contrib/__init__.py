@@ -4,6 +4,7 @@
 :mod:`neogluon.ndarray.contrib` (the same module as ``mx.nd.contrib``); ``mx.contrib.io``
 has ``DataLoaderIter``; ``mx.contrib.text`` vocabularies and token embeddings;
 ``mx.contrib.tensorboard`` a metrics callback writing TensorBoard events;
+``mx.contrib.checkpoint`` crash-safe checkpoint sets for (distributed) training (neogluon's own);
 ``mx.contrib.svrg_optimization`` the SVRG module and optimizers. Submodules load
 on first use.
 """
@@ -13,7 +14,8 @@ import importlib as _importlib
 _LAZY = {"amp": ".amp", "ndarray": ".ndarray", "nd": ".ndarray", "autograd": ".autograd",
          "io": ".io", "text": ".text", "onnx": ".onnx", "symbol": ".symbol", "sym": ".symbol",
          "quantization": ".quantization", "quant": ".quantization",
-         "tensorboard": ".tensorboard", "svrg_optimization": ".svrg_optimization"}
+         "tensorboard": ".tensorboard", "svrg_optimization": ".svrg_optimization",
+         "checkpoint": ".checkpoint"}
 
 
 def __getattr__(name):

@@ -618,6 +618,11 @@ class Trainer:
             updater = getattr(self._kvstore, "_updater", None)
             if updater is None and getattr(self._kvstore, "_async", False):
                 updater = self._kvstore._server.updater
+                if updater is None:
+                    # a dist_async worker other than rank 0 holds no optimizer: it takes the
+                    # file's too (its schedule, rescale_grad and update counts), as rank 0 does
+                    updater = opt.get_updater(self._optimizer)
+                    updater.set_states(blob)
             if updater is not None:
                 self._optimizer = updater.optimizer
         else:

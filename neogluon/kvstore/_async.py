@@ -191,7 +191,8 @@ def _sparse_sum(vals):
 def _rendezvous_handler(store, rank, world):
     def handler(url, **kwargs):
         import torch.distributed as dist
-        yield (dist.PrefixStore("neogluon/rpc", store), rank, world)
+        from ._dist_env import _PREFIX
+        yield (dist.PrefixStore(_PREFIX + "rpc", store), rank, world)
     return handler
 
 

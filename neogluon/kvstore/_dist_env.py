@@ -32,9 +32,16 @@ import time
 
 from ..base import MXNetError
 
-__all__ = ["DistInfo", "ensure_process_group", "handle_role", "collective_timeout"]
+__all__ = ["DistInfo", "ensure_process_group", "handle_role", "collective_timeout",
+           "check_remote_async"]
 
-_PREFIX = "neogluon/"
+
+def _prefix():
+    from ._faults import attempt_prefix
+    return attempt_prefix()
+
+
+_PREFIX = _prefix()
 _DEFAULT_TIMEOUT = 300.0
 _INFO = None
 _LOCK = threading.Lock()
@@ -91,6 +98,46 @@ def _root(env):
                          "integer") from None
 
 
+ALLOW_REMOTE_ASYNC = "NEOGLUON_ALLOW_REMOTE_ASYNC"
+
+
+def _is_loopback(host) -> bool:
+    """Whether ``host`` (an address or a name) is this machine's loopback interface only."""
+    import ipaddress
+    import socket
+    host = str(host).strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback
+                               for i in infos)
+
+
+def check_remote_async(environ=None):
+    """Refuse ``dist_async`` whose rendezvous is not on the loopback interface, unless
+    ``NEOGLUON_ALLOW_REMOTE_ASYNC=1``: its ``torch.distributed.rpc`` transport runs pickled
+    functions sent by anyone who reaches its ports, without authentication."""
+    env = os.environ if environ is None else environ
+    addr = env.get("MASTER_ADDR") or env.get("DMLC_PS_ROOT_URI")
+    if not addr or _is_loopback(addr):
+        return
+    if str(env.get(ALLOW_REMOTE_ASYNC, "")).strip() == "1":
+        return
+    raise MXNetError(
+        f"dist_async: the job's rendezvous address MASTER_ADDR={addr!r} is not a loopback "
+        f"address. dist_async sends pickled Python calls over torch.distributed.rpc, which has "
+        f"no authentication: anyone who can reach the workers' ports can run code in them. "
+        f"Set {ALLOW_REMOTE_ASYNC}=1 to acknowledge this and run it across hosts on a trusted "
+        f"network (see docs/distributed.md, 'Trust model'), or use dist_sync")
+
+
 def _mpi_env(env):
     from ..launch import mpi_rank_env
     try:
@@ -99,12 +146,62 @@ def _mpi_env(env):
         raise MXNetError(f"distributed kvstore: unreadable MPI rank variables ({err})") from None
 
 
+def _loopback_listener(addr, port):
+    """A listening socket's fd bound to the loopback ``addr`` (so the store is not reachable
+    from other machines), or None when ``addr`` is not a loopback address or binding fails
+    (then the store binds as torch does: every interface)."""
+    import ipaddress
+    import socket
+    host = "127.0.0.1" if str(addr).lower() == "localhost" else str(addr).strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if not ip.is_loopback:
+        return None
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, int(port)))
+        sock.listen(1024)
+    except OSError:
+        sock.close()
+        return None
+    return sock.detach()
+
+
+def _pin_interfaces(env=None):
+    """Which network interface gloo (and dist_async's TensorPipe) listen on: MXNet's
+    DMLC_INTERFACE names it for both when GLOO_SOCKET_IFNAME / TP_SOCKET_IFNAME are unset; a
+    job whose rendezvous is on loopback uses the loopback interface, so a local job listens on
+    no external interface."""
+    import socket
+    env = os.environ if env is None else env
+    name = env.get("DMLC_INTERFACE")
+    if not name:
+        addr = env.get("MASTER_ADDR") or env.get("DMLC_PS_ROOT_URI")
+        if not addr or not _is_loopback(addr):
+            return
+        try:
+            names = [n for _, n in socket.if_nameindex()]
+        except OSError:  # pragma: no cover
+            return
+        name = next((n for n in ("lo", "lo0") if n in names), None)
+        if name is None:
+            return
+    for var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME"):
+        if not env.get(var):
+            env[var] = name
+
+
 def _tcp_store(addr, port, world_size, is_master, timeout):
     import torch.distributed as dist
+    fd = _loopback_listener(addr, port) if is_master else None
     try:
         return dist.TCPStore(addr, port, world_size if is_master else None, is_master,
                              timeout=datetime.timedelta(seconds=timeout),
-                             wait_for_workers=False)
+                             wait_for_workers=False, master_listen_fd=fd)
     except Exception as err:  # torch raises RuntimeError / DistNetworkError
         role = "host" if is_master else "reach"
         raise MXNetError(f"distributed kvstore: cannot {role} the rendezvous at {addr}:{port} "
@@ -166,6 +263,8 @@ def ensure_process_group():
             _INFO = DistInfo(rank, world, store, timeout, dist.get_backend(), "existing")
             return _INFO
         rank, world, store, source = _from_env(timeout)
+        if world > 1:
+            _pin_interfaces()
         backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
         try:
             dist.init_process_group(backend, store=dist.PrefixStore(_PREFIX + "pg", store),

@@ -45,7 +45,21 @@ __all__ = ["ENV_TIMEOUT", "DEFAULT_TIMEOUT", "timeout_seconds", "start_heartbeat
 
 ENV_TIMEOUT = "NEOGLUON_KVSTORE_TIMEOUT"
 DEFAULT_TIMEOUT = 300.0
-HB_PREFIX = "neogluon/hb/"
+
+
+def attempt_prefix(environ=None) -> str:
+    """The prefix of every key neogluon writes into the job's rendezvous store:
+    ``neogluon/``, or ``neogluon/attempt_<n>/`` in a group restarted for the n-th time
+    (``TORCHELASTIC_RESTART_COUNT``, set by torchrun and by ``neogluon.launch
+    --max-restarts``). torchrun's agent keeps one store across restarts, so a restarted group
+    must not see the keys (heartbeats, rank counters, the process group's own) of the one
+    before it."""
+    env = os.environ if environ is None else environ
+    raw = str(env.get("TORCHELASTIC_RESTART_COUNT", "") or "0").strip()
+    return "neogluon/" if raw in ("0", "") else f"neogluon/attempt_{raw}/"
+
+
+HB_PREFIX = attempt_prefix() + "hb/"
 
 # How long one store operation made for fault reporting may take, at most.
 _STORE_OP_TIMEOUT = 3.0

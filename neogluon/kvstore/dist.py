@@ -145,6 +145,8 @@ class DistKVStore(KVStore):
             raise MXNetError(f"'{name}' is not a distributed kvstore type; the distributed "
                              f"types are {', '.join(DIST_TYPES)}")
         super().__init__(name)
+        if "async" in name:
+            _dist_env.check_remote_async()
         self._info = _dist_env.ensure_process_group()
         self._async = "async" in name
         self._owner = {}

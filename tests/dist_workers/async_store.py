@@ -1,5 +1,6 @@
 """One worker of a dist_async job: pushes are applied on rank 0 as they arrive."""
 import json
+import sys
 
 import numpy as np
 
@@ -47,4 +48,24 @@ assert tr._update_on_kvstore is True
 kv.barrier()
 # every push is one SGD step of lr 0.1 on a gradient of 1 (d sum / d w, rescaled by 1/4 * 4)
 w = net.weight.data().asnumpy()
-print(json.dumps({"rank": r, "final": final, "w_first": float(w.ravel()[0])}), flush=True)
+
+# A checkpoint set of the async Trainer, resumed by a new Trainer on every worker (rank 1,
+# which holds no optimizer, takes the file's: its first step after the load does not see a
+# changed batch size).
+resumed = None
+if len(sys.argv) > 1:
+    from mxnet.contrib import checkpoint
+    checkpoint.save_checkpoint(sys.argv[1], 3, net, tr)
+    net2 = gluon.nn.Dense(2, in_units=3)
+    net2.initialize()
+    tr2 = gluon.Trainer(net2.collect_params(), "sgd", {"learning_rate": 0.5},
+                        kvstore=mx.kv.create("dist_async"))
+    resumed = checkpoint.load_checkpoint(sys.argv[1], net2, tr2)
+    assert tr2.learning_rate == 0.1, tr2.learning_rate
+    with autograd.record():
+        y = net2(mx.nd.ones((4, 3))).sum()
+    y.backward()
+    tr2.step(4)
+    kv.barrier()
+print(json.dumps({"rank": r, "final": final, "w_first": float(w.ravel()[0]),
+                  "resumed": resumed}), flush=True)
