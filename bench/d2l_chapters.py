@@ -50,8 +50,8 @@ def main():
                 runs[name][impl].append(res)
                 if res["rc"] != 0:
                     print(f"{name} {impl}: rc={res['rc']}\n{res['tail'][-1500:]}", flush=True)
-    print(f"| section | MXNet s/epoch | neogluon s/epoch | ratio ng/mx | MXNet losses "
-          f"(train / val / acc) | neogluon losses |")
+    print("| section | MXNet s/epoch | neogluon s/epoch | ratio ng/mx | MXNet last epoch "
+          "| neogluon last epoch |")
     print("|---|---|---|---|---|---|")
     out = {}
     for name in names:
@@ -60,8 +60,8 @@ def main():
             ep = [s for res in runs[name][impl] for s in res.get("result", {}).get("epoch_s", [])]
             med[impl] = statistics.median(ep) if ep else float("nan")
             last = runs[name][impl][-1].get("result", {})
-            loss[impl] = " / ".join(f"{last[k]:.3f}" if k in last else "-"
-                                    for k in ("train_loss", "val_loss", "val_acc"))
+            loss[impl] = ", ".join(f"{k} {last[k]:.3f}" for k in d2l_chapters.KEYS
+                                   if k in last) or "-"
         ratio = med["neogluon"] / med["mxnet"]
         out[name] = {"mx_s": med["mxnet"], "ng_s": med["neogluon"], "ratio": ratio}
         print(f"| {name} | {med['mxnet']:.2f} | {med['neogluon']:.2f} | {ratio:.2f} | "

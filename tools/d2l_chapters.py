@@ -15,7 +15,7 @@ else (no model, loss or optimiser code is touched):
 * ``max_epochs=N`` -> ``max_epochs=min(N, E)``, E = ``--epochs`` (default 2);
 * ``resize=(224, 224)`` -> ``resize=(R, R)``, R = ``--resize`` (default 96; 96 is the book's own
   size for GoogLeNet/ResNet/DenseNet and the smallest AlexNet/NiN's stride-4 stems accept);
-* the modern-CNN and vision-transformer sections read the small Fashion-MNIST stand-in
+* the modern-CNN sections read the small Fashion-MNIST stand-in
   (``mxhome-small``: 512 train / 256 val images), the rest the full one (4096 / 1024).
 
 Usage::
@@ -86,10 +86,10 @@ SECTIONS = [
     ("multihead", "chapter_attention-mechanisms-and-transformers/multihead-attention.md"),
     ("self-attention", "chapter_attention-mechanisms-and-transformers/self-attention-and-positional-encoding.md"),
     ("transformer", "chapter_attention-mechanisms-and-transformers/transformer.md"),
-    ("vit", "chapter_attention-mechanisms-and-transformers/vision-transformer.md"),
 ]
+KEYS = ("train_loss", "val_loss", "val_acc", "train_ppl", "val_ppl")
 SMALL_DATA = {"alexnet", "vgg", "nin", "googlenet", "batch-norm", "resnet", "densenet",
-              "cnn-design", "vit"}
+              "cnn-design"}
 
 HEADER = '''# Extracted by tools/d2l_chapters.py from d2l-en {tag}: {path} (MXNet tab).
 import os as _os, sys as _sys
@@ -194,11 +194,9 @@ def run(args):
 def report(args):
     load = lambda impl: json.load(open(os.path.join(args.root, f"results-{impl}.json")))
     mx, ng = load("mxnet"), load("neogluon")
-    print("| section | MXNet rc | neogluon rc | MXNet (train loss / val loss / val acc) "
-          "| neogluon (same) |")
+    print("| section | MXNet rc | neogluon rc | MXNet last epoch | neogluon last epoch |")
     print("|---|---|---|---|---|")
-    fmt = lambda r: " / ".join(f"{r[k]:.3f}" if k in r else "-"
-                               for k in ("train_loss", "val_loss", "val_acc"))
+    fmt = lambda r: ", ".join(f"{k} {r[k]:.3f}" for k in KEYS if k in r) or "-"
     for name, _ in SECTIONS:
         a, b = mx.get(name, {}), ng.get(name, {})
         print(f"| {name} | {a.get('rc', '-')} | {b.get('rc', '-')} | "
