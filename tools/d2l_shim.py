@@ -13,7 +13,9 @@ optimiser code; it only
    file exists";
 3. records what the book's ``d2l.ProgressBoard`` is given to plot (train/val loss, accuracy)
    and how long each ``d2l.Trainer.fit_epoch`` takes, and prints them at exit as one
-   ``D2L_RESULT {json}`` line. The drawing itself (matplotlib figures, IPython display) is
+   ``D2L_RESULT {json}`` line.
+4. with ``D2L_SEED=n``, seeds MXNet's generator (``mx.random.seed(n)``): real MXNet starts every
+   process from the same seed, so repeated runs alone understate its run-to-run spread. The drawing itself (matplotlib figures, IPython display) is
    skipped unless ``D2L_PLOT=1``: it is the same pure-Python cost for both frameworks.
 """
 import atexit
@@ -50,6 +52,10 @@ def install():
     from mxnet.gluon import utils as gluon_utils
     from mxnet.gluon.data.vision import datasets
 
+    seed = os.environ.get("D2L_SEED")
+    if seed:  # MXNet's generator starts from a fixed seed in every process; vary it on purpose
+        import mxnet
+        mxnet.random.seed(int(seed))
     d2l.download = _local_download
     # MNIST/FashionMNIST go through gluon.utils.download, which consults its own module's
     # check_sha1; CIFAR checks in the datasets module
