@@ -168,8 +168,13 @@ class Parameter:
 
     @property
     def shape(self):
-        """The shape; unknown dimensions are 0."""
-        return self._shape
+        """The shape; unknown dimensions are 0, or -1 while NumPy shape semantics is on
+        (``npx.set_np()``), as in MXNet: a parameter cannot have a zero-size dimension, so
+        there a 0 would read as a real size."""
+        shape = self._shape
+        if shape is not None and 0 in shape and _util.is_np_shape():
+            return tuple(-1 if d == 0 else d for d in shape)
+        return shape
 
     @shape.setter
     def shape(self, new_shape):
@@ -451,7 +456,7 @@ class Parameter:
                             f"{type(data).__name__}")
         if self.shape:
             if len(self.shape) != len(data.shape) or any(
-                    s not in (0, d) for s, d in zip(self.shape, data.shape)):
+                    s not in (-1, 0, d) for s, d in zip(self.shape, data.shape)):
                 raise AssertionError(
                     f"Failed loading Parameter '{self.name}' from saved params: shape "
                     f"incompatible expected {self.shape} vs saved {data.shape}")
@@ -487,7 +492,7 @@ class Parameter:
         """
         self._check_load(data, ctx, cast_dtype, dtype_source)
         if self.shape:
-            self.shape = tuple(d if s == 0 else s for s, d in zip(self.shape, data.shape))
+            self.shape = tuple(d if s <= 0 else s for s, d in zip(self.shape, data.shape))
         if self.dtype and cast_dtype and _np_dtype(self.dtype).type != data.dtype:
             if dtype_source == "current":
                 data = data.astype(self.dtype, copy=False)
