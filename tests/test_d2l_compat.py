@@ -57,25 +57,3 @@ def test_deferred_parameter_loads_in_numpy_mode(np_mode, tmp_path):
     dst.load_parameters(f)
     assert dst.weight.shape == (3, 5)
     assert (dst.weight.data().asnumpy() == src.weight.data().asnumpy()).all()
-
-
-@pytest.mark.parametrize("cls", [rnn.GRU, rnn.LSTM, rnn.RNN])
-def test_fused_rnn_dropout_follows_mxnet_cpu_kernel(cls, monkeypatch):
-    # d2l's Seq2Seq encoders/decoders pass dropout=0.2 to rnn.GRU. MXNet 1.9.1 runs a float32
-    # CPU RNN through oneDNN, which has no between-layer dropout: two training-mode passes
-    # agree. Its own kernel (MXNET_USE_MKLDNN_RNN=0) and the float64 path do drop.
-    from neogluon import autograd, nd
-
-    def two_passes(dtype="float32"):
-        layer = cls(4, 2, dropout=0.5, dtype=dtype)
-        layer.initialize()
-        x = nd.ones((3, 2, 4), dtype=dtype)
-        with autograd.record():
-            a, b = layer(x), layer(x)
-        return (a == b).asnumpy().all()
-
-    monkeypatch.delenv("MXNET_USE_MKLDNN_RNN", raising=False)
-    assert two_passes()
-    assert not two_passes("float64")
-    monkeypatch.setenv("MXNET_USE_MKLDNN_RNN", "0")
-    assert not two_passes()

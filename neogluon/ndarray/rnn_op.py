@@ -9,7 +9,6 @@ hybridized block's ``F.RNN`` and an imported graph's ``RNN`` node run this one f
 """
 from __future__ import annotations
 
-import os
 import warnings
 
 import torch
@@ -128,21 +127,6 @@ def _loop_rnn(x, states, weights, mode, num_layers, bidirectional, p, train, cli
     return res
 
 
-def _onednn_rnn_path(x, clip, lengths, n_weights, num_layers, bidirectional):
-    """Whether MXNet 1.9.1 would run this RNN through its oneDNN kernel, which has no dropout:
-    on the CPU, MXNet's default build ignores the between-layers dropout ``p`` of a float32 RNN
-    without projection, sequence lengths or state clipping unless ``MXNET_USE_MKLDNN_RNN=0``
-    selects its own kernel (which applies it). Checked against MXNet 1.9.1: GRU/LSTM/RNN
-    layers with ``dropout=0.5`` give the same training-mode output twice in float32, and
-    different ones in float64 or with ``MXNET_USE_MKLDNN_RNN=0``."""
-    if x.device.type != "cpu" or x.dtype != torch.float32 or clip is not None \
-            or lengths is not None:
-        return False
-    if n_weights != num_layers * (2 if bidirectional else 1) * 4:  # projection (h2r_weight)
-        return False
-    return os.environ.get("MXNET_USE_MKLDNN_RNN", "1").strip() != "0"
-
-
 def _gluon_rnn(data, *arrays, mode, num_layers, bidirectional, p=0.0, num_states=1,
                state_clip_min=None, state_clip_max=None, state_clip_nan=False,
                use_sequence_length=False):
@@ -177,8 +161,6 @@ def _gluon_rnn(data, *arrays, mode, num_layers, bidirectional, p=0.0, num_states
     if mode == "lstm" and (state_clip_min is not None or state_clip_max is not None):
         clip = (state_clip_min, state_clip_max, bool(state_clip_nan))
     train = bool(_state.training)
-    if p and _onednn_rnn_path(x, clip, lengths, len(weights), num_layers, bidirectional):
-        p = 0.0
     try:
         if clip is not None or lengths is not None:
             res = _run(_loop_rnn, x, states, weights, mode, num_layers, bidirectional,
