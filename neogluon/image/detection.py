@@ -505,6 +505,8 @@ class ImageDetIter(ImageIter):
                 width = label.shape[1]
         except StopIteration:
             pass
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            raise self._named(err) from err
         self.reset()
         if width is None:
             raise MXNetError("ImageDetIter: the data holds no images")
