@@ -509,7 +509,7 @@ class ImageDetIter(ImageIter):
             raise self._named(err) from err
         self.reset()
         if width is None:
-            raise MXNetError("ImageDetIter: the data holds no images")
+            raise MXNetError(f"ImageDetIter: the data ({self._src}) holds no images")
         return (max_count, width)
 
     def _parse_label(self, label):
