@@ -763,6 +763,10 @@ def main(argv=None):
                 tag = f"c{i}"
                 case = build_case(kind, seeds, _ints(rng), work, tag)
                 write_case(case, work, tag)
+                # the loaders' own draws (ImageIter's shuffle, augmenters) from the global
+                # generators: seeded per case, so that a run is repeatable
+                random.seed(f"{args.seed}:{kind}:{i}:global")
+                np.random.seed(rng.getrandbits(32))
                 dog.begin(f"{kind} #{i} (seed {args.seed})")
                 outcome, detail = classify(case, work, tag)
                 dog.end()
