@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .base import MXNetError
+from .base import MXNetError, MXNetValueError
 
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
            "unpack_img"]
@@ -71,6 +71,7 @@ class MXRecordIO:
                              f"{err.strerror}") from None
         self.pid = os.getpid()
         self.is_open = True
+        self._count = 0     # the next record's ordinal, while reading from the start
 
     def __del__(self):
         self.close()
@@ -149,33 +150,89 @@ class MXRecordIO:
     def read(self):
         """The next record's payload, or None at the end of the file.
 
+        A malformed record (a truncated header or payload, a bad magic number, a length
+        running past the end of the file, a broken split record) raises MXNetError naming
+        the file, the record and its byte offset; the reader then stays at that record.
+
         Returns
         -------
         bytes or None
         """
         assert not self.writable
         self._check_pid(allow_reset=True)
+        what = "record" if self._count is None else f"record {self._count}"
+        s = self._read_record(what)
+        if s is not None and self._count is not None:
+            self._count += 1
+        return s
+
+    def _fail(self, start, what, msg):
+        """Go back to the record's start and raise the error naming file and record."""
+        try:
+            self.handle.seek(start)
+        except (OSError, ValueError):
+            pass
+        raise MXNetError(f"RecordIO {self.uri}: {what} at byte {start}: {msg}")
+
+    def _read_record(self, what):
+        """One record (its parts joined) from the current position, validated against the
+        file's size before anything is read; None at the end of the file."""
+        handle = self.handle
+        start = pos = handle.tell()
+        size = os.fstat(handle.fileno()).st_size
         parts = []
         while True:
-            head = self.handle.read(8)
+            head = handle.read(8)
             if not head:
                 if parts:
-                    raise MXNetError(f"{self.uri}: the file ends inside a split record")
+                    self._fail(start, what, "the file ends inside a split record")
                 return None
             if len(head) < 8:
-                raise MXNetError(f"{self.uri}: truncated record header")
+                self._fail(start, what, f"truncated record header ({len(head)} of 8 bytes at "
+                                        f"byte {pos}, the end of the file)")
             magic, lrec = struct.unpack("<II", head)
             if magic != _MAGIC:
-                raise MXNetError(f"{self.uri}: invalid RecordIO file (bad magic number at byte "
-                                 f"{self.handle.tell() - 8})")
+                self._fail(start, what, f"bad magic number {magic:#010x} at byte {pos} (not "
+                                        "a RecordIO file, or an offset that is not a record "
+                                        "boundary)")
             cflag, length = lrec >> 29, lrec & _MAX_LEN
-            data = self.handle.read(length)
-            if len(data) != length:
-                raise MXNetError(f"{self.uri}: truncated record")
-            self.handle.read((4 - length % 4) % 4)
+            if cflag > 3:
+                self._fail(start, what, f"invalid continuation flag {cflag} at byte {pos}")
+            if parts and cflag in (0, 1):
+                self._fail(start, what, f"a split record is interrupted at byte {pos} (part "
+                                        f"flag {cflag})")
+            if not parts and cflag in (2, 3):
+                self._fail(start, what, f"a continuation part (flag {cflag}) without the "
+                                        "first part")
+            padded = length + (4 - length % 4) % 4
+            if pos + 8 + padded > size:
+                self._fail(start, what, f"record length {length} at byte {pos} runs past the "
+                                        f"end of the file ({size} bytes): truncated or "
+                                        "corrupted file")
+            data = handle.read(length)
+            if len(data) != length:   # the file shrank under us
+                self._fail(start, what, "truncated record")
+            if padded != length:
+                handle.seek(padded - length, 1)
             parts.append(data)
+            pos += 8 + padded
             if cflag in (0, 3):
-                return _MAGIC_BYTES.join(parts)
+                return _MAGIC_BYTES.join(parts) if len(parts) > 1 else parts[0]
+
+    def read_at(self, offset, what=None):
+        """The record starting at byte ``offset``, never None: an offset at or past the end
+        of the file, or one that is not a record's start, raises MXNetError naming the
+        file, ``what`` (e.g. 'record 3') and the offset."""
+        assert not self.writable
+        self._check_pid(allow_reset=True)
+        what = what or "record"
+        size = os.fstat(self.handle.fileno()).st_size
+        if not 0 <= offset < size:
+            raise MXNetError(f"RecordIO {self.uri}: {what} at byte {offset}: the offset is "
+                             f"outside the file ({size} bytes)")
+        self.handle.seek(offset)
+        self._count = None
+        return self._read_record(what)
 
     def tell(self):
         """The current byte offset in the file."""
@@ -220,19 +277,52 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx = {}
         self.keys = []
         try:
-            self.fidx = open(self.idx_path, self.flag)
+            self.fidx = open(self.idx_path, "w" if self.writable else "rb")
         except OSError as err:
             super().close()
             raise MXNetError(f"RecordIO: cannot open index {self.idx_path!r}: "
                              f"{err.strerror}") from None
         if not self.writable:
-            for line in iter(self.fidx.readline, ""):
-                fields = line.strip().split("\t")
-                if len(fields) < 2:
-                    continue
+            try:
+                self._parse_index()
+            except BaseException:
+                self.close()
+                raise
+
+    def _parse_index(self):
+        """Read the ``key\\toffset`` lines; a malformed line raises MXNetValueError naming
+        the index file and the line (blank lines are skipped)."""
+        with self.fidx:
+            raw = self.fidx.read()
+        self.fidx = None
+        for lineno, line in enumerate(raw.split(b"\n"), 1):
+            line = line.strip()
+            if not line:
+                continue
+
+            def bad(why):
+                return MXNetValueError(f"RecordIO index {self.idx_path}: line {lineno}: {why} "
+                                       f"(a line is 'key<TAB>byte offset'): "
+                                       f"{line[:80].decode('utf-8', 'replace')!r}")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                raise bad("not UTF-8 text") from None
+            fields = text.split("\t")
+            if len(fields) < 2:
+                raise bad("no offset")
+            try:
                 key = self.key_type(fields[0])
-                self.idx[key] = int(fields[1])
-                self.keys.append(key)
+            except (TypeError, ValueError) as err:
+                raise bad(f"bad key ({err})") from None
+            try:
+                pos = int(fields[1])
+            except ValueError:
+                raise bad("the offset is not an integer") from None
+            if pos < 0:
+                raise bad("negative offset")
+            self.idx[key] = pos
+            self.keys.append(key)
 
     def close(self):
         if not getattr(self, "is_open", False):
@@ -255,12 +345,18 @@ class MXIndexedRecordIO(MXRecordIO):
             pos = self.idx[idx]
         except KeyError:
             raise KeyError(f"{self.idx_path}: no record with key {idx!r}") from None
+        size = os.fstat(self.handle.fileno()).st_size
+        if not 0 <= pos < size:
+            raise MXNetError(f"RecordIO index {self.idx_path}: key {idx!r} points at byte "
+                             f"{pos}, outside {self.uri} ({size} bytes)")
         self.handle.seek(pos)
+        self._count = None
 
     def read_idx(self, idx):
-        """The payload of the record with key ``idx``."""
+        """The payload of the record with key ``idx`` (never None: a key whose offset is
+        past the end of the file raises MXNetError)."""
         self.seek(idx)
-        return self.read()
+        return self._read_record(f"record of key {idx!r} (index {self.idx_path})")
 
     def write_idx(self, idx, buf):
         """Append a record under key ``idx`` (and its line in the index file)."""
@@ -278,6 +374,11 @@ IRHeader = namedtuple("HEADER", ["flag", "label", "id", "id2"])
 
 _IR_FORMAT = "<IfQQ"
 _IR_SIZE = struct.calcsize(_IR_FORMAT)
+
+
+class _PackError(MXNetError, struct.error):
+    """A header field out of its range, or a record shorter than its header; catchable as
+    struct.error, which MXNet raises there."""
 
 
 def pack(header, s):
@@ -303,7 +404,11 @@ def pack(header, s):
         label = np.asarray(header.label, dtype=np.float32)
         header = header._replace(flag=label.size, label=0)
         s = label.tobytes() + s
-    return struct.pack(_IR_FORMAT, *header) + s
+    try:
+        return struct.pack(_IR_FORMAT, *header) + s
+    except struct.error as err:
+        raise _PackError(f"pack: header {tuple(header)} does not fit an image record's header "
+                         f"(flag uint32, label float32, id and id2 uint64): {err}") from None
 
 
 def unpack(s):
@@ -320,15 +425,39 @@ def unpack(s):
         With ``label`` a float32 array when the record holds several labels.
     payload : bytes
     """
+    s = _record_bytes(s, "unpack")
     if len(s) < _IR_SIZE:
-        raise MXNetError(f"unpack: a record of {len(s)} bytes is shorter than the "
+        raise _PackError(f"unpack: a record of {len(s)} bytes is shorter than the "
                          f"{_IR_SIZE}-byte header")
     header = IRHeader(*struct.unpack(_IR_FORMAT, s[:_IR_SIZE]))
     s = s[_IR_SIZE:]
     if header.flag > 0:
+        if header.flag * 4 > len(s):
+            raise MXNetValueError(f"unpack: the record header says {header.flag} float32 "
+                                  f"labels ({header.flag * 4} bytes) but only {len(s)} bytes "
+                                  "follow it")
         header = header._replace(label=np.frombuffer(s, np.float32, header.flag))
         s = s[header.flag * 4:]
     return header, s
+
+
+class _RecordTypeError(MXNetError, TypeError):
+    """unpack given something that is not a record's bytes (None: a reader at the end of its
+    file); catchable as TypeError, which MXNet raises there."""
+
+
+def _record_bytes(s, what):
+    if s is None:
+        raise _RecordTypeError(f"{what}: got None instead of a record (a reader returns None "
+                               "at the end of its file)")
+    if isinstance(s, bytes):
+        return s
+    if isinstance(s, (str, numbers.Number)):
+        raise _RecordTypeError(f"{what}: a record is bytes, got {type(s).__name__}")
+    try:
+        return bytes(memoryview(s))
+    except TypeError:
+        raise _RecordTypeError(f"{what}: a record is bytes, got {type(s).__name__}") from None
 
 
 def unpack_img(s, iscolor=-1):
@@ -354,8 +483,12 @@ def unpack_img(s, iscolor=-1):
         img = _decode(payload, 0, "unpack_img")[:, :, 0]
     elif iscolor == -1:
         from PIL import Image
-        with Image.open(io.BytesIO(payload)) as im:
-            gray = im.mode in ("L", "1", "I;16", "I", "F")
+        try:
+            with Image.open(io.BytesIO(payload)) as im:
+                gray = im.mode in ("L", "1", "I;16", "I", "F")
+        except Exception as err:  # noqa: BLE001 - Pillow raises many types for bad data
+            raise MXNetError(f"unpack_img: decoding failed, invalid image data ({len(payload)} "
+                             f"bytes: {type(err).__name__}: {err})") from None
         if gray:
             img = _decode(payload, 0, "unpack_img")[:, :, 0]
         else:

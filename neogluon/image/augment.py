@@ -13,7 +13,7 @@ import random
 
 import numpy as np
 
-from ..base import numeric_types
+from ..base import numeric_types, MXNetError, MXNetValueError
 from .. import ndarray as nd
 from ..ndarray.ndarray import NDArray
 from .. import io as _io
@@ -480,6 +480,35 @@ def CreateAugmenter(data_shape, resize=0, rand_crop=False, rand_resize=False,
     return auglist
 
 
+def _read_imglist(path, who):
+    """(key, labels, path) of each line of an image list (``index\\tlabel(s)\\tpath``;
+    lines with fewer fields are skipped, as MXNet does); a malformed line raises
+    MXNetValueError naming the file and the line."""
+    try:
+        with open(path, "rb") as fin:
+            raw = fin.read()
+    except FileNotFoundError:
+        from .._loaderr import LoaderFileNotFoundError
+        raise LoaderFileNotFoundError(f"{who}: image list {path!r} does not exist") from None
+    out = []
+    for lineno, line in enumerate(raw.split(b"\n"), 1):
+        def bad(why):
+            return MXNetValueError(f"{who}: {path}: line {lineno}: {why}: "
+                                   f"{line.strip()[:80].decode('utf-8', 'replace')!r}")
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise bad("not UTF-8 text") from None
+        fields = text.strip().split("\t")
+        if len(fields) < 3:
+            continue
+        try:
+            out.append((int(fields[0]), [float(v) for v in fields[1:-1]], fields[-1]))
+        except ValueError:
+            raise bad("expected 'index<TAB>label(s)<TAB>path' with numbers") from None
+    return out
+
+
 class ImageIter(_io.DataIter):
     """Batches of augmented images from a RecordIO file, an image list file or a Python list.
 
@@ -535,17 +564,14 @@ class ImageIter(_io.DataIter):
         else:
             self.imgrec = None
         imgkeys = []
+        self._src = str(path_imgrec or path_imglist or "imglist")
+        self._where = None
+        self._nread = 0
         if path_imglist:
             self.imglist = {}
-            with open(path_imglist) as fin:
-                for line in iter(fin.readline, ""):
-                    fields = line.strip().split("\t")
-                    if len(fields) < 3:
-                        continue
-                    key = int(fields[0])
-                    self.imglist[key] = (nd.array([float(v) for v in fields[1:-1]],
-                                                  dtype=dtype), fields[-1])
-                    imgkeys.append(key)
+            for key, labels, fname in _read_imglist(str(path_imglist), type(self).__name__):
+                self.imglist[key] = (nd.array(labels, dtype=dtype), fname)
+                imgkeys.append(key)
         elif isinstance(imglist, list):
             self.imglist = {}
             for index, img in enumerate(imglist, start=1):
@@ -600,6 +626,7 @@ class ImageIter(_io.DataIter):
         if self.last_batch_handle != "roll_over" or self._cache_data is None:
             if self.imgrec is not None:
                 self.imgrec.reset()
+                self._nread = 0
             self.cur = 0
             self._allow_read = True
 
@@ -609,6 +636,7 @@ class ImageIter(_io.DataIter):
             random.shuffle(self.seq)
         if self.imgrec is not None:
             self.imgrec.reset()
+            self._nread = 0
         self.cur = 0
         self._allow_read = True
         self._cache_data = None
@@ -627,19 +655,35 @@ class ImageIter(_io.DataIter):
             idx = self.seq[self.cur]
             self.cur += 1
             if self.imgrec is not None:
-                header, img = recordio.unpack(self.imgrec.read_idx(idx))
+                self._where = f"record of key {idx}"
+                header, img = self._unpack(self.imgrec.read_idx(idx))
                 if self.imglist is None:
                     return header.label, img
                 return self.imglist[idx][0], img
             label, fname = self.imglist[idx]
+            self._where = f"image {fname!r}"
             return label, self.read_image(fname)
+        self._where = f"record {self._nread}"
         s = self.imgrec.read()
         if s is None:
             if self.last_batch_handle != "discard":
                 self.imgrec.reset()
+                self._nread = 0
             raise StopIteration
-        header, img = recordio.unpack(s)
+        self._nread += 1
+        header, img = self._unpack(s)
         return header.label, img
+
+    def _unpack(self, s):
+        try:
+            return recordio.unpack(s)
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            raise self._named(err) from err
+
+    def _named(self, err):
+        """``err`` as an MXNetError naming the file and the record at fault."""
+        from .._loaderr import named
+        return named(err, self._src, self._where, type(self).__name__)
 
     def _batchify(self, batch_data, batch_label, start=0):
         i = start
@@ -672,7 +716,16 @@ class ImageIter(_io.DataIter):
         return _io.DataBatch([batch_data], [batch_label], pad=pad)
 
     def next(self):
-        """The next batch (a :class:`~neogluon.io.DataBatch`)."""
+        """The next batch (a :class:`~neogluon.io.DataBatch`). A malformed record or image
+        raises an MXNetError naming the file and the record; reset() then starts again."""
+        try:
+            return self._next()
+        except (StopIteration, AssertionError):
+            raise
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            raise self._named(err) from err
+
+    def _next(self):
         if self._cache_data is not None:
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
@@ -718,12 +771,22 @@ class ImageIter(_io.DataIter):
                 where = f"filename: {self.imglist[idx][1]}"
             else:
                 where = f"index: {idx}"
-            raise RuntimeError(f"Broken image {where}, {err}") from None
+            # MXNet raises RuntimeError; MXNetError is one
+            raise MXNetError(f"Broken image {where} ({self._src}), {err}") from None
 
     def read_image(self, fname):
         """The bytes of image file ``fname`` (under ``path_root``)."""
-        with open(os.path.join(self.path_root or "", fname), "rb") as fin:
-            return fin.read()
+        from .._loaderr import LoaderFileNotFoundError
+        path = os.path.join(self.path_root or "", fname)
+        try:
+            with open(path, "rb") as fin:
+                return fin.read()
+        except FileNotFoundError:
+            raise LoaderFileNotFoundError(f"{type(self).__name__}: {self._src}: image "
+                                          f"{path!r} does not exist") from None
+        except OSError as err:
+            raise MXNetError(f"{type(self).__name__}: {self._src}: cannot read image "
+                             f"{path!r}: {err.strerror or err}") from None
 
     def augmentation_transform(self, data):
         """Apply the augmenters in order."""

@@ -505,9 +505,11 @@ class ImageDetIter(ImageIter):
                 width = label.shape[1]
         except StopIteration:
             pass
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            raise self._named(err) from err
         self.reset()
         if width is None:
-            raise MXNetError("ImageDetIter: the data holds no images")
+            raise MXNetError(f"ImageDetIter: the data ({self._src}) holds no images")
         return (max_count, width)
 
     def _parse_label(self, label):

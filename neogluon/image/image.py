@@ -66,6 +66,61 @@ def _opencv():
     return _CV2[0]
 
 
+# A decoder allocates what an image's header asks for before it reads the data: OpenCV a
+# buffer of a PNG chunk's length, and both decoders the pixels. A header is refused when it
+# asks for more than its bytes can encode: deflate expands at most 1032:1 (8 one-bit pixels a
+# byte), a JPEG spends at least one bit on each 8x8 block. Images up to _FREE_PIXELS pass.
+_FREE_PIXELS = 1 << 22
+_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def _check_header(buf, what):
+    """MXNetError for a PNG or JPEG whose header claims more than its bytes can hold."""
+    try:
+        mv = memoryview(buf).cast("B")
+    except (TypeError, ValueError):
+        return
+    n = len(mv)
+
+    def too_big(w, h, per_byte):
+        if w * h > max(_FREE_PIXELS, per_byte * n):
+            raise MXNetError(f"{what}: decoding failed, the image header claims {w}x{h} "
+                             f"pixels, more than its {n} bytes can encode (a corrupted or "
+                             "forged header)")
+    if bytes(mv[:8]) == b"\x89PNG\r\n\x1a\n":
+        pos = 8
+        while pos + 8 <= n:
+            length = int.from_bytes(mv[pos:pos + 4], "big")
+            ctype = bytes(mv[pos + 4:pos + 8])
+            if length > n - pos - 12:
+                raise MXNetError(f"{what}: decoding failed, PNG chunk {ctype!r} at byte {pos} "
+                                 f"claims {length} bytes, {max(n - pos - 12, 0)} follow "
+                                 "(a truncated or corrupted image)")
+            if ctype == b"IHDR" and length >= 8:
+                too_big(int.from_bytes(mv[pos + 8:pos + 12], "big"),
+                        int.from_bytes(mv[pos + 12:pos + 16], "big"), 8 * 1032)
+            if ctype == b"IEND":
+                break
+            pos += 12 + length
+    elif bytes(mv[:2]) == b"\xff\xd8":
+        pos = 2
+        while pos + 4 <= n and mv[pos] == 0xFF:
+            marker = mv[pos + 1]
+            if marker == 0xFF:
+                pos += 1
+                continue
+            if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:
+                pos += 2
+                continue
+            if marker in _SOF and pos + 9 <= n:
+                too_big(int.from_bytes(mv[pos + 7:pos + 9], "big"),
+                        int.from_bytes(mv[pos + 5:pos + 7], "big"), 64 * 8)
+                break
+            if marker == 0xDA:
+                break
+            pos += 2 + int.from_bytes(mv[pos + 2:pos + 4], "big")
+
+
 def _decode(buf, flag, what):
     """Decode encoded image bytes into an HWC uint8 numpy array in RGB (or one gray
     channel when ``flag`` is 0).
@@ -74,10 +129,17 @@ def _decode(buf, flag, what):
     same pixels as MXNet, JPEGs included, and 5-10x faster than Pillow on small images
     (ImageRecordIter's per-batch cost). Otherwise Pillow, with OpenCV's conversions
     (16-bit, gray, alpha); JPEG pixels may then differ by the decoders' rounding."""
+    if not len(buf):
+        raise MXNetError(f"{what}: decoding failed, the image data is empty")
+    _check_header(buf, what)
     cv2 = _opencv()
     if cv2 is not None:
-        img = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8),
-                           cv2.IMREAD_COLOR if flag else cv2.IMREAD_GRAYSCALE)
+        try:
+            img = cv2.imdecode(np.frombuffer(buf, dtype=np.uint8),
+                               cv2.IMREAD_COLOR if flag else cv2.IMREAD_GRAYSCALE)
+        except cv2.error as err:
+            raise MXNetError(f"{what}: decoding failed, invalid image data (OpenCV: "
+                             f"{str(err).strip()[-200:]})") from None
         if img is None:
             raise MXNetError(f"{what}: decoding failed, invalid image data (OpenCV could not "
                              f"decode {len(buf)} bytes)")

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..base import MXNetError
+from .._loaderr import named
 from .io import DataIter, DataBatch, DataDesc
 
 __all__ = ["ImageDetRecordIter"]
@@ -585,12 +586,17 @@ class ImageDetRecordIter(DataIter):
                     break
                 if pos < begin:
                     continue
-                header, payload = recordio.unpack(s)
+                try:
+                    header, payload = recordio.unpack(s)
+                    size = _image_size(payload, data_shape[0] == 1)
+                except Exception as err:  # noqa: BLE001 - named with file and record
+                    raise named(err, self._path, f"record {len(self._offsets)} (byte {pos})",
+                                "ImageDetRecordIter") from err
                 self._offsets.append(pos)
                 ids.append(int(header.id))
                 labels.append(None if header.flag == 0 else
                               np.asarray(header.label, np.float32).reshape(-1))
-                sizes.append(_image_size(payload, data_shape[0] == 1))
+                sizes.append(size)
             ok = True
         finally:
             if not ok:
@@ -674,7 +680,7 @@ class ImageDetRecordIter(DataIter):
         self._fill(len(self._offsets))
         total = np.zeros(self.data_shape, np.float32)
         for k, plan in self._pass:  # float32 sums in order, as MXNet
-            total += self._sample((k, plan, self._read(k)), raw=True)[0]
+            total += self._sample_named((k, plan, self._read(k)), raw=True)[0]
         mean = total * _F(_F(1) / _F(len(self._pass)))
         nd.save(path, {"mean_img": nd.array(mean)})
         return mean
@@ -684,24 +690,27 @@ class ImageDetRecordIter(DataIter):
         if not os.path.isfile(path):
             raise MXNetError(f"ImageDetRecordIter: path_imglist {path!r} does not exist")
         table = {}
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                fields = line.split()
-                if not fields:
-                    continue
-                try:
-                    if label_width > 0:
-                        if len(fields) < label_width + 1:
-                            raise ValueError
-                        vals = [float(v) for v in fields[1:1 + label_width]]
-                    else:
-                        if len(fields) < 3:
-                            raise ValueError
-                        vals = [float(v) for v in fields[1:-1]]
-                    table[int(float(fields[0]))] = np.array(vals, np.float32)
-                except ValueError:
-                    raise MXNetError(f"ImageDetRecordIter: bad image list format in {path} "
-                                     f"line {n}: {line.strip()!r}") from None
+        with open(path, "rb") as f:
+            raw = f.read()
+        for n, line in enumerate(raw.split(b"\n"), 1):
+            fields = line.split()
+            if not fields:
+                continue
+            try:
+                if label_width > 0:
+                    if len(fields) < label_width + 1:
+                        raise ValueError
+                    vals = [float(v) for v in fields[1:1 + label_width]]
+                else:
+                    if len(fields) < 3:
+                        raise ValueError
+                    vals = [float(v) for v in fields[1:-1]]
+                table[int(float(fields[0]))] = np.array(vals, np.float32)
+            except (ValueError, OverflowError):
+                raise MXNetError(f"ImageDetRecordIter: bad image list format in {path} "
+                                 f"line {n}: "
+                                 f"{line.strip()[:80].decode('utf-8', 'replace')!r}") \
+                    from None
         return table
 
     def _new_pass(self):
@@ -721,8 +730,11 @@ class ImageDetRecordIter(DataIter):
             plans = {}
             for k in range(lo, hi):
                 rows, cols = self._sizes[k]
-                plans[k] = _plan(self._p, rows, cols, self._labels[k],
-                                 self._rngs[self._slot[k]], f"record {self._ids[k]}")
+                try:
+                    plans[k] = _plan(self._p, rows, cols, self._labels[k],
+                                     self._rngs[self._slot[k]], f"record {self._ids[k]}")
+                except Exception as err:  # noqa: BLE001 - named with file and record
+                    raise self._named(err, k) from err
             order = list(range(lo, hi))
             if self.shuffle:  # MXNet shuffles each chunk on its own
                 self._shuffle_rng.shuffle(order)
@@ -737,8 +749,20 @@ class ImageDetRecordIter(DataIter):
 
     def _read(self, k):
         from .. import recordio
-        self._rec.handle.seek(self._offsets[k])
-        return recordio.unpack(self._rec.read())[1]
+        try:
+            return recordio.unpack(self._rec.read_at(self._offsets[k], f"record {k}"))[1]
+        except Exception as err:  # noqa: BLE001 - named with file and record
+            raise self._named(err, k) from err
+
+    def _named(self, err, k):
+        return named(err, self._path, f"record {k} (id {self._ids[k]}, byte "
+                                      f"{self._offsets[k]})", "ImageDetRecordIter")
+
+    def _sample_named(self, job, raw=False):
+        try:
+            return self._sample(job, raw)
+        except Exception as err:  # noqa: BLE001 - named with file and record
+            raise self._named(err, job[0]) from err
 
     def _sample(self, job, raw=False):
         from .. import image
@@ -793,9 +817,9 @@ class ImageDetRecordIter(DataIter):
                 entries = entries + [entries[-1]] * pad
         jobs = [(k, plan, self._read(k)) for k, plan in entries]
         if self._pool is not None:
-            samples = list(self._pool.map(self._sample, jobs))
+            samples = list(self._pool.map(self._sample_named, jobs))
         else:
-            samples = [self._sample(j) for j in jobs]
+            samples = [self._sample_named(j) for j in jobs]
         data = np.stack([s[0] for s in samples])
         label = np.stack([s[1] for s in samples])
         return DataBatch([nd.array(data)], [nd.array(label)], pad=pad,

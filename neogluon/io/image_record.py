@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, MXNetValueError
+from .._loaderr import named
 from .io import DataIter, DataBatch, DataDesc
 
 __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter",
@@ -162,6 +163,7 @@ class ImageRecordIter(DataIter):
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="neogluon-imgrec") \
             if int(prefetch_buffer) > 0 else None
         self._pending = None
+        self._path = str(path_imgrec)
         if path_imgidx:
             self._rec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
             self._offsets = [self._rec.idx[k] for k in self._rec.keys]
@@ -181,12 +183,7 @@ class ImageRecordIter(DataIter):
             self._offsets = self._offsets[part_index * per:(part_index + 1) * per]
         self._labels = None
         if path_imglist:
-            self._labels = {}
-            with open(path_imglist) as f:
-                for line in f:
-                    fields = line.strip().split("\t")
-                    if len(fields) >= 3:
-                        self._labels[int(fields[0])] = [float(v) for v in fields[1:-1]]
+            self._labels = _read_imglist(str(path_imglist))
         if not self._offsets:
             raise MXNetError(f"ImageRecordIter: {path_imgrec} holds no records")
         label_shape = (batch_size, label_width) if label_width > 1 else (batch_size,)
@@ -220,8 +217,22 @@ class ImageRecordIter(DataIter):
         """The i-th record of this epoch's order, read here (the file is not shared with
         the decoding threads)."""
         from .. import recordio
-        self._rec.handle.seek(self._offsets[self._order[i]])
-        return recordio.unpack(self._rec.read())
+        k = self._order[i]
+        return recordio.unpack(self._rec.read_at(self._offsets[k], f"record {k}"))
+
+    def _guard(self, i, fn, *args):
+        """``fn(*args)``, work on the i-th record of this epoch's order: any error is an
+        MXNetError naming the file, the record and its byte offset."""
+        try:
+            return fn(*args)
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            k = self._order[i]
+            raise named(err, self._path, f"record {k} (byte {self._offsets[k]})",
+                        "ImageRecordIter") from err
+
+    def _record(self, i, seed, raw=False):
+        """The i-th record of this epoch's order, read and augmented."""
+        return self._guard(i, lambda: self._sample(self._read(i), seed, raw))
 
     def _load_or_make_mean(self, path):
         """MXNet's ``mean_img``: the per-pixel mean image, read from ``path`` (an ``nd.save``
@@ -248,7 +259,7 @@ class ImageRecordIter(DataIter):
         saved, self._order = self._order, order
         try:
             for i in order:
-                total += self._sample(self._read(i), random.getrandbits(64), raw=True)[0]
+                total += self._record(i, random.getrandbits(64), raw=True)[0]
         finally:
             self._order = saved
         mean = (total / len(order)).astype(np.float32)
@@ -310,7 +321,7 @@ class ImageRecordIter(DataIter):
 
     def _build(self, plan):
         idx, pad, seeds = plan
-        samples = [self._sample(self._read(i), sd) for i, sd in zip(idx, seeds)]
+        samples = [self._record(i, sd) for i, sd in zip(idx, seeds)]
         data = np.stack([s[0] for s in samples])
         label = np.stack([s[1] for s in samples])
         if self.label_width == 1:
@@ -342,6 +353,29 @@ class ImageRecordIter(DataIter):
         worker = getattr(self, "_worker", None)
         if worker is not None:
             worker.shutdown(wait=False)
+
+
+def _read_imglist(path):
+    """{id: labels} of an image list (``index\\tlabel(s)\\tpath`` lines; lines with fewer
+    fields are skipped); a malformed line raises MXNetValueError naming file and line."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as err:
+        raise MXNetError(f"ImageRecordIter: cannot read path_imglist {path!r}: "
+                         f"{err.strerror}") from None
+    labels = {}
+    for lineno, line in enumerate(raw.split(b"\n"), 1):
+        fields = line.strip().split(b"\t")
+        if len(fields) < 3:
+            continue
+        try:
+            labels[int(fields[0])] = [float(v) for v in fields[1:-1]]
+        except ValueError:
+            raise MXNetValueError(f"ImageRecordIter: {path}: line {lineno}: expected "
+                                  "'index<TAB>label(s)<TAB>path' with numbers, got "
+                                  f"{line[:80].decode('utf-8', 'replace')!r}") from None
+    return labels
 
 
 # ---------------------------------------------------------------------------------------
@@ -742,8 +776,9 @@ class ImageRecordIter_v1(ImageRecordIter):
 
     def _build(self, plan):
         idx, pad, seeds = plan
-        records = [self._read(i) for i in idx]
-        samples = [self._sample(r, sd) for r, sd in zip(records, seeds)]
+        records = [self._guard(i, self._read, i) for i in idx]
+        samples = [self._guard(i, self._sample, r, sd)
+                   for i, r, sd in zip(idx, records, seeds)]
         data = np.stack([s[0] for s in samples])
         label = np.stack([s[1] for s in samples])
         if self.label_width == 1:

@@ -2,7 +2,9 @@
 PrefetchingIter and CSVIter."""
 from __future__ import annotations
 
+import io as _io
 import threading
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -550,6 +552,31 @@ class NDArrayIter(DataIter):
         self.label = _getdata_by_idx(self.label, self.idx)
 
 
+def _csv_check_lines(path, text, shape, size):
+    """Raise the MXNetError for the first malformed line of a CSV file (the slow path,
+    taken once a fast parse failed)."""
+    seen = False
+    for lineno, line in enumerate(text.split("\n"), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        seen = True
+        fields = line.split(",")
+        if len(fields) != size:
+            raise MXNetError(f"CSVIter: {path}: line {lineno}: the data size in CSV do not "
+                             f"match size of shape: specified shape={list(shape)}, the csv "
+                             f"row-length={len(fields)}")
+        for col, field in enumerate(fields, 1):
+            try:
+                float(field)
+            except ValueError:
+                raise MXNetError(f"CSVIter: {path}: line {lineno}, column {col}: "
+                                 f"{field.strip()[:40]!r} is not a number") from None
+    if not seen:
+        raise MXNetError(f"CSVIter: {path} holds no rows")
+    raise MXNetError(f"CSVIter: {path}: not a CSV file of numbers")
+
+
 class _FileIter(DataIter):
     """An iterator over one data and one label array read from files (CSVIter, LibSVMIter).
     As MXNet's C++ iterators do, ``getdata()`` and ``getlabel()`` answer the current batch's one
@@ -616,14 +643,31 @@ class CSVIter(_FileIter):
 
     @staticmethod
     def _read(path, shape, dtype):
-        try:
-            rows = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=2)
-        except OSError as err:
-            raise MXNetError(f"CSVIter: cannot read {path!r}: {err}") from None
+        """The rows of CSV file ``path`` as an array of (rows,) + shape. A malformed file
+        raises MXNetError naming the file and the line (a row of another length gives
+        MXNet's message)."""
         size = int(np.prod(shape))
-        if rows.shape[1] != size:
-            raise MXNetError(f"CSVIter: rows of {path!r} have {rows.shape[1]} values, the shape "
-                             f"{shape} needs {size}")
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except OSError as err:
+            raise MXNetError(f"CSVIter: cannot read {path!r}: {err.strerror or err}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw[:err.start].count(b"\n") + 1
+            raise MXNetError(f"CSVIter: {path}: line {line} is not UTF-8 text") from None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rows = np.loadtxt(_io.StringIO(text), delimiter=",", dtype=np.float64,
+                                  ndmin=2)
+        except ValueError:
+            rows = None
+        if rows is None or rows.shape[1] != size:
+            _csv_check_lines(path, text, shape, size)
+        if rows is None or rows.shape[0] == 0:
+            raise MXNetError(f"CSVIter: {path} holds no rows")
         return rows.reshape((rows.shape[0],) + shape).astype(dtype)
 
     def reset(self):

@@ -1,10 +1,11 @@
 """``mx.io.MNISTIter``: batches from MNIST's idx files (``train-images-idx3-ubyte``, ...)."""
 from __future__ import annotations
 
-import gzip
+import math
 import random
 import struct
 import warnings
+import zlib
 
 import numpy as np
 
@@ -19,21 +20,45 @@ _IGNORED = {"prefetch_buffer", "ctx", "dtype", "data_shape", "input_shape", "lab
 
 
 def _read_idx(path, magic, what):
+    """The array of an MNIST idx file (gzip-compressed or not). The header's dimensions are
+    checked against the file's size before anything is allocated; a malformed file raises
+    MXNetError naming the file."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as err:
         raise MXNetError(f"MNISTIter: cannot open {what} file {path!r}: {err.strerror}") from None
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
     ndim = magic & 0xFF
-    if len(raw) < 4 + 4 * ndim or struct.unpack(">I", raw[:4])[0] != magic:
+    head_size = 4 + 4 * ndim
+    gz = None
+    if raw[:2] == b"\x1f\x8b":
+        gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            head = gz.decompress(raw, head_size)
+        except zlib.error as err:
+            raise MXNetError(f"MNISTIter: {path!r}: corrupted gzip data ({err})") from None
+    else:
+        head = raw[:head_size]
+    if len(head) < head_size or struct.unpack(">I", head[:4])[0] != magic:
         raise MXNetError(f"MNISTIter: {path!r} is not an MNIST {what} file (idx magic "
                          f"{magic:#x})")
-    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
-    body = np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim)
-    if body.size != int(np.prod(dims)):
-        raise MXNetError(f"MNISTIter: {path!r} is truncated")
+    dims = struct.unpack(">" + "I" * ndim, head[4:head_size])
+    need = math.prod(dims)
+    if gz is None:
+        body = np.frombuffer(raw, np.uint8, offset=head_size)
+    else:
+        # deflate expands at most 1032:1: a header asking for more cannot be true
+        if need > 1032 * len(raw):
+            raise MXNetError(f"MNISTIter: {path!r}: the header's dimensions {dims} need "
+                             f"{need} bytes, more than the {len(raw)}-byte gzip file can hold")
+        try:
+            body = gz.decompress(gz.unconsumed_tail, need + 1)
+        except zlib.error as err:
+            raise MXNetError(f"MNISTIter: {path!r}: corrupted gzip data ({err})") from None
+        body = np.frombuffer(body, np.uint8)
+    if body.size != need:
+        raise MXNetError(f"MNISTIter: {path!r}: the header's dimensions {dims} need {need} "
+                         f"bytes of data, the file has {body.size} (truncated or corrupted)")
     return body.reshape(dims)
 
 

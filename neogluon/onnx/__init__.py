@@ -25,7 +25,11 @@ __all__ = ["export_model", "get_operator_support"]
 def _load_params(params):
     from .. import ndarray as nd
     out = {}
-    for k, v in nd.load(os.fspath(params)).items():
+    loaded = nd.load(os.fspath(params))
+    if not isinstance(loaded, dict):
+        raise MXNetError("the params file holds a list of unnamed arrays; export_model needs "
+                         "the 'arg:name'/'aux:name' dict that save_checkpoint writes")
+    for k, v in loaded.items():
         if k.startswith(("arg:", "aux:")):
             k = k[4:]
         out[k] = v
@@ -143,8 +147,15 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
     if not isinstance(in_types, (list, tuple)):
         in_types = [in_types] * len(in_shapes)
     if isinstance(sym, (str, os.PathLike)) and isinstance(params, (str, os.PathLike)):
-        symbol = _sym.load(os.fspath(sym))
-        pdict = _load_params(params)
+        from .._loaderr import named
+        try:
+            symbol = _sym.load(os.fspath(sym))
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            raise named(err, os.fspath(sym), "symbol file", "export_model") from err
+        try:
+            pdict = _load_params(params)
+        except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming it
+            raise named(err, os.fspath(params), "params file", "export_model") from err
     elif isinstance(sym, _sym.Symbol) and isinstance(params, dict):
         symbol, pdict = sym, dict(params)
     elif isinstance(sym, _sym.Symbol) and isinstance(params, (list, tuple)) and len(params) == 2:
@@ -165,10 +176,17 @@ def export_model(sym, params, in_shapes=None, in_types=np.float32,
             if len(s) != len(d):
                 raise ValueError(f"export_model: dynamic shape {tuple(d)} and shape {s} differ "
                                  "in rank")
-    block, names = _build_block(symbol, pdict, in_shapes, in_types)
-    examples = [nd.zeros(s, dtype=np.dtype(t)) for s, t in zip(in_shapes, in_types)]
     what = "export_model"
-    module, tensors = _export._prepare(block, examples, what)
+    try:
+        block, names = _build_block(symbol, pdict, in_shapes, in_types)
+        examples = [nd.zeros(s, dtype=np.dtype(t)) for s, t in zip(in_shapes, in_types)]
+        module, tensors = _export._prepare(block, examples, what)
+    except Exception as err:  # noqa: BLE001 - a model read from files: name them
+        if not isinstance(sym, (str, os.PathLike)):
+            raise
+        from .._loaderr import named
+        raise named(err, os.fspath(sym), f"the model of this symbol file and "
+                                         f"{os.fspath(params)}", what) from err
     axes = []
     for i, t in enumerate(tensors):
         if not dynamic:

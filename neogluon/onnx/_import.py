@@ -1727,7 +1727,19 @@ def supported_operators():
 
 def _import(model_file, what):
     model, path = _load(model_file, what)
-    return _Importer(model, path, what).run()
+    return _run_importer(model, path, what)
+
+
+def _run_importer(model, path, what):
+    """The importer's result; an error on a malformed model is an MXNetError naming the
+    file (the loaders' error contract)."""
+    from .._loaderr import named
+    try:
+        return _Importer(model, path, what).run()
+    except Exception as err:  # noqa: BLE001 - a malformed graph can fail anywhere
+        if isinstance(err, OnnxMissingError) or path == "<ModelProto>":
+            raise
+        raise named(err, path, "ONNX model", what) from err
 
 
 def import_model(model_file):
@@ -1758,8 +1770,12 @@ def get_model_metadata(model_file):
     initializers, a dimension without a fixed size is 0, ``elem_type`` is ONNX's
     ``TensorProto`` data type number (1 = float32).
     """
-    model, _ = _load(model_file, "get_model_metadata")
-    return _metadata(model.graph)
+    model, path = _load(model_file, "get_model_metadata")
+    try:
+        return _metadata(model.graph)
+    except Exception as err:  # noqa: BLE001 - the contract: an MXNetError naming the file
+        from .._loaderr import named
+        raise named(err, path, "ONNX model", "get_model_metadata") from err
 
 
 def import_to_gluon(model_file, ctx):
@@ -1769,7 +1785,7 @@ def import_to_gluon(model_file, ctx):
     from .. import symbol
     what = "import_to_gluon"
     model, path = _load(model_file, what)
-    sym, arg_params, aux_params = _Importer(model, path, what).run()
+    sym, arg_params, aux_params = _run_importer(model, path, what)
     names = [t[0] for t in _metadata(model.graph)["input_tensor_data"]]
     names = [n for n in names if n in set(sym.list_inputs())] or names
     net = SymbolBlock(outputs=sym, inputs=[symbol.var(n) for n in names])

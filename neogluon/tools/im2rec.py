@@ -104,20 +104,26 @@ def make_list(args):
 
 def read_list(path):
     """Yield ``[index, path, label, ...]`` for each well-formed line of a ``.lst`` file."""
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            parts = [p.strip() for p in line.strip().split("\t")]
-            if len(parts) < 3:
-                if line.strip():
-                    print(f"im2rec: {path}:{lineno}: skipped, a line needs index, label(s) and "
-                          f"path separated by tabs: {line.strip()!r}", file=sys.stderr)
-                continue
-            try:
-                item = [int(parts[0]), parts[-1]] + [float(x) for x in parts[1:-1]]
-            except ValueError as err:
-                print(f"im2rec: {path}:{lineno}: skipped ({err})", file=sys.stderr)
-                continue
-            yield item
+    with open(path, "rb") as f:
+        raw = f.read()
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError:
+            print(f"im2rec: {path}:{lineno}: skipped, not UTF-8 text", file=sys.stderr)
+            continue
+        parts = [p.strip() for p in line.strip().split("\t")]
+        if len(parts) < 3:
+            if line.strip():
+                print(f"im2rec: {path}:{lineno}: skipped, a line needs index, label(s) and "
+                      f"path separated by tabs: {line.strip()!r}", file=sys.stderr)
+            continue
+        try:
+            item = [int(parts[0]), parts[-1]] + [float(x) for x in parts[1:-1]]
+        except ValueError as err:
+            print(f"im2rec: {path}:{lineno}: skipped ({err})", file=sys.stderr)
+            continue
+        yield item
 
 
 def _load(fullpath, color):

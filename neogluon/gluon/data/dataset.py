@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import struct
 
 from ...ndarray.ndarray import NDArray
 
@@ -226,71 +225,21 @@ class ArrayDataset(Dataset):
         return self._length
 
 
-_REC_MAGIC = 0xCED7230A
-
-
 class _IndexedRecordReader:
-    """Reads records of an MXNet RecordIO file (``.rec``) by key, through its ``.idx`` file.
-
-    The file handle is opened lazily per process, so a dataset can be shared with forked
-    worker processes.
-    """
+    """Reads records of an MXNet RecordIO file (``.rec``) by key, through its ``.idx`` file,
+    with ``mx.recordio``'s validating reader (a malformed record or index raises MXNetError
+    naming the file, the key and the byte offset). A copy in a forked or unpickled worker
+    process reopens the file."""
 
     def __init__(self, idx_path, uri):
+        from ... import recordio
         self.uri = uri
-        self.idx = {}
-        self.keys = []
-        with open(idx_path) as f:
-            for lineno, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                parts = line.split("\t")
-                if len(parts) != 2:
-                    raise ValueError(f"{idx_path}, line {lineno}: expected 'key<TAB>offset', "
-                                     f"got {line!r}")
-                key, pos = int(parts[0]), int(parts[1])
-                self.idx[key] = pos
-                self.keys.append(key)
-        self._fh = None
-        self._pid = None
-
-    def _handle(self):
-        pid = os.getpid()
-        if self._fh is None or self._pid != pid:
-            self._fh = open(self.uri, "rb")
-            self._pid = pid
-        return self._fh
+        self._rec = recordio.MXIndexedRecordIO(idx_path, uri, "r")
+        self.idx = self._rec.idx
+        self.keys = self._rec.keys
 
     def read_idx(self, key):
-        f = self._handle()
-        f.seek(self.idx[key])
-        out = []
-        while True:
-            head = f.read(8)
-            if len(head) < 8:
-                raise ValueError(f"{self.uri}: truncated record header at key {key}")
-            magic, lrec = struct.unpack("<II", head)
-            if magic != _REC_MAGIC:
-                raise ValueError(f"{self.uri}: invalid RecordIO magic at key {key} "
-                                 f"(offset {self.idx[key]})")
-            cflag, length = lrec >> 29, lrec & ((1 << 29) - 1)
-            data = f.read(length)
-            if len(data) < length:
-                raise ValueError(f"{self.uri}: truncated record at key {key}")
-            f.read((4 - length % 4) % 4)
-            out.append(data)
-            # cflag 0: a whole record; 1/2/3: first/middle/last part of a split record,
-            # whose parts were separated by the magic number itself.
-            if cflag in (0, 3):
-                break
-        return struct.pack("<I", _REC_MAGIC).join(out)
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_fh"] = None
-        state["_pid"] = None
-        return state
+        return self._rec.read_idx(key)
 
 
 class RecordFileDataset(Dataset):

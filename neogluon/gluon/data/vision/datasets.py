@@ -226,20 +226,11 @@ def _decode_image(buf, flag, what):
     return _nd_array(_decode(buf, flag, what), dtype=np.uint8)
 
 
-_IR_FORMAT = "IfQQ"
-_IR_SIZE = struct.calcsize(_IR_FORMAT)
-
-
 def _unpack_record(s):
     """MXNet's ``recordio.unpack``: (header (flag, label, id, id2), payload)."""
-    if len(s) < _IR_SIZE:
-        raise MXNetError(f"image record of {len(s)} bytes is shorter than its header")
-    flag, label, id1, id2 = struct.unpack(_IR_FORMAT, s[:_IR_SIZE])
-    s = s[_IR_SIZE:]
-    if flag > 0:
-        label = np.frombuffer(s, np.float32, flag)
-        s = s[flag * 4:]
-    return (flag, label, id1, id2), s
+    from .... import recordio
+    header, payload = recordio.unpack(s)
+    return tuple(header), payload
 
 
 class ImageRecordDataset(dataset.RecordFileDataset):
@@ -261,8 +252,12 @@ class ImageRecordDataset(dataset.RecordFileDataset):
         self._transform = transform
 
     def __getitem__(self, idx):
-        header, img = _unpack_record(super().__getitem__(idx))
-        data = _decode_image(img, self._flag, f"record {idx} of {self.filename}")
+        try:
+            header, img = _unpack_record(super().__getitem__(idx))
+            data = _decode_image(img, self._flag, f"record {idx} of {self.filename}")
+        except Exception as err:  # noqa: BLE001 - the loaders' contract: name file, record
+            from ...._loaderr import named
+            raise named(err, self.filename, f"record {idx}", "ImageRecordDataset") from err
         if self._transform is not None:
             return self._transform(data, header[1])
         return data, header[1]
