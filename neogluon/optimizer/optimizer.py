@@ -809,6 +809,54 @@ def _dump_optimizer(opt, arrays):
             "lr_scheduler": sched, "extra": extra}
 
 
+def _config_kind(v):
+    """The kind of value an optimizer attribute holds, for checking a loaded config."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, (tuple, list)):
+        return "sequence"
+    if isinstance(v, dict):
+        return "dict"
+    return "other"
+
+
+def _check_config(cls, config):
+    """Refuse a loaded optimizer config whose attributes would break the optimizer: names
+    that are not plain attributes (dunders, the class's methods and properties) and values
+    of another kind than the optimizer's defaults hold (a list where it keeps a number).
+    Returns the defaults of a fresh optimizer of ``cls`` (empty if it needs arguments)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = vars(cls())
+    except Exception:  # noqa: BLE001 - an optimizer needing arguments: names checked only
+        ref = {}
+    for k, v in config.items():
+        if not isinstance(k, str) or k.startswith("__") or (
+                hasattr(cls, k) and (callable(getattr(cls, k)) or
+                                     isinstance(getattr(cls, k), property))):
+            raise ValueError(f"the optimizer config sets {k!r}, which is not an attribute "
+                             f"of {cls.__name__}")
+        if k not in ref:
+            continue
+        want, got = _config_kind(ref[k]), _config_kind(v)
+        if want is None or want == got or (want == "bool" and got == "number" and
+                                           isinstance(v, int)):
+            continue
+        if want == "number" and got == "bool":
+            continue
+        raise ValueError(f"the optimizer config sets {k}={v!r}, but {cls.__name__}.{k} holds "
+                         f"a {type(ref[k]).__name__}")
+    return {k: v for k, v in ref.items()
+            if k not in cls._NOT_CONFIG and _encode_value(v) is not _SKIP}
+
+
 def _load_optimizer(d, arrays):
     cls = _find_class(Optimizer, d["class"])
     if cls is None:
@@ -817,8 +865,14 @@ def _load_optimizer(d, arrays):
         raise MXNetError(f"Updater.set_states: the blob holds optimizer {d['class']!r}, which "
                          f"is not defined in this process; import or register it first")
     opt = cls.__new__(cls)
-    for k, v in d["config"].items():
-        setattr(opt, k, _decode_value(v))
+    if not isinstance(d["config"], dict):
+        raise ValueError(f"the optimizer config is a {type(d['config']).__name__}, not an "
+                         "object")
+    config = {k: _decode_value(v) for k, v in d["config"].items()}
+    for k, v in _check_config(cls, config).items():
+        config.setdefault(k, v)   # (attributes a file leaves out keep their defaults)
+    for k, v in config.items():
+        setattr(opt, k, v)
     opt.param_dict = {}
     opt.sym_info = ()
     opt._all_index_update_counts = {
