@@ -341,8 +341,9 @@ def _decode(buf, fname, ctx=None):
     if magic != _LIST_MAGIC:
         raise MXNetError(f"nd.load({fname!r}): not an MXNet NDArray file (magic {magic:#x}, "
                          f"expected {_LIST_MAGIC:#x})")
-    if count > len(buf):
-        raise MXNetError(f"nd.load({fname!r}): corrupt file (claims {count} arrays)")
+    if count > (len(buf) - r.pos) // 4:   # (a record takes at least 4 bytes)
+        raise MXNetError(f"nd.load({fname!r}): corrupt file (claims {count} arrays in "
+                         f"{len(buf) - r.pos} bytes)")
     arrays = []
     for k in range(count):
         try:
