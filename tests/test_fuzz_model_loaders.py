@@ -306,3 +306,42 @@ def test_parameter_loaders_refuse_unnamed_array_lists(tmp_path):
         with pytest.raises(MXNetError, match="list.params.*without names") as info:
             load(p)
         assert isinstance(info.value, ValueError)
+
+
+def test_states_with_forged_lengths_are_refused_before_allocating(tmp_path):
+    mlp = F._mlp(mx)
+    tr = F._trainer(mx, mlp, "sgd_mom")
+    F._train_step(mx, mlp, tr)
+    before = F.snap_trainer(tr)
+    fixture = os.path.join(F.FIXTURES, "states", "trainer_sgd_mom_local.states")
+    with open(fixture, "rb") as f:
+        pkl = bytearray(f.read())
+    # MXNet's pickle: the first array's bytes (SHORT_BINBYTES) declared as 2**62 long
+    import pickletools
+    pos = next(p for op, _, p in pickletools.genops(bytes(pkl)) if op.name == "SHORT_BINBYTES")
+    pkl[pos:pos + 2] = b"\x8e" + struct.pack("<Q", 2 ** 62)   # BINBYTES8, 8-byte length
+    p = str(tmp_path / "forged.states")
+    with open(p, "wb") as f:
+        f.write(bytes(pkl))
+    with pytest.raises(MXNetError, match="forged.states"):
+        tr.load_states(p)
+    # neogluon's .npz: an array header declaring more data than the member holds, and a
+    # member with an unknown compression method
+    tr.save_states(p)
+    with open(p, "rb") as f:
+        raw = bytearray(f.read())
+    i = raw.index(b"'shape': (") + len(b"'shape': (")
+    j = raw.index(b")", i)
+    forged = raw[:i] + b"9" * (j - i) + raw[j:]
+    with open(p, "wb") as f:
+        f.write(bytes(forged))
+    with pytest.raises(MXNetError, match="forged.states"):
+        tr.load_states(p)
+    method = bytearray(raw)
+    central = method.index(b"PK\x01\x02")   # the first member's central directory entry
+    method[central + 10:central + 12] = struct.pack("<H", 99)   # its compression method
+    with open(p, "wb") as f:
+        f.write(bytes(method))
+    with pytest.raises(MXNetError, match="forged.states"):
+        tr.load_states(p)
+    assert F.same_trainer(before, F.snap_trainer(tr))

@@ -25,8 +25,10 @@ import io
 import json
 import math
 import operator
+import struct
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 import torch
@@ -761,6 +763,27 @@ def _pack(header, arrays):
     return buf.getvalue()
 
 
+def _check_npz_sizes(blob):
+    """Refuse an archive member whose ``.npy`` header declares more data than the member
+    holds, before numpy allocates it."""
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        for info in zf.infolist():
+            with zf.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f"member {info.filename!r}: .npy version {version}")
+                need = math.prod(shape) * dtype.itemsize
+                have = info.file_size - f.tell()
+                if need > have:
+                    raise MXNetError(f"Updater.set_states: corrupt state blob (member "
+                                     f"{info.filename!r} declares shape {shape} of "
+                                     f"{dtype}: {need} bytes, it holds {have})")
+
+
 def _unpack(blob):
     if isinstance(blob, (bytearray, memoryview)):
         blob = bytes(blob)
@@ -770,11 +793,17 @@ def _unpack(blob):
         raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (it is not "
                          f"an .npz archive; its first bytes are {blob[:8]!r})")
     try:
+        _check_npz_sizes(blob)
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+    except MXNetError:
+        raise
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError,
+            RuntimeError, KeyError, UnicodeDecodeError, zlib.error, struct.error) as e:
+        # (zipfile: an unknown compression method is NotImplementedError, an encrypted
+        # member RuntimeError, a corrupt deflate stream zlib.error)
         raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (truncated "
-                         f"or foreign data: {e})") from e
+                         f"or foreign data: {type(e).__name__}: {e})") from e
     raw = arrays.pop("__header__", None)
     if raw is None:
         raise MXNetError("Updater.set_states: not a neogluon optimizer state blob (no header)")
