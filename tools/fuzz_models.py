@@ -125,12 +125,15 @@ def build_seeds(workdir):
     """Write the seed files under ``workdir``; returns {kind: [(name, bytes), ...]} plus the
     objects the loaders need."""
     mx = _mx()
+    mx.random.seed(0)          # (initial weights: the same seed files on every run)
+    np.random.seed(0)
     os.makedirs(workdir, exist_ok=True)
     seeds = collections.defaultdict(list)
 
     def rd(p):
         with open(p, "rb") as f:
-            return f.read()
+            data = f.read()
+        return _fixed_zip(data) if data.startswith(b"PK") else data
 
     # -- nd files: dicts and lists of several dtypes, sparse, MXNet-written fixtures
     rng = np.random.RandomState(0)
@@ -195,6 +198,18 @@ def build_seeds(workdir):
     seeds["mod_params"].append(("module", rd(mprefix + "-0001.params")))
     seeds["mod_states"].append(("module", rd(mprefix + "-0001.states")))
     return seeds
+
+
+def _fixed_zip(blob):
+    """The same .npz archive with its members' timestamps fixed (np.savez stamps the time
+    of writing), so that the seeds and hence every mutation are the same on every run."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(blob)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            fixed = zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0))
+            fixed.compress_type = info.compress_type
+            zout.writestr(fixed, zin.read(info.filename))
+    return out.getvalue()
 
 
 # ------------------------------------------------------------------------------ mutations

@@ -1998,9 +1998,9 @@ def _check_attr_values(op, name, index, params):
     ``dtype='-1'``."""
     kinds = _attr_kinds(op)
     for k in kinds.get(None, ()):
-        if k not in params:
+        if params.get(k) is None:
             raise MXNetError(f"load_json: operator {op!r} (node {index}, {name!r}): the "
-                             f"required attribute {k} is missing")
+                             f"required attribute {k} is missing (or None)")
     for k, v in params.items():
         kind = kinds.get(k)
         if kind is not None and not _attr_value_ok(kind, v):
