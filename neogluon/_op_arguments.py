@@ -101,6 +101,8 @@ def get_operator_arguments(op_name):
             continue
         if p.default is p.empty or p.name in required:
             kind = _doc_type(fn, p.name)
+            if not kind and p.default is not p.empty and p.default is not None:
+                kind = _fmt_default(p.default)[0]   # (required in MXNet, defaulted here)
             types.append(f"{kind}, required" if kind else "required")
         elif p.default is None:
             kind = _doc_type(fn, p.name)

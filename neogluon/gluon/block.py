@@ -36,7 +36,7 @@ from .. import util as _util
 from .. import symbol as _sym
 from ..symbol.symbol import Symbol as _Symbol, _evaluate
 from .. import ndarray as _nd
-from ..base import MXNetError
+from ..base import MXNetError, MXNetValueError
 from ..context import Context, current_context
 from ..ndarray.ndarray import NDArray, _new
 from ..ndarray.ops import split as _split_fn, _split_views as _split_views_fn
@@ -329,8 +329,8 @@ class Block:
         """
         loaded = _nd_load(filename)
         if not isinstance(loaded, dict):
-            raise ValueError(f"file '{filename}' holds a list of arrays without names; "
-                             "load_parameters needs named parameters")
+            raise MXNetValueError(f"file '{filename}' holds a list of arrays without names; "
+                                  "load_parameters needs named parameters")
         params = self._collect_params_with_prefix()
         if not loaded and not params:
             return
@@ -357,7 +357,8 @@ class Block:
                     f"ParameterDict, which contains parameters "
                     f"{_brief_print_list(self._params.keys())}. Set ignore_extra=True to ignore. ")
             if name in params:
-                params[name]._check_load(loaded[name], ctx, cast_dtype, dtype_source)
+                params[name]._check_load(loaded[name], ctx, cast_dtype, dtype_source,
+                                         filename)
                 todo.append((params[name], loaded[name]))
         for param, value in todo:
             param._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
@@ -1951,23 +1952,29 @@ class SymbolBlock(HybridBlock):
             ``path-%04d.params``.
         ctx : Context or list of Context, optional
         """
-        with open(symbol_file) as f:
-            text = f.read()
-        try:
-            desc = json.loads(text)
-        except ValueError as err:
-            raise MXNetError(f"{symbol_file}: not a symbol file ({err})") from None
+        text = _sym.symbol._read_text(symbol_file)
         if isinstance(input_names, str):
             input_names = [input_names]
-        if isinstance(desc, dict) and desc.get("format") == "neogluon-graph":
-            ret = SymbolBlock(desc, input_names)
-        else:
-            sym = _sym.load_json(text)
-            if param_file is None:
-                inputs = [_sym.var(i, dtype="float32") for i in input_names]
+        try:
+            try:
+                desc = json.loads(text)
+            except RecursionError:
+                raise MXNetError("not a symbol file (JSON nested too deeply)") from None
+            except ValueError as err:
+                raise MXNetError(f"not a symbol file ({err})") from None
+            if isinstance(desc, dict) and desc.get("format") == "neogluon-graph":
+                ret = SymbolBlock(desc, input_names)
             else:
-                inputs = [_sym.var(i) for i in input_names]
-            ret = SymbolBlock(sym, inputs)
+                sym = _sym.symbol._from_desc(desc)
+                if param_file is None:
+                    inputs = [_sym.var(i, dtype="float32") for i in input_names]
+                else:
+                    inputs = [_sym.var(i) for i in input_names]
+                ret = SymbolBlock(sym, inputs)
+        except MXNetError as err:
+            raise MXNetError(f"symbol file '{symbol_file}': {err}") from None
+        except AssertionError as err:   # (MXNet's type: a row_sparse parameter)
+            raise AssertionError(f"symbol file '{symbol_file}': {err}") from None
         if param_file is not None:
             ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
                                       cast_dtype=True, dtype_source="saved")

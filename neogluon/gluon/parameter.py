@@ -18,7 +18,7 @@ import torch
 from .. import autograd
 from .. import initializer
 from .. import util as _util
-from ..base import MXNetError, to_torch_dtype
+from ..base import MXNetError, MXNetValueError, to_torch_dtype
 from ..context import Context, cpu, current_context
 from ..ndarray.ndarray import NDArray, _new
 
@@ -446,8 +446,10 @@ class Parameter:
         self._get_trainer()._row_sparse_pull(self, data, all_rows, full_idx=True)
         return data
 
-    def _check_load(self, data, ctx, cast_dtype=False, dtype_source="current"):
-        """Raise the error ``_load_init`` would raise, without changing anything."""
+    def _check_load(self, data, ctx, cast_dtype=False, dtype_source="current", source=None):
+        """Raise the error ``_load_init`` would raise, without changing anything (naming
+        the file ``source`` when given)."""
+        src = f" (file '{source}')" if source else ""
         if cast_dtype and dtype_source not in ("current", "saved"):
             raise AssertionError(f"dtype_source must be 'current' or 'saved', got "
                                  f"{dtype_source!r}")
@@ -459,12 +461,12 @@ class Parameter:
                     s not in (-1, 0, d) for s, d in zip(self.shape, data.shape)):
                 raise AssertionError(
                     f"Failed loading Parameter '{self.name}' from saved params: shape "
-                    f"incompatible expected {self.shape} vs saved {data.shape}")
+                    f"incompatible expected {self.shape} vs saved {data.shape}{src}")
         if self.dtype and not cast_dtype and _np_dtype(self.dtype).type != data.dtype:
             raise AssertionError(
                 f"Failed loading Parameter '{self.name}' from saved params: dtype incompatible "
-                f"expected {self.dtype} vs saved {data.dtype}. Set cast_dtype=True to cast the "
-                "dtype of saved params.")
+                f"expected {self.dtype} vs saved {data.dtype}{src}. Set cast_dtype=True to cast "
+                "the dtype of saved params.")
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:
@@ -885,6 +887,9 @@ class ParameterDict:
                         f"restore_prefix is '{restore_prefix}' but Parameters name '{name}' does "
                         f"not start with '{restore_prefix}'.")
         loaded = _nd_load(filename)
+        if not isinstance(loaded, dict):
+            raise MXNetValueError(f"file '{filename}' holds a list of arrays without names; "
+                                  "ParameterDict.load needs named parameters")
         self.load_dict(loaded, ctx, allow_missing, ignore_extra, restore_prefix, filename,
                        cast_dtype, dtype_source)
 
@@ -919,7 +924,7 @@ class ParameterDict:
                         "Set ignore_extra to True to ignore. Please make sure source and target "
                         "networks have the same prefix.")
                 continue
-            self._params[name]._check_load(value, ctx, cast_dtype, dtype_source)
+            self._params[name]._check_load(value, ctx, cast_dtype, dtype_source, filename)
             todo.append((self._params[name], value))
         for param, value in todo:
             param._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)

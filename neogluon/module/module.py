@@ -119,7 +119,11 @@ class Module(BaseModule):
         with ``load_optimizer_states`` the optimizer states of ``prefix-%04d.states`` are
         restored when the optimizer is set up. ``kwargs`` go to the constructor."""
         sym, args, auxs = load_checkpoint(prefix, epoch)
-        mod = Module(symbol=sym, **kwargs)
+        try:
+            mod = Module(symbol=sym, **kwargs)
+        except MXNetError as err:
+            # (the graph does not have the inputs the Module is asked for: name the file)
+            raise type(err)(f"{err} (symbol file '{prefix}-symbol.json')") from None
         mod._arg_params = args
         mod._aux_params = auxs
         mod.params_initialized = True

@@ -179,8 +179,19 @@ class _Reader:
             raise MXNetError(f"nd.load({self.fname!r}): corrupt file (an array of rank {ndim})")
         fmt = f"<{ndim}{'q' if wide else 'I'}"
         dims = self.unpack(fmt, "a shape")
+        return self.checked(dims)
+
+    def checked(self, dims):
         if any(d < 0 for d in dims):
             raise MXNetError(f"nd.load({self.fname!r}): corrupt file (shape {dims})")
+        # Data sizes are checked against the bytes left before anything is allocated; a
+        # zero-size shape holds no data, but its other dims must still describe an array.
+        span = 1
+        for d in dims:
+            span *= max(d, 1)
+        if span > 2 ** 48:
+            raise MXNetError(f"nd.load({self.fname!r}): corrupt file (shape {dims} is larger "
+                             "than any array)")
         return tuple(dims)
 
 
@@ -241,7 +252,7 @@ def _read_array(r, ctx):
         if ndim > 32:
             raise MXNetError(f"nd.load({r.fname!r}): not an MXNet NDArray record (magic "
                              f"{magic:#x})")
-        shape = tuple(r.unpack(f"<{ndim}I", "a shape"))
+        shape = r.checked(tuple(r.unpack(f"<{ndim}I", "a shape")))
     if shape is None or (len(shape) == 0 and magic != _V3_MAGIC):
         return None  # an empty (none) array
     dev_type, dev_id = r.unpack("<ii", "a context")
@@ -258,17 +269,58 @@ def _read_array(r, ctx):
     for _ in range(naux):
         (aflag,) = r.unpack("<i", "an aux dtype flag")
         aux_meta.append((_dtype_of(aflag, r.fname), r.shape()))
+    if sshape is None or any(s is None for _, s in aux_meta):
+        raise MXNetError(f"nd.load({r.fname!r}): corrupt {_STYPES[stype]} array (its data or "
+                         "indices have an unknown shape)")
     data = _raw(r, sshape, dtype, "sparse data")
     aux = [_raw(r, s, d, "sparse indices") for d, s in aux_meta]
+    _check_sparse(r.fname, stype, shape, sshape, aux)
     from . import sparse  # noqa: WPS433 - only sparse files need it
     d_nd = _new(data, Context("cpu", 0))
     aux_nd = [_new(a, Context("cpu", 0)) for a in aux]
     np_dtype = np.float32 if dtype == "bfloat16" else dtype
+    try:
+        if stype == 1:
+            return sparse.row_sparse_array((d_nd, aux_nd[0]), shape=shape, ctx=target,
+                                           dtype=np_dtype)
+        return sparse.csr_matrix((d_nd, aux_nd[1], aux_nd[0]), shape=shape, ctx=target,
+                                 dtype=np_dtype)
+    except (MXNetError, ValueError) as err:
+        # (the sparse constructors check data, indices and shape against each other)
+        raise MXNetError(f"nd.load({r.fname!r}): corrupt {_STYPES[stype]} array: "
+                         f"{err}") from None
+
+
+def _check_sparse(fname, stype, shape, sshape, aux):
+    """Refuse a sparse record whose indices do not describe ``shape`` (they would index out
+    of bounds later): row_sparse rows sorted, unique and in range; csr 2-D with a
+    non-decreasing ``indptr`` from 0 to the number of values and columns in range."""
+    def bad(msg):
+        return MXNetError(f"nd.load({fname!r}): corrupt {_STYPES[stype]} array of shape "
+                          f"{shape}: {msg}")
+    if any(t.is_floating_point() or t.dtype is torch.bool for t in aux):
+        raise bad("its indices are not integers")
     if stype == 1:
-        return sparse.row_sparse_array((d_nd, aux_nd[0]), shape=shape, ctx=target,
-                                       dtype=np_dtype)
-    return sparse.csr_matrix((d_nd, aux_nd[1], aux_nd[0]), shape=shape, ctx=target,
-                             dtype=np_dtype)
+        idx = aux[0].reshape(-1).to(torch.int64)
+        if not shape or sshape is None or len(sshape) != len(shape) or \
+                tuple(sshape[1:]) != tuple(shape[1:]) or sshape[0] != idx.numel():
+            raise bad(f"data of shape {sshape} does not match {idx.numel()} row indices")
+        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= shape[0] or
+                            bool((idx[1:] <= idx[:-1]).any())):
+            raise bad("its row indices are not sorted, unique and within the rows")
+        return
+    if len(shape) != 2 or sshape is None or len(sshape) != 1:
+        raise bad("a csr array must be 2-D with 1-D data")
+    ptr = aux[0].reshape(-1).to(torch.int64)
+    ind = aux[1].reshape(-1).to(torch.int64)
+    nnz = sshape[0]
+    if ptr.numel() != shape[0] + 1 or ind.numel() != nnz:
+        raise bad(f"indptr has {ptr.numel()} entries and indices {ind.numel()} for "
+                  f"{shape[0]} rows and {nnz} values")
+    if int(ptr[0]) != 0 or int(ptr[-1]) != nnz or bool((ptr[1:] < ptr[:-1]).any()):
+        raise bad("indptr does not rise from 0 to the number of values")
+    if ind.numel() and (int(ind.min()) < 0 or int(ind.max()) >= shape[1]):
+        raise bad("a column index is out of range")
 
 
 def _load_record(buf):
@@ -289,9 +341,15 @@ def _decode(buf, fname, ctx=None):
     if magic != _LIST_MAGIC:
         raise MXNetError(f"nd.load({fname!r}): not an MXNet NDArray file (magic {magic:#x}, "
                          f"expected {_LIST_MAGIC:#x})")
-    if count > len(buf):
-        raise MXNetError(f"nd.load({fname!r}): corrupt file (claims {count} arrays)")
-    arrays = [_read_array(r, ctx) for _ in range(count)]
+    if count > (len(buf) - r.pos) // 4:   # (a record takes at least 4 bytes)
+        raise MXNetError(f"nd.load({fname!r}): corrupt file (claims {count} arrays in "
+                         f"{len(buf) - r.pos} bytes)")
+    arrays = []
+    for k in range(count):
+        try:
+            arrays.append(_read_array(r, ctx))
+        except MXNetError as err:
+            raise MXNetError(f"{err} (in array record {k} of {count})") from None
     (nnames,) = r.unpack("<Q", "the name count")
     if nnames not in (0, count):
         raise MXNetError(f"nd.load({fname!r}): corrupt file ({nnames} names for {count} "

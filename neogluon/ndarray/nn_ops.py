@@ -126,6 +126,7 @@ def Activation(data, act_type=None, out=None, name=None):
 
 
 Activation._mx_required = ("act_type",)
+FullyConnected._mx_required = ("num_hidden",)
 
 
 # ---------------------------------------------------------------- convolution
@@ -1203,3 +1204,8 @@ def _guard_all():
 
 
 _guard_all()
+
+
+# (MXNet's required parameters: a graph that lacks them is refused when it is loaded)
+Convolution._mx_required = ("kernel", "num_filter")
+Deconvolution._mx_required = ("kernel", "num_filter")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import math
 import pickle
+import pickletools
 import warnings
 
 from ..base import MXNetError
@@ -206,7 +207,12 @@ def load_mxnet_states(blob, who="Updater.set_states"):
         a malformed or truncated pickle, or content MXNet does not write.
     """
     try:
-        obj = _RestrictedUnpickler(io.BytesIO(bytes(blob))).load()
+        data = bytes(blob)
+        # Walk the opcodes first: pickletools reads each declared length against the bytes
+        # that are there, so a forged length is refused before the unpickler allocates it.
+        for _ in pickletools.genops(data):
+            pass
+        obj = _RestrictedUnpickler(io.BytesIO(data)).load()
     except _Refused as err:
         raise MXNetError(
             f"{who}: refusing to load this pickle: it references the global "

@@ -25,8 +25,10 @@ import io
 import json
 import math
 import operator
+import struct
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 import torch
@@ -760,6 +762,27 @@ def _pack(header, arrays):
     return buf.getvalue()
 
 
+def _check_npz_sizes(blob):
+    """Refuse an archive member whose ``.npy`` header declares more data than the member
+    holds, before numpy allocates it."""
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        for info in zf.infolist():
+            with zf.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f"member {info.filename!r}: .npy version {version}")
+                need = math.prod(shape) * dtype.itemsize
+                have = info.file_size - f.tell()
+                if need > have:
+                    raise MXNetError(f"Updater.set_states: corrupt state blob (member "
+                                     f"{info.filename!r} declares shape {shape} of "
+                                     f"{dtype}: {need} bytes, it holds {have})")
+
+
 def _unpack(blob):
     if isinstance(blob, (bytearray, memoryview)):
         blob = bytes(blob)
@@ -769,11 +792,17 @@ def _unpack(blob):
         raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (it is not "
                          f"an .npz archive; its first bytes are {blob[:8]!r})")
     try:
+        _check_npz_sizes(blob)
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+    except MXNetError:
+        raise
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError,
+            RuntimeError, KeyError, UnicodeDecodeError, zlib.error, struct.error) as e:
+        # (zipfile: an unknown compression method is NotImplementedError, an encrypted
+        # member RuntimeError, a corrupt deflate stream zlib.error)
         raise MXNetError(f"Updater.set_states: not a neogluon optimizer state blob (truncated "
-                         f"or foreign data: {e})") from e
+                         f"or foreign data: {type(e).__name__}: {e})") from e
     raw = arrays.pop("__header__", None)
     if raw is None:
         raise MXNetError("Updater.set_states: not a neogluon optimizer state blob (no header)")
@@ -808,6 +837,54 @@ def _dump_optimizer(opt, arrays):
             "lr_scheduler": sched, "extra": extra}
 
 
+def _config_kind(v):
+    """The kind of value an optimizer attribute holds, for checking a loaded config."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(v, str):
+        return "str"
+    if isinstance(v, (tuple, list)):
+        return "sequence"
+    if isinstance(v, dict):
+        return "dict"
+    return "other"
+
+
+def _check_config(cls, config):
+    """Refuse a loaded optimizer config whose attributes would break the optimizer: names
+    that are not plain attributes (dunders, the class's methods and properties) and values
+    of another kind than the optimizer's defaults hold (a list where it keeps a number).
+    Returns the defaults of a fresh optimizer of ``cls`` (empty if it needs arguments)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = vars(cls())
+    except Exception:  # noqa: BLE001 - an optimizer needing arguments: names checked only
+        ref = {}
+    for k, v in config.items():
+        if not isinstance(k, str) or k.startswith("__") or (
+                hasattr(cls, k) and (callable(getattr(cls, k)) or
+                                     isinstance(getattr(cls, k), property))):
+            raise ValueError(f"the optimizer config sets {k!r}, which is not an attribute "
+                             f"of {cls.__name__}")
+        if k not in ref:
+            continue
+        want, got = _config_kind(ref[k]), _config_kind(v)
+        if want is None or want == got or (want == "bool" and got == "number" and
+                                           isinstance(v, int)):
+            continue
+        if want == "number" and got == "bool":
+            continue
+        raise ValueError(f"the optimizer config sets {k}={v!r}, but {cls.__name__}.{k} holds "
+                         f"a {type(ref[k]).__name__}")
+    return {k: v for k, v in ref.items()
+            if k not in cls._NOT_CONFIG and _encode_value(v) is not _SKIP}
+
+
 def _load_optimizer(d, arrays):
     cls = _find_class(Optimizer, d["class"])
     if cls is None:
@@ -816,8 +893,14 @@ def _load_optimizer(d, arrays):
         raise MXNetError(f"Updater.set_states: the blob holds optimizer {d['class']!r}, which "
                          f"is not defined in this process; import or register it first")
     opt = cls.__new__(cls)
-    for k, v in d["config"].items():
-        setattr(opt, k, _decode_value(v))
+    if not isinstance(d["config"], dict):
+        raise ValueError(f"the optimizer config is a {type(d['config']).__name__}, not an "
+                         "object")
+    config = {k: _decode_value(v) for k, v in d["config"].items()}
+    for k, v in _check_config(cls, config).items():
+        config.setdefault(k, v)   # (attributes a file leaves out keep their defaults)
+    for k, v in config.items():
+        setattr(opt, k, v)
     opt.param_dict = {}
     opt.sym_info = ()
     opt._all_index_update_counts = {

@@ -40,6 +40,7 @@ from ..attribute import AttrScope
 from . import _import_ops  # noqa: F401  (registers the nd operators imported graphs need)
 from . import _shape_rules
 from . import _partial_shapes
+from ._json_check import check_graph as _check_graph
 from ..ndarray import quantization as _quant
 from ..base import bfloat16 as _np_bfloat16
 from ..ndarray import quantized_ops as _quant_ops
@@ -341,7 +342,7 @@ def _parse_attr(s):
         return float(low)
     try:
         return ast.literal_eval(low)
-    except (ValueError, SyntaxError, MemoryError, TypeError):
+    except (ValueError, SyntaxError, MemoryError, TypeError, RecursionError):
         return s
 
 
@@ -1189,6 +1190,13 @@ _NOT_OPS = {"shape", "dtype", "context", "ctx", "stype", "size", "ndim", "handle
             "as_in_context", "copy", "tostype", "item", "tolist", "T"}
 
 
+def _max_outputs(node):
+    """How many outputs of a loaded node an entry may name (hidden ones included)."""
+    if node.variadic:
+        return 2 ** 31
+    return max(node.nout, _total_outputs(node))
+
+
 def _total_outputs(node):
     """Outputs of a node, hidden ones included, as the ``node_row_ptr`` of MXNet 1.9.1's
     files counts them (the pip builds, with MKL-DNN, give max pooling a workspace output)."""
@@ -1791,13 +1799,28 @@ def load_json(json_str):
     """
     if not isinstance(json_str, str):
         raise TypeError("json_str needs to be string")
+    return _from_json_text(json_str)
+
+
+def _from_json_text(text, source=None):
+    """The Symbol of a JSON graph text; errors name ``source`` (a file) when given."""
     try:
-        desc = json.loads(json_str)
-    except ValueError as err:
-        raise MXNetError(f"load_json: not a JSON symbol graph ({err})") from None
-    if not isinstance(desc, dict) or not isinstance(desc.get("nodes"), list) or \
-            "heads" not in desc:
-        raise MXNetError("load_json: not an MXNet symbol graph (needs 'nodes' and 'heads')")
+        try:
+            desc = json.loads(text)
+        except RecursionError:
+            raise MXNetError("load_json: not a JSON symbol graph (nested too deeply)") from None
+        except ValueError as err:
+            raise MXNetError(f"load_json: not a JSON symbol graph ({err})") from None
+        return _from_desc(desc)
+    except MXNetError as err:
+        if source is None:
+            raise
+        raise MXNetError(f"symbol file '{source}': {err}") from None
+
+
+def _from_desc(desc):
+    """The Symbol of a parsed JSON graph, after checking its structure."""
+    _check_graph(desc, "load_json: ")
     return _load_desc(desc, _file_version(desc))
 
 
@@ -1828,7 +1851,12 @@ def _load_desc(desc, version):
             if not isinstance(src, int) or not 0 <= src < i:
                 raise MXNetError(f"load_json: node {name!r} has input {src} that is not an "
                                  "earlier node")
-            inputs.append((src, int(e[1]) if len(e) > 1 else 0))
+            out = int(e[1]) if len(e) > 1 else 0
+            if out >= _max_outputs(nodes[src]):
+                raise MXNetError(f"load_json: node {i} ({name!r}): input {len(inputs)} is "
+                                 f"output {out} of node {src} ({nodes[src].name!r}), which "
+                                 f"has {_max_outputs(nodes[src])} outputs")
+            inputs.append((src, out))
         if upgrade:
             for (src, key), val in _upgrade_node_attrs(d, sattrs, inputs, nodes).items():
                 nodes[src].attrs[f"__{key}__"] = val
@@ -1843,8 +1871,8 @@ def _load_desc(desc, version):
             try:
                 _nd_path(op)
             except MXNetError:
-                raise MXNetError(f"load_json: operator {op!r} (node {name!r}) is not supported "
-                                 "by neogluon") from None
+                raise MXNetError(f"load_json: operator {op!r} (node {i}, {name!r}) is not "
+                                 "supported by neogluon") from None
         in_nodes = [(nodes[src], j) for src, j in inputs]
         if upgrade and version < 900:
             # files before 0.9 leave out the auxiliary inputs (BatchNorm's moving stats)
@@ -1877,6 +1905,7 @@ def _load_desc(desc, version):
             raise MXNetError(f"load_json: operator {op!r} (node {name!r}): out_type "
                              f"{params.get('out_type')!r} is not one of 'auto', 'int8', "
                              "'uint8'")
+        _check_attr_values(op, name, i, params)
         node = _Node(op, name, params, in_nodes, extra=extra, raw=raw,
                      variadic=bool(_OPS.get(op, {}).get("variadic")), subgraphs=subgraphs)
         if op == "_CachedOp":
@@ -1892,7 +1921,12 @@ def _load_desc(desc, version):
         if not isinstance(h, (list, tuple)) or not h or not isinstance(h[0], int) or \
                 not 0 <= h[0] < len(nodes):
             raise MXNetError(f"load_json: head {h} is not a node")
-        heads.append((nodes[h[0]], int(h[1]) if len(h) > 1 else 0))
+        out = int(h[1]) if len(h) > 1 else 0
+        if out >= _max_outputs(nodes[h[0]]):
+            raise MXNetError(f"load_json: head {len(heads)} is output {out} of node {h[0]} "
+                             f"({nodes[h[0]].name!r}), which has {_max_outputs(nodes[h[0]])} "
+                             "outputs")
+        heads.append((nodes[h[0]], out))
     if not heads:
         raise MXNetError("load_json: the graph has no heads (outputs)")
     return Symbol(heads)
@@ -1910,6 +1944,78 @@ def _load_subgraphs(op, name, subgraphs, version):
             raise MXNetError(f"load_json: a subgraph of node {name!r} is not a symbol graph")
         res.append(_load_desc(g, version))
     return res
+
+
+_ATTR_KINDS = {}
+
+
+def _attr_kinds(op):
+    """{attribute: kind} of an operator's typed parameters (``int``, ``float``, ``boolean``,
+    ``Shape(tuple)``), from the argument list ``mx.operator.get_operator_arguments`` gives."""
+    kinds = _ATTR_KINDS.get(op)
+    if kinds is None:
+        from .._op_arguments import get_operator_arguments, _implementation as _op_impl
+        kinds = {}
+        try:
+            args = get_operator_arguments(op)
+        except Exception:  # noqa: BLE001 - an operator outside the table: nothing to check
+            args = None
+        if args is not None:
+            for n, t in zip(args.names, args.types):
+                kind = t.split(",")[0].split(" or ")[0].strip()
+                if kind in ("int", "float", "boolean", "Shape(tuple)"):
+                    kinds[n] = kind
+            fn = _op_impl(_TABLE["aliases"].get(op, op))
+            kinds[None] = tuple(getattr(fn, "_mx_required", ()))
+        _ATTR_KINDS[op] = kinds
+    return kinds
+
+
+def _attr_value_ok(kind, v):
+    """Whether a parsed attribute value can be of ``kind``. Lenient where neogluon's
+    parameter kinds come from defaults (a number parameter may take a tuple, as ``shape`` and
+    ``axis`` do; a tuple may hold floats): it refuses what no operator takes, such as
+    unparsable strings or nested garbage."""
+    def num(x, ints_only=False):
+        if isinstance(x, bool):
+            return False
+        return isinstance(x, int) or (not ints_only and isinstance(x, float))
+
+    if v is None:
+        return True
+    if kind == "boolean":
+        return isinstance(v, bool) or (num(v, True) and v in (0, 1))
+    # (int and float alike: a kind taken from an int default may be a float in MXNet,
+    # _contrib_box_nms's valid_thresh=0)
+    if num(v):
+        return True
+    return isinstance(v, (tuple, list)) and all(x is None or num(x) for x in v)
+
+
+def _check_attr_values(op, name, index, params):
+    """Refuse, when a graph is loaded, an attribute value of the wrong kind (MXNet parses
+    every operator parameter when it loads a graph): ``num_hidden='x'``, ``kernel='(3,a)'``,
+    ``dtype='-1'``."""
+    kinds = _attr_kinds(op)
+    for k in kinds.get(None, ()):
+        if params.get(k) is None:
+            raise MXNetError(f"load_json: operator {op!r} (node {index}, {name!r}): the "
+                             f"required attribute {k} is missing (or None)")
+    for k, v in params.items():
+        kind = kinds.get(k)
+        if kind is not None and not _attr_value_ok(kind, v):
+            raise MXNetError(f"load_json: operator {op!r} (node {index}, {name!r}): attribute "
+                             f"{k}={v!r} is not a valid {kind}")
+        if k == "dtype" and v is not None and v != "None":
+            ok = isinstance(v, str) and (v in _DTYPE_TO_CODE or v == "auto")
+            if not ok and isinstance(v, str):
+                try:
+                    ok = np.dtype(v).kind in "biuf"
+                except (TypeError, ValueError, SyntaxError):
+                    ok = False
+            if not ok:
+                raise MXNetError(f"load_json: operator {op!r} (node {index}, {name!r}): "
+                                 f"attribute dtype={v!r} is not a dtype")
 
 
 def _check_attrs(node):
@@ -1934,8 +2040,22 @@ def load(fname):
     """Read a symbol file (``-symbol.json``) written by MXNet or by :meth:`Symbol.save`."""
     if not isinstance(fname, str):
         raise TypeError("fname needs to be string")
-    with open(fname) as f:
-        return load_json(f.read())
+    return _from_json_text(_read_text(fname), fname)
+
+
+def _read_text(fname):
+    """A symbol file's text; MXNetError naming the file if it cannot be read as UTF-8."""
+    try:
+        with open(fname, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise MXNetError(f"symbol file '{fname}' does not exist") from None
+    except IsADirectoryError:
+        raise MXNetError(f"symbol file '{fname}' is a directory") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise MXNetError(f"symbol file '{fname}' is not UTF-8 text (byte {err.start})") from None
 
 
 # ---------------------------------------------------------------------------- evaluation
