@@ -262,3 +262,17 @@ _NP_OP_SUBMODULE_LIST = ["_random_", "_linalg_"]
 _NP_EXT_OP_PREFIX = "_npx_"
 _NP_EXT_OP_SUBMODULE_LIST = ["_image_", "_random_"]
 _NP_INTERNAL_OP_PREFIX = "_npi_"
+
+
+def _np_modules_getattr(module_name):
+    """A module ``__getattr__`` giving ``mx_np``/``mx_npx`` (mx.np and mx.npx, as MXNet's
+    NumPy-protocol modules import them), imported on first use: those modules load while
+    mx.np itself does."""
+    def __getattr__(name):
+        import importlib
+        if name == "mx_np":
+            return importlib.import_module("neogluon.numpy")
+        if name == "mx_npx":
+            return importlib.import_module("neogluon.numpy_extension")
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+    return __getattr__

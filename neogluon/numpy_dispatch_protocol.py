@@ -10,6 +10,8 @@ import functools
 
 import numpy as _onp
 
+from .base import _np_modules_getattr
+
 __all__ = ["with_array_function_protocol", "with_array_ufunc_protocol"]
 
 _NUMPY_ARRAY_FUNCTION_LIST = [
@@ -81,12 +83,6 @@ def _register():
 _register()
 
 
-def __getattr__(name):
-    # MXNet's module imports mx.np (and mx.npx) as mx_np / mx_npx; looked up on first use here
-    # (this module is imported while mx.np itself loads)
-    import importlib
-    if name == "mx_np":
-        return importlib.import_module("..numpy", __name__)
-    if name == "mx_npx":
-        return importlib.import_module("..numpy_extension", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# MXNet's module imports mx.np (and mx.npx) as mx_np / mx_npx; looked up on first use here
+# (this module is imported while mx.np itself loads)
+__getattr__ = _np_modules_getattr(__name__)

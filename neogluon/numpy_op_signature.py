@@ -1,5 +1,6 @@
 """``mxnet.numpy_op_signature``: map MXNet's registered NumPy operator names (``_np_sum``,
 ``_np_random_uniform``, ``_npx_relu``...) to the mx.np / mx.npx functions that expose them."""
+from .base import _np_modules_getattr
 from .base import _NP_OP_SUBMODULE_LIST, _NP_EXT_OP_SUBMODULE_LIST  # noqa: F401
 
 __all__ = []
@@ -31,12 +32,6 @@ def _get_builtin_op(op_name):
     return op
 
 
-def __getattr__(name):
-    # MXNet's module imports mx.np (and mx.npx) as mx_np / mx_npx; looked up on first use here
-    # (this module is imported while mx.np itself loads)
-    import importlib
-    if name == "mx_np":
-        return importlib.import_module("..numpy", __name__)
-    if name == "mx_npx":
-        return importlib.import_module("..numpy_extension", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# MXNet's module imports mx.np (and mx.npx) as mx_np / mx_npx; looked up on first use here
+# (this module is imported while mx.np itself loads)
+__getattr__ = _np_modules_getattr(__name__)

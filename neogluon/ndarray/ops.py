@@ -710,23 +710,29 @@ globals()["Flatten"] = flatten
 globals()["Concat"] = concat
 
 
-@_export()
-def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
-    """Split into ``num_outputs`` equal parts along ``axis``."""
+def _split_parts(data, num_outputs, axis, squeeze_axis, views):
+    """The parts of ``split``: fresh arrays, or views of ``data`` when ``views``."""
     t = _t(data)
     n = t.shape[axis]
     if n % num_outputs:
         raise MXNetError(f"split: axis {axis} of size {n} (shape {tuple(t.shape)}) cannot be "
                          f"split into {num_outputs} equal parts")
+
     def fn():
         parts = torch.chunk(t, num_outputs, axis)
         parts = [p.squeeze(axis) for p in parts] if squeeze_axis else list(parts)
-        return [_fresh(p, t) for p in parts]
+        return parts if views else [_fresh(p, t) for p in parts]
     parts = _run(fn)
     if not _state.recording and t.requires_grad:
         parts = [p.detach() for p in parts]
     res = [_new(p, data._ctx) for p in parts]
     return res[0] if len(res) == 1 else res
+
+
+@_export()
+def split(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=None):
+    """Split into ``num_outputs`` equal parts along ``axis``."""
+    return _split_parts(data, num_outputs, axis, squeeze_axis, views=False)
 
 
 globals()["SliceChannel"] = split
@@ -739,20 +745,7 @@ def _split_views(data, num_outputs, axis=1, squeeze_axis=False, out=None, name=N
     of a copy per part."""
     if out is not None:
         return split(data, num_outputs, axis, squeeze_axis, out, name)
-    t = _t(data)
-    n = t.shape[axis]
-    if n % num_outputs:
-        raise MXNetError(f"split: axis {axis} of size {n} (shape {tuple(t.shape)}) cannot be "
-                         f"split into {num_outputs} equal parts")
-
-    def fn():
-        parts = torch.chunk(t, num_outputs, axis)
-        return [p.squeeze(axis) for p in parts] if squeeze_axis else list(parts)
-    parts = _run(fn)
-    if not _state.recording and t.requires_grad:
-        parts = [p.detach() for p in parts]
-    res = [_new(p, data._ctx) for p in parts]
-    return res[0] if len(res) == 1 else res
+    return _split_parts(data, num_outputs, axis, squeeze_axis, views=True)
 
 
 def _axis_tuple(value):
