@@ -871,7 +871,8 @@ def _check_config(cls, config):
                                      isinstance(getattr(cls, k), property))):
             raise ValueError(f"the optimizer config sets {k!r}, which is not an attribute "
                              f"of {cls.__name__}")
-        if k not in ref:
+        if k not in ref or v is None:
+            # (None is an unset setting: clip_gradient, or lr while a scheduler drives it)
             continue
         want, got = _config_kind(ref[k]), _config_kind(v)
         if want is None or want == got or (want == "bool" and got == "number" and
