@@ -9,6 +9,43 @@ __all__ = ["seed", "uniform", "normal", "randint", "shuffle", "exponential", "ga
 _generators: dict = {}
 _seed_all = [None]      # the last seed(s) for every device: devices first used later get it
 
+# MXNet starts its generators from a fixed seed, so an unseeded MXNet program draws the same
+# numbers on every run (its initial weights, dropout masks, samplers). neogluon does the same:
+# at import every generator random operators draw from (neogluon's per-device ones and torch's
+# global ones, which dropout uses) starts from DEFAULT_SEED. NEOGLUON_SEED=<int> picks another
+# start; NEOGLUON_SEED=random seeds each process differently (torch's own default).
+DEFAULT_SEED = 0
+
+
+def _start_seed(env=None):
+    """The seed generators start from (None: seeded randomly per process)."""
+    import os
+    raw = (os.environ.get("NEOGLUON_SEED", "") if env is None else env).strip()
+    if not raw:
+        return DEFAULT_SEED
+    if raw.lower() == "random":
+        return None
+    try:
+        return int(raw, 0)
+    except ValueError:
+        raise ValueError(f"NEOGLUON_SEED must be an integer or 'random', got {raw!r}") from None
+
+
+def _seed_at_import():
+    start = _start_seed()
+    if start is not None:
+        seed(start)
+
+
+def _follow_torch_seed(worker_id=None):
+    """Seed neogluon's generators from torch's (a DataLoader worker's ``worker_init_fn``:
+    torch gives every worker its own seed, so each worker draws its own numbers instead of
+    the copy of the parent's generators it started with)."""
+    start = torch.initial_seed() % (2 ** 63)
+    _seed_all[0] = start
+    for gen in _generators.values():
+        gen.manual_seed(start)
+
 
 def generator(device: torch.device) -> torch.Generator:
     """The neogluon generator for one torch device (created on first use)."""
@@ -86,3 +123,5 @@ def __getattr__(name):
 # Names MXNet 1.9.1's module of the same path exposes (programs import them from here).
 from .base import integer_types  # noqa: E402,F401
 from .context import Context  # noqa: E402,F401
+
+_seed_at_import()

@@ -19,6 +19,7 @@ from ...context import Context, cpu_pinned, current_context
 from ...ndarray.ndarray import NDArray, _new, _new_on, array as _nd_array, stack as _nd_stack
 from . import sampler as _sampler
 from ... import util as _util
+from ... import random as _random
 from ...numpy.multiarray import _np_tree
 
 __all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
@@ -379,6 +380,7 @@ class DataLoader:
             num_workers=self._num_workers, collate_fn=_WorkerCollate(self._batchify_fn),
             prefetch_factor=max(1, math.ceil(self._prefetch / self._num_workers)),
             persistent_workers=persistent, timeout=self._timeout,
+            worker_init_fn=_random._follow_torch_seed,
             generator=torch.Generator().manual_seed(_worker_base_seed()))
 
     def _process_iter(self):
