@@ -62,6 +62,7 @@ class _SameModuleLoader(importlib.abc.Loader):
     def create_module(self, spec):
         module = importlib.import_module(self._target_name)
         self._target_spec = module.__spec__
+        self._alias_name = spec.name
         return module
 
     def exec_module(self, module):
@@ -69,7 +70,41 @@ class _SameModuleLoader(importlib.abc.Loader):
         # own spec back so reload(), pickling by reference and ``python -m`` keep working.
         if self._target_spec is not None:
             module.__spec__ = self._target_spec
+        _keep_parent_binding(getattr(self, "_alias_name", ""), module)
         _keep_finder_first()
+
+
+def _keep_parent_binding(alias_name, module):
+    """Keep what a package binds to a submodule's name.
+
+    After loading a module the import system binds it on its parent package
+    (``setattr(parent, child, module)``). For ``import mxnet.a.b`` that "new" module is
+    neogluon's ``a.b``, imported long before, whose package may have bound the name to
+    something else since: ``vision.alexnet`` is the function that ``from .alexnet import
+    alexnet`` put over the submodule (in MXNet too). Without this the first ``import
+    mxnet.gluon.model_zoo.vision.alexnet`` would turn ``vision.alexnet`` into the module. The
+    parent's next write of exactly that module under that name is dropped (the parent's class
+    is swapped for one write and restored by it)."""
+    parent_name, _, child = alias_name.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    if parent is None or not child:
+        return
+    current = parent.__dict__.get(child, _MISSING)
+    if current is _MISSING or current is module:
+        return
+    cls = type(parent)
+
+    def __setattr__(self, name, value):
+        types.ModuleType.__setattr__(self, "__class__", cls)
+        if name == child and value is module:
+            return
+        setattr(self, name, value)
+
+    try:
+        parent.__class__ = type(cls.__name__, (cls,), {"__setattr__": __setattr__,
+                                                       "__module__": cls.__module__})
+    except TypeError:       # a module class that does not allow the swap: leave it
+        pass
 
 
 # Attributes that belong to the ``mxnet`` module itself rather than to neogluon: its identity

@@ -126,6 +126,30 @@ def test_mxnet_modules_are_neogluon_modules(tmp_path):
     assert out.stdout.strip() == "ok"
 
 
+def test_importing_a_submodule_keeps_what_its_package_binds_to_that_name(tmp_path):
+    # vision/__init__ binds the function alexnet over the submodule alexnet (in MXNet too);
+    # the first `import mxnet...vision.alexnet` must not turn vision.alexnet into the module
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import neogluon.gluon.model_zoo.vision as v
+        import mxnet.gluon.model_zoo.vision.alexnet
+        from mxnet.gluon.model_zoo.vision.alexnet import AlexNet
+        import mxnet.gluon.model_zoo.vision.alexnet as named
+        import mxnet.gluon.model_zoo.vision.resnet as resnet_module
+        import types
+        assert callable(v.alexnet) and not isinstance(v.alexnet, types.ModuleType)
+        assert named is v.alexnet and isinstance(v.alexnet(), AlexNet)
+        assert isinstance(resnet_module, types.ModuleType) and v.resnet is resnet_module
+        assert type(v) is types.ModuleType
+        v.later = 1
+        assert v.later == 1
+        print("ok")
+    """))
+    out = _run(["-m", "neogluon.run", str(script)], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
 def test_usage_errors(tmp_path):
     out = _run(["-m", "neogluon.run"], cwd=tmp_path)
     assert out.returncode == 2 and "usage" in out.stderr
