@@ -302,12 +302,16 @@ class _GraphCompile:
                 return None
         outs = None
         moving_done = False
-        if self.cuda_graphs and v.graphed is not False:
+        gr = None
+        if self.cuda_graphs == "auto":
+            gr = self._auto(v, ts, rec)
+        elif self.cuda_graphs and v.graphed is not False:
             gr = v.graphed
             if gr is None:
                 gr = v.graphed = _cudagraph.capture(self.block, v.with_meta, ts,
                                                     len(g.params), rec) or False
-            if gr and not (rec and gr.busy()):
+        if gr:
+            if not (rec and gr.busy()):
                 outs = gr(ts)
                 moving_done = gr.moving_in_graph   # (its backward graph updates them)
         if outs is None:
@@ -318,6 +322,23 @@ class _GraphCompile:
             self._moving_hooks(v, ts, outs)
         res = [_new(t, ctx) for t in outs[:v.nout]]
         return _rebuild(g.out_fmt, res, 0)[0]
+
+    def _auto(self, v, ts, rec):
+        """The automatic mode (plain hybridize): the variant's graph, once the block's
+        policy (``_cudagraph.AutoPolicy``) has it recorded, or None."""
+        block = self.block
+        policy = block.__dict__.get("_autograph")
+        if policy is None:
+            policy = block._autograph = _cudagraph.AutoPolicy()
+        act = policy.step(v)
+        if act == "replay":
+            return v.graphed
+        if act == "record":
+            gr = _cudagraph.capture(block, v.with_meta, ts, len(self.graph.params), rec,
+                                    auto=True)
+            policy.recorded(v, gr)
+            return gr
+        return None
 
     @staticmethod
     def _moving_hooks(v, ts, outs):
@@ -376,6 +397,8 @@ def call(block, graph, key, flat, ctx, mode):
     if gc is None:
         nsig = getattr(block, "_compile_sigs", 0)
         if nsig >= _MAX_SHAPES:
+            if mode == "off":
+                return None     # (CUDA graphs only: the automatic mode gives up quietly)
             if nsig == _MAX_SHAPES:
                 warnings.warn(f"{type(block).__name__} '{block.name}': more than {_MAX_SHAPES} "
                               "input signatures; new ones run uncompiled "
