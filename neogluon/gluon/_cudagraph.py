@@ -315,9 +315,11 @@ class Graphed:
         """The gradients of one graphed forward computed eagerly from its saved inputs (as
         torch's checkpointing does), with the random draws of that forward and, under
         ``create_graph``, recorded. Inputs changed in place since the forward make torch's
-        saved-tensor check fail, as eagerly."""
+        saved-tensor check fail, as eagerly; parameters are read as they are now (what
+        changes them between a forward and its backward - an optimizer step between two
+        backward passes of one retained graph - gives other gradients than eagerly)."""
         from .. import autograd
-        saved = ctx.saved_tensors
+        saved = tuple(ctx.saved_tensors) + tuple(ctx.params)
         create = torch.is_grad_enabled()
         st = autograd._state
         prev = (st.recording, st.training)
@@ -356,7 +358,7 @@ class Graphed:
         req = set(self.req)
         plain = self.plain
 
-        def backward(ctx, *gs):
+        def replay_backward(ctx, *gs):
             return owner._backward(ctx, gs)
 
         class _Replay(torch.autograd.Function):
@@ -364,8 +366,11 @@ class Graphed:
             def forward(ctx, *ts):
                 if plain:
                     # what an eager recompute needs (_recompute): the inputs (kept, not
-                    # copied, as an eager graph keeps them) and the generators' states
-                    ctx.save_for_backward(*ts)
+                    # copied, as an eager graph keeps them; the parameters without torch's
+                    # version check, which their in-place updates - BatchNorm's moving
+                    # statistics, the optimizer - would trip) and the generators' states
+                    ctx.save_for_backward(*ts[:owner.nin])
+                    ctx.params = ts[owner.nin:]
                     ctx.rng = owner._rng_state() if owner.random else None
                 owner._copy_in(ts)
                 owner.fwd.replay()
@@ -385,7 +390,8 @@ class Graphed:
             # The static mode's recorded backward is not differentiable (create_graph
             # raises); the plain mode's recomputes when asked to be.
             backward = staticmethod(
-                backward if plain else torch.autograd.function.once_differentiable(backward))
+                replay_backward if plain else
+                torch.autograd.function.once_differentiable(replay_backward))
 
         return _Replay.apply
 
