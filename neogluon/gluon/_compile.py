@@ -388,9 +388,14 @@ def _fail(block, err):
 
 def call(block, graph, key, flat, ctx, mode):
     """Run ``graph`` compiled, or return None for the caller to replay it."""
-    if mode == "off" and (not _cudagraph.wanted(block, ctx) or
-                          getattr(block, "_cudagraph_failed", None) is not None):
-        return None
+    if mode == "off":
+        cg = _cudagraph.wanted(block, ctx)
+        if not cg or getattr(block, "_cudagraph_failed", None) is not None:
+            return None
+        if cg == "auto":
+            pol = block.__dict__.get("_autograph")
+            if pol is not None and pol.gave_up and not pol.cache:
+                return None     # (a block that gave up and holds no graph: plain replay)
     if getattr(block, "_compile_failed", None) is not None:
         return None
     gc = graph.__dict__.get("_ng_compile")
