@@ -478,7 +478,8 @@ class AutoPolicy:
             self.last, self.streak = v, 1
         gr = v.graphed
         if gr:
-            self.cache.move_to_end(id(v))
+            if id(v) in self.cache:
+                self.cache.move_to_end(id(v))
             return "replay"
         if gr is False or self.gave_up:
             return "eager"
