@@ -299,3 +299,13 @@ def test_structure_change_clears_the_policy(fake):
         out = _step(net, nd.ones((4, 5)), record=False)
     assert out.shape == (4, 2)
     assert fake.calls[-1][0] == ((4, 5),) and len(fake.calls) == 2
+
+
+def test_failed_recordings_make_the_block_give_up(fake):
+    fake.fail = {((n, 5),) for n in range(1, 10)}
+    net = _mlp()
+    for n in range(1, 4):
+        for _ in range(K + 2):
+            _step(net, nd.ones((n, 5)))
+    assert fake.shapes() == [(n, 5) for n in range(1, _cudagraph.AUTO_FAILURES + 1)]
+    assert net._autograph.gave_up

@@ -68,6 +68,7 @@ _log = logging.getLogger(__name__)
 AUTO_AFTER = int(os.environ.get("NEOGLUON_AUTO_CUDA_GRAPHS_AFTER", "3"))
 AUTO_CACHE = 4
 AUTO_MISSES = 8
+AUTO_FAILURES = 2
 
 _OFF = ("0", "off", "false", "no")
 
@@ -455,10 +456,12 @@ class AutoPolicy:
     Misses - a signature left for another before it was recorded, a recorded graph dropped
     for room - count up; at ``AUTO_MISSES`` the block records no new graph (those it has keep
     replaying). So a block whose shapes keep changing costs a few counters per call and
-    holds at most ``AUTO_CACHE`` graphs' memory.
+    holds at most ``AUTO_CACHE`` graphs' memory. ``AUTO_FAILURES`` failed recordings (each
+    costs a few warm-up passes; what failed - a host sync, an op graphs cannot hold - is
+    usually in every signature of the block) make the block give up too.
     """
 
-    __slots__ = ("last", "streak", "cache", "misses", "gave_up", "records")
+    __slots__ = ("last", "streak", "cache", "misses", "gave_up", "records", "failures")
 
     def __init__(self):
         self.last = None
@@ -467,6 +470,7 @@ class AutoPolicy:
         self.misses = 0
         self.gave_up = False
         self.records = 0
+        self.failures = 0
 
     def step(self, v):
         if v is self.last:
@@ -492,6 +496,9 @@ class AutoPolicy:
         """After ``'record'``: ``gr`` the recorded graph, or None when recording failed."""
         if not gr:
             v.graphed = False
+            self.failures += 1
+            if self.failures >= AUTO_FAILURES:
+                self.gave_up = True
             return
         while len(self.cache) >= AUTO_CACHE:
             _, old = self.cache.popitem(last=False)
