@@ -395,3 +395,34 @@ def test_gradients_leave_the_graph_in_one_multi_tensor_copy(standin):
     assert len(got) == 4                                  # (2 weights, 2 biases)
     assert not any(g.data_ptr() == b.data_ptr() for g, b in
                    zip(got, [b for b in gr.static_gin if b is not None]))
+
+
+def test_an_evicted_graph_lets_go_of_its_buffers(standin):
+    net, ref = _pair(_mlp)
+    xs, y = _data()
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    firsts = []
+    for n in range(2, 3 + _cudagraph.AUTO_CACHE):
+        for _ in range(K + 1):
+            with autograd.record():
+                loss = loss_fn(net(xs[0][:n]), y[:n])
+            loss.backward()
+        if not firsts:
+            firsts.append(_graphs(net)[0])
+    first = firsts[0]
+    assert first not in _graphs(net) and first.fwd is None and first.static_out is None
+    # a retained backward of an evicted graph's forward recomputes
+    for _ in range(K + 1):                      # recorded again; the last one retained
+        with autograd.record():
+            loss = loss_fn(net(xs[1][:2]), y[:2])
+        loss.backward(retain_graph=True)
+    w = net[0].weight.grad().asnumpy()
+    g2 = _graphs(net)[-1]                       # (the most recently used)
+    assert g2.fwd is not None and g2.static_in[0].shape[0] == 2
+    for n in range(3, 3 + _cudagraph.AUTO_CACHE):   # evict it again (other variants of
+        for _ in range(K + 2):                          # graphs it has: training mode, not
+            with autograd.train_mode():                 # recording)
+                net(xs[0][:n])
+    assert g2.fwd is None and g2 not in _graphs(net)
+    loss.backward()
+    np.testing.assert_allclose(net[0].weight.grad().asnumpy(), w, rtol=1e-6)

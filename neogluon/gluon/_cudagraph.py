@@ -253,6 +253,19 @@ class Graphed:
             if s.data_ptr() != t.data_ptr():
                 s.detach().copy_(t)
 
+    def release(self):
+        """Drop the graphs and their memory now (a signature the automatic mode evicts)
+        rather than when the garbage collector breaks this object's reference cycle; a
+        later backward of one of its forwards (retain_graph) recomputes. Not while a
+        forward awaits its backward (the memory goes with that graph then)."""
+        if self.busy():
+            return False
+        self.gen += 1
+        self.fwd = self.bwd = None
+        self.static_out = self.static_gin = self.static_gout = None
+        self.static_in = [None] * len(self.static_in)
+        return True
+
     def busy(self):
         """A graphed forward still waits for its backward: replaying would clobber it."""
         p = self.pending
@@ -502,7 +515,10 @@ class AutoPolicy:
             return
         while len(self.cache) >= AUTO_CACHE:
             _, old = self.cache.popitem(last=False)
-            old.graphed = None      # (memory goes once no pending backward holds it)
+            release = getattr(old.graphed, "release", None)
+            if release is not None:
+                release()           # (or, while a backward is pending, after it)
+            old.graphed = None
             self.misses += 1
         v.graphed = gr
         self.cache[id(v)] = v
