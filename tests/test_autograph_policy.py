@@ -309,3 +309,25 @@ def test_failed_recordings_make_the_block_give_up(fake):
             _step(net, nd.ones((n, 5)))
     assert fake.shapes() == [(n, 5) for n in range(1, _cudagraph.AUTO_FAILURES + 1)]
     assert net._autograph.gave_up
+
+
+def test_no_recording_while_device_memory_is_short(fake, monkeypatch):
+    roomy = [False]
+    monkeypatch.setattr(_cudagraph, "room", lambda dev: roomy[0])
+    net = _mlp()
+    for _ in range(3 * K):
+        _step(net, nd.ones((4, 5)))
+    assert fake.calls == []
+    roomy[0] = True
+    _step(net, nd.ones((4, 5)))
+    assert len(fake.calls) == 1
+
+
+def test_room_reads_the_device_memory(monkeypatch):
+    import torch
+    assert _cudagraph.room(torch.device("cpu"))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda idx=None: 60)
+    monkeypatch.setattr(_cudagraph, "_TOTAL", {0: 100})
+    assert not _cudagraph.room(torch.device("cuda", 0))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda idx=None: 40)
+    assert _cudagraph.room(torch.device("cuda", 0))

@@ -334,6 +334,8 @@ class _GraphCompile:
         if act == "replay":
             return v.graphed
         if act == "record":
+            if not _cudagraph.room(ts[0].device):
+                return None
             gr = _cudagraph.capture(block, v.with_meta, ts, len(self.graph.params), rec,
                                     auto=True)
             policy.recorded(v, gr)

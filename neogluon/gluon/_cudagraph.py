@@ -69,6 +69,11 @@ AUTO_AFTER = int(os.environ.get("NEOGLUON_AUTO_CUDA_GRAPHS_AFTER", "3"))
 AUTO_CACHE = 4
 AUTO_MISSES = 8
 AUTO_FAILURES = 2
+#: the automatic mode records no new graph while more than this fraction of the device's
+#: memory is allocated (a graph keeps its activations' memory while it is cached; eagerly
+#: it is freed after each backward)
+AUTO_MEMORY = float(os.environ.get("NEOGLUON_AUTO_CUDA_GRAPHS_MEMORY", "0.5"))
+_TOTAL = {}
 
 _OFF = ("0", "off", "false", "no")
 
@@ -95,6 +100,17 @@ def mode_for(static_alloc, static_shape, cuda_graphs=None):
     if static_alloc and static_shape:
         return "static"
     return "auto" if cuda_graphs or auto_enabled() else False
+
+
+def room(dev):
+    """Whether the automatic mode may record a graph on ``dev`` now (``AUTO_MEMORY``)."""
+    if dev.type != "cuda":
+        return True
+    idx = dev.index if dev.index is not None else torch.cuda.current_device()
+    total = _TOTAL.get(idx)
+    if total is None:
+        total = _TOTAL[idx] = torch.cuda.get_device_properties(idx).total_memory
+    return torch.cuda.memory_allocated(idx) < AUTO_MEMORY * total
 
 
 def _on_cuda(ctx):
@@ -462,7 +478,9 @@ class AutoPolicy:
 
     * ``'replay'`` - the signature has a recorded graph (it becomes the most recently used);
     * ``'record'`` - the signature has now run ``AUTO_AFTER`` times in a row: record it
-      (making room by dropping the least recently used of ``AUTO_CACHE`` recorded ones);
+      (making room by dropping the least recently used of ``AUTO_CACHE`` recorded ones),
+      unless more than ``AUTO_MEMORY`` of the device's memory is allocated (then it runs
+      without a graph and is asked again at its next call);
     * ``'eager'`` - run without a graph: not yet seen often enough in a row, recording it
       failed before (``variant.graphed is False``: never tried again), or the block gave up.
 
