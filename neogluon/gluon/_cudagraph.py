@@ -7,8 +7,9 @@ Two modes (``HybridBlock._cuda_graphs``, set at ``hybridize``):
 * ``'auto'`` - plain ``hybridize()``: :class:`AutoPolicy` records a signature once it was
   run ``AUTO_AFTER`` (3) times in a row, keeps at most ``AUTO_CACHE`` (4) recorded
   signatures per block (least recently used goes), and stops recording new ones after
-  ``AUTO_MISSES`` (8) misses (a signature left before it was recorded, an eviction). The
-  graphs keep plain hybridize's semantics (``plain=True`` in :class:`Graphed`): every
+  ``AUTO_MISSES`` (8) misses (a signature left before it was recorded, an eviction) or
+  ``AUTO_FAILURES`` (2) failed recordings, or while more than ``AUTO_MEMORY`` of the
+  device's memory is allocated (:func:`room`). The graphs keep plain hybridize's semantics (``plain=True`` in :class:`Graphed`): every
   gradient, the parameters' too, comes back as a fresh tensor (one multi-tensor copy per
   backward), a stale backward (``retain_graph``) or ``create_graph=True`` recomputes the
   block eagerly instead of raising, and a graph that cannot be recorded is dropped without a
@@ -16,7 +17,9 @@ Two modes (``HybridBlock._cuda_graphs``, set at ``hybridize``):
   ``hybridize(cuda_graphs=False)`` turns the automatic mode off; ``NEOGLUON_CUDA_GRAPHS=0``
   turns both off.
 
-The rest of this docstring describes the static mode.
+Both modes put the random generators back after recording (its warm-up passes draw), so
+that a graphed call draws what an ungraphed one would. The rest of this docstring describes
+the static mode.
 
 A hybridized block's captured graph, as a function of tensors (the eager op list, or its
 torch.compile'd form when ``compile=`` is on), is recorded once per input signature into a
