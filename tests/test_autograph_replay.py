@@ -426,3 +426,32 @@ def test_an_evicted_graph_lets_go_of_its_buffers(standin):
     assert g2.fwd is None and g2 not in _graphs(net)
     loss.backward()
     np.testing.assert_allclose(net[0].weight.grad().asnumpy(), w, rtol=1e-6)
+
+
+def test_a_failed_recording_gives_the_random_draws_back(standin, monkeypatch):
+    """A recording that fails after its warm-up drew numbers (as a capture that meets a host
+    sync does) leaves the generators as they were: the ungraphed call then draws the masks
+    an ungraphed run draws."""
+    def failing_record(self, fn, dev, recording):
+        for _ in range(_cudagraph._WARMUP):
+            fn(*self.static_in)
+        raise RuntimeError("operation not permitted when stream is capturing")
+    monkeypatch.setattr(_cudagraph.Graphed, "_record", failing_record)
+
+    def make():
+        net = nn.HybridSequential()
+        net.add(nn.Dense(32), nn.Dropout(0.5), nn.Dense(4))
+        return net
+    g, e = _pair(make)
+    x = nd.ones((4, 6))
+    outs = []
+    for net in (g, e):
+        mx.random.seed(11)
+        o = []
+        for _ in range(K + 4):
+            with autograd.record():
+                o.append(net(x).asnumpy())
+        outs.append(o)
+    assert g._autograph.failures == 1 and not _graphs(g)
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
