@@ -302,12 +302,16 @@ class _GraphCompile:
                 return None
         outs = None
         moving_done = False
-        if self.cuda_graphs and v.graphed is not False:
+        gr = None
+        if self.cuda_graphs == "auto":
+            gr = self._auto(v, ts, rec)
+        elif self.cuda_graphs and v.graphed is not False:
             gr = v.graphed
             if gr is None:
                 gr = v.graphed = _cudagraph.capture(self.block, v.with_meta, ts,
                                                     len(g.params), rec) or False
-            if gr and not (rec and gr.busy()):
+        if gr:
+            if not (rec and gr.busy()):
                 outs = gr(ts)
                 moving_done = gr.moving_in_graph   # (its backward graph updates them)
         if outs is None:
@@ -318,6 +322,25 @@ class _GraphCompile:
             self._moving_hooks(v, ts, outs)
         res = [_new(t, ctx) for t in outs[:v.nout]]
         return _rebuild(g.out_fmt, res, 0)[0]
+
+    def _auto(self, v, ts, rec):
+        """The automatic mode (plain hybridize): the variant's graph, once the block's
+        policy (``_cudagraph.AutoPolicy``) has it recorded, or None."""
+        block = self.block
+        policy = block.__dict__.get("_autograph")
+        if policy is None:
+            policy = block._autograph = _cudagraph.AutoPolicy()
+        act = policy.step(v)
+        if act == "replay":
+            return v.graphed
+        if act == "record":
+            if not _cudagraph.room(ts[0].device):
+                return None
+            gr = _cudagraph.capture(block, v.with_meta, ts, len(self.graph.params), rec,
+                                    auto=True)
+            policy.recorded(v, gr)
+            return gr
+        return None
 
     @staticmethod
     def _moving_hooks(v, ts, outs):
@@ -367,15 +390,22 @@ def _fail(block, err):
 
 def call(block, graph, key, flat, ctx, mode):
     """Run ``graph`` compiled, or return None for the caller to replay it."""
-    if mode == "off" and (not _cudagraph.wanted(block, ctx) or
-                          getattr(block, "_cudagraph_failed", None) is not None):
-        return None
+    if mode == "off":
+        cg = _cudagraph.wanted(block, ctx)
+        if not cg or getattr(block, "_cudagraph_failed", None) is not None:
+            return None
+        if cg == "auto":
+            pol = block.__dict__.get("_autograph")
+            if pol is not None and pol.gave_up and not pol.cache:
+                return None     # (a block that gave up and holds no graph: plain replay)
     if getattr(block, "_compile_failed", None) is not None:
         return None
     gc = graph.__dict__.get("_ng_compile")
     if gc is None:
         nsig = getattr(block, "_compile_sigs", 0)
         if nsig >= _MAX_SHAPES:
+            if mode == "off":
+                return None     # (CUDA graphs only: the automatic mode gives up quietly)
             if nsig == _MAX_SHAPES:
                 warnings.warn(f"{type(block).__name__} '{block.name}': more than {_MAX_SHAPES} "
                               "input signatures; new ones run uncompiled "

@@ -1493,6 +1493,7 @@ class HybridBlock(Block):
         self._compile_sigs = 0
         self._cuda_graphs = False
         self._cudagraph_failed = None
+        self._autograph = None
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)
@@ -1507,6 +1508,7 @@ class HybridBlock(Block):
         self._compile_failed = None
         self._compile_sigs = 0
         self._cudagraph_failed = None
+        self._autograph = None
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -1542,13 +1544,19 @@ class HybridBlock(Block):
             Backend options (only meaningful with a backend). neogluon's own
             ``compile='off'|'sync'|'auto'`` runs the captured graph through torch.compile
             (Inductor); default: ``NEOGLUON_COMPILE`` / ``set_compile_mode`` (see
-            ``neogluon/gluon/_compile.py``).
+            ``neogluon/gluon/_compile.py``). neogluon's ``cuda_graphs=None|True|False``: on
+            a GPU, plain hybridize records an input signature as CUDA graphs once it has run
+            a few times in a row (``static_alloc=True, static_shape=True``: from its second
+            call); False turns that off for this block and its children, None (default)
+            follows ``NEOGLUON_AUTO_CUDA_GRAPHS`` / ``NEOGLUON_CUDA_GRAPHS`` (see
+            ``neogluon/gluon/_cudagraph.py``).
         """
         if backend is not None:
             raise MXNetError(f"hybridize: neogluon has no subgraph backend {backend!r}; "
                              "use backend=None")
         self._active = active
         self._compile_mode = _compile.check_mode(kwargs.pop("compile", None))
+        cuda_graphs = kwargs.pop("cuda_graphs", None)
         self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
                        ("inline_limit", inline_limit)]
         if forward_bulk_size is not None:
@@ -1557,7 +1565,7 @@ class HybridBlock(Block):
             self._flags.append(("backward_bulk_size", backward_bulk_size))
         # MXNet's CachedOp refuses this pair when the block is first called, not here.
         self._bad_static = bool(static_shape) and not static_alloc
-        self._cuda_graphs = bool(static_alloc and static_shape) and _cudagraph.enabled()
+        self._cuda_graphs = _cudagraph.mode_for(static_alloc, static_shape, cuda_graphs)
         if static_alloc and active:
             # as MXNet's static_alloc: memory once allocated stays with the process
             _malloc.keep_freed_memory()
@@ -1568,9 +1576,10 @@ class HybridBlock(Block):
             warnings.warn(f'"{self}" is being hybridized while still having forward hook/'
                           f'pre-hook. If "{self}" is a child of HybridBlock, the hooks will not '
                           "take effect.")
+        more = {} if cuda_graphs is None else {"cuda_graphs": cuda_graphs}
         super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
                           inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
-                          backward_bulk_size=backward_bulk_size)
+                          backward_bulk_size=backward_bulk_size, **more)
 
     def cast(self, dtype):
         self._clear_cached_op()
