@@ -265,3 +265,28 @@ def test_bench_device_mode_runs_on_cpu():
     for _, _, ms, gbs in res["rows"]:
         assert ms > 0 and gbs > 0
     assert "| sgd | torch SGD fused |" in b.device_table(res, True)
+
+
+class _Mult:
+    def __init__(self, lr_mult, wd_mult):
+        self.lr_mult = lr_mult
+        self.wd_mult = wd_mult
+
+
+@pytest.mark.parametrize("name,kw", [c for c in CONFIGS if c[0] in
+                                     ("sgd", "nag", "adam", "rmsprop", "ftml")][::2])
+def test_device_path_multi_tensor_with_per_parameter_mults(name, kw):
+    """Biases without weight decay and a few layers at another learning rate (a fixed
+    number of (lr, wd) groups) still cost a fixed number of ops, whatever the tensor count."""
+    def count(n):
+        upd, ws, gs, rs = make_run(name, kw, "float32", n=n)
+        upd.optimizer.param_dict = {i: _Mult(2.0 if i % 5 == 0 else 1.0,
+                                             0.0 if i % 2 else 1.0) for i in range(n)}
+        idx = list(range(n))
+        with fused.device_path():
+            for _ in range(2):
+                fill(gs, rs)
+                upd(idx, gs, ws)
+            fill(gs, rs)
+            return top_level_ops(lambda: upd(idx, gs, ws))
+    assert count(10) == count(40)
