@@ -376,17 +376,14 @@ def _torch_baselines(rule, params, torch):
     """(label, step function) pairs of torch.optim (or, for LAMB/LARS, which torch lacks, a
     ``_foreach`` implementation of the same maths written here) for ``rule``."""
     o = torch.optim
-    dev_cuda = params[0].device.type == "cuda"
     out = []
 
     def opt_pair(cls, **kw):
         for label, extra in (("fused", dict(fused=True)), ("foreach", dict(foreach=True))):
-            if label == "fused" and not dev_cuda and cls is not o.SGD and cls is not o.Adam \
-                    and cls is not o.AdamW:
-                continue
             try:
                 inst = cls(params, **kw, **extra)
-            except (RuntimeError, TypeError, ValueError):
+                inst.step()   # some variants refuse a device only when they first step
+            except (RuntimeError, TypeError, ValueError, NotImplementedError):
                 continue   # this torch has no such variant for this rule or device
             out.append((f"torch {cls.__name__} {label}", inst.step))
 
