@@ -129,7 +129,8 @@ def test_device_path_equals_kernels(name, kw, dtype):
             assert len(la) == len(lb)
             for j, (x, y) in enumerate(zip(la, lb)):
                 err = ulp_err(y.asnumpy(), x.asnumpy())
-                assert err <= STATE_ULPS.get(name, 2.0), f"step {step}: state {i}.{j} is {err:.2f} ulps off"
+                assert err <= STATE_ULPS.get(name, 2.0), \
+                    f"step {step}: state {i}.{j} is {err:.2f} ulps off"
                 y[:] = x   # continue from the same states: compare one step at a time
         for i, (x, y) in enumerate(zip(wa, wb)):
             if dtype == "float16":   # the float16 copy of identical-to-1-ulp masters
