@@ -431,7 +431,9 @@ def _foreach_lamb(params, torch, lr=1e-3, b1=0.9, b2=0.999, eps=1e-6, wd=1e-4):
         r1 = f.stack(f._foreach_norm(ws))
         r2 = f.stack(f._foreach_norm(u))
         ratio = f.where((r1 > 0) & (r2 > 0), r1 / r2, f.ones_like(r1)) * -lr
-        f._foreach_mul_(u, list(ratio.unbind()))
+        # per-tensor factors as a scalar list (one host sync): torch's multi-tensor fast path
+        # takes scalar lists, not lists of 0-dim tensors
+        f._foreach_mul_(u, ratio.tolist())
         f._foreach_add_(ws, u)
     return step
 
@@ -448,7 +450,7 @@ def _foreach_lars(params, torch, lr=0.1, mom=0.9, eta=0.001, wd=1e-4, eps=0.0):
         gn = f.stack(f._foreach_norm(gs))
         rate = lr * eta * wn / (gn + wd * wn + eps)
         rate = f.where((wn > 0) & (gn > 0), rate, f.full_like(rate, lr))
-        neg = list((-rate).unbind())
+        neg = (-rate).tolist()   # a scalar list (one host sync), as in the LAMB baseline
         f._foreach_mul_(m, mom)
         f._foreach_add_(m, f._foreach_mul(f._foreach_add(gs, ws, alpha=wd), neg))
         f._foreach_add_(ws, m)
