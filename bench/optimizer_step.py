@@ -19,6 +19,15 @@ rescale_grad is 1/batch_size as the Trainer sets it; no clipping.
 Usage:
     python bench/optimizer_step.py [--threads 1 2] [--rounds 5] [--steps 3]
                                    [--only sgd adam] [--no-mxnet] [--markdown]
+    python bench/optimizer_step.py --device cuda [--only sgd adam] [--rounds 5] [--steps 3]
+    python bench/optimizer_step.py --device cpu     # smoke run at a reduced size
+
+``--device`` compares, per rule (SGD momentum, NAG, Adam, AdamW, RMSProp, AdaGrad, LAMB,
+LARS), neogluon's Updater list call (the Trainer's path) with torch.optim's fused and foreach
+variants of the rule (for LAMB and LARS, which torch lacks, a ``_foreach`` implementation of
+the same maths written here): ms per step (CUDA events on a GPU) and the bandwidth achieved,
+bytes that must move / time. It writes its own section (optimizer_step_cuda or
+optimizer_step_cpu) of RESULTS.md.
 """
 from __future__ import annotations
 
@@ -328,10 +337,10 @@ NOTE = ("% bandwidth is the median over rounds of (step rate / streaming rate me
         "is bound by arithmetic more than by memory.")
 
 
-def write_section(body):
+def write_section(body, head=None):
     """Replace this benchmark's section of bench/RESULTS.md (re-read just before, atomic)."""
     text = open(RESULTS).read() if os.path.exists(RESULTS) else "# Benchmark results\n\n"
-    head = f"## {SECTION}\n"
+    head = head or f"## {SECTION}\n"
     start = text.find(head)
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + body.rstrip("\n") + "\n"
@@ -346,6 +355,228 @@ def write_section(body):
     os.replace(tmp, RESULTS)
 
 
+# ----------------------------------------------------------------------------- --device mode
+# rule -> (neogluon optimizer, its kwargs, full-size states, torch.optim baselines)
+# Each baseline: (label, builder of a step function over (params-with-grads)). The same
+# hyper-parameters on both sides; torch's maths differ in details (eps placement, decoupled
+# decay scaling) but move the same bytes, which is what the comparison is about.
+DEVICE_RULES = {
+    "sgd": ("sgd", dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+    "nag": ("nag", dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+    "adam": ("adam", dict(learning_rate=1e-3, wd=1e-4), 2),
+    "adamw": ("adamw", dict(learning_rate=1e-3, wd=1e-4), 2),
+    "rmsprop": ("rmsprop", dict(learning_rate=1e-3, wd=1e-4), 1),
+    "adagrad": ("adagrad", dict(learning_rate=0.01, wd=1e-4), 1),
+    "lamb": ("lamb", dict(learning_rate=1e-3, wd=1e-4), 2),
+    "lars": ("lars", dict(momentum=0.9, learning_rate=0.1, wd=1e-4), 1),
+}
+
+
+def _torch_baselines(rule, params, torch):
+    """(label, step function) pairs of torch.optim (or, for LAMB/LARS, which torch lacks, a
+    ``_foreach`` implementation of the same maths written here) for ``rule``."""
+    o = torch.optim
+    out = []
+
+    def opt_pair(cls, **kw):
+        for label, extra in (("fused", dict(fused=True)), ("foreach", dict(foreach=True))):
+            try:
+                inst = cls(params, **kw, **extra)
+                inst.step()   # some variants refuse a device only when they first step
+            except (RuntimeError, TypeError, ValueError, NotImplementedError):
+                continue   # this torch has no such variant for this rule or device
+            out.append((f"torch {cls.__name__} {label}", inst.step))
+
+    if rule == "sgd":
+        opt_pair(o.SGD, lr=0.1, momentum=0.9, weight_decay=1e-4)
+    elif rule == "nag":
+        opt_pair(o.SGD, lr=0.1, momentum=0.9, weight_decay=1e-4, nesterov=True)
+    elif rule == "adam":
+        opt_pair(o.Adam, lr=1e-3, weight_decay=1e-4)
+    elif rule == "adamw":
+        opt_pair(o.AdamW, lr=1e-3, weight_decay=1e-4)
+    elif rule == "rmsprop":
+        opt_pair(o.RMSprop, lr=1e-3, alpha=0.9, eps=1e-8, weight_decay=1e-4)
+    elif rule == "adagrad":
+        opt_pair(o.Adagrad, lr=0.01, weight_decay=1e-4, eps=1e-7)
+    elif rule == "lamb":
+        out.append(("foreach LAMB (bench)", _foreach_lamb(params, torch)))
+    elif rule == "lars":
+        out.append(("foreach LARS (bench)", _foreach_lars(params, torch)))
+    return out
+
+
+def _foreach_lamb(params, torch, lr=1e-3, b1=0.9, b2=0.999, eps=1e-6, wd=1e-4):
+    """LAMB (MXNet's maths, bias-corrected) on torch ``_foreach`` ops: the baseline for a
+    rule torch.optim lacks."""
+    ws = [p.data for p in params]
+    gs = [p.grad for p in params]
+    m = [torch.zeros_like(w) for w in ws]
+    v = [torch.zeros_like(w) for w in ws]
+    t = [0]
+    f = torch
+
+    def step():
+        t[0] += 1
+        f._foreach_mul_(m, b1)
+        f._foreach_add_(m, gs, alpha=1 - b1)
+        f._foreach_mul_(v, b2)
+        f._foreach_addcmul_(v, gs, gs, value=1 - b2)
+        den = f._foreach_mul(v, 1 / (1 - b2 ** t[0]))
+        f._foreach_sqrt_(den)
+        f._foreach_add_(den, eps)
+        u = f._foreach_div(m, den)
+        f._foreach_mul_(u, 1 / (1 - b1 ** t[0]))
+        f._foreach_add_(u, ws, alpha=wd)
+        r1 = f.stack(f._foreach_norm(ws))
+        r2 = f.stack(f._foreach_norm(u))
+        ratio = f.where((r1 > 0) & (r2 > 0), r1 / r2, f.ones_like(r1)) * -lr
+        # per-tensor factors as a scalar list (one host sync): torch's multi-tensor fast path
+        # takes scalar lists, not lists of 0-dim tensors
+        f._foreach_mul_(u, ratio.tolist())
+        f._foreach_add_(ws, u)
+    return step
+
+
+def _foreach_lars(params, torch, lr=0.1, mom=0.9, eta=0.001, wd=1e-4, eps=0.0):
+    """LARS (MXNet's maths, momentum) on torch ``_foreach`` ops."""
+    ws = [p.data for p in params]
+    gs = [p.grad for p in params]
+    m = [torch.zeros_like(w) for w in ws]
+    f = torch
+
+    def step():
+        wn = f.stack(f._foreach_norm(ws))
+        gn = f.stack(f._foreach_norm(gs))
+        rate = lr * eta * wn / (gn + wd * wn + eps)
+        rate = f.where((wn > 0) & (gn > 0), rate, f.full_like(rate, lr))
+        neg = (-rate).tolist()   # a scalar list (one host sync), as in the LAMB baseline
+        f._foreach_mul_(m, mom)
+        f._foreach_add_(m, f._foreach_mul(f._foreach_add(gs, ws, alpha=wd), neg))
+        f._foreach_add_(ws, m)
+    return step
+
+
+def small_shapes():
+    """ResNet-50's 161 tensors shrunk (first dimension / 16): the CPU smoke size."""
+    return [(max(1, s[0] // 16),) + tuple(s[1:]) for s in resnet50_v1_shapes()]
+
+
+def run_device(device, rounds, steps, only, small, device_path=False):
+    """One update of each rule over ResNet-50's tensors on ``device``: neogluon's Updater list
+    call (the Trainer's path) against torch.optim's fused and foreach variants. CUDA times
+    come from CUDA events (best step over rounds), CPU times from the wall clock."""
+    import torch
+    import neogluon as mx
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+    shapes = small_shapes() if small else resnet50_v1_shapes()
+    n_values = sum(math.prod(s) for s in shapes)
+    gen = torch.Generator().manual_seed(0)
+    ws0 = [(torch.randn(s, generator=gen) * 0.05).to(dev) for s in shapes]
+    gs0 = [(torch.randn(s, generator=gen) * 0.01).to(dev) for s in shapes]
+    ctx = mx.gpu(dev.index or 0) if dev.type == "cuda" else mx.cpu()
+
+    def timed(fn):
+        fn()   # warm-up (states created, kernels compiled)
+        best = float("inf")
+        for _ in range(steps):
+            if dev.type == "cuda":
+                a = torch.cuda.Event(enable_timing=True)
+                b = torch.cuda.Event(enable_timing=True)
+                a.record()
+                fn()
+                b.record()
+                b.synchronize()
+                best = min(best, a.elapsed_time(b))
+            else:
+                t0 = time.perf_counter()
+                fn()
+                best = min(best, (time.perf_counter() - t0) * 1e3)
+        return best
+
+    rows = []
+    for rule, (name, kw, nst) in DEVICE_RULES.items():
+        if only and rule not in only:
+            continue
+        nbytes = bytes_moved(n_values, nst)
+        ws = [mx.nd.from_torch(w.clone()).as_in_context(ctx) for w in ws0]
+        gs = [mx.nd.from_torch(g.clone()).as_in_context(ctx) for g in gs0]
+        upd = mx.optimizer.get_updater(mx.optimizer.create(name, rescale_grad=1.0 / BATCH,
+                                                           **kw))
+        idx = list(range(len(ws)))
+        if device_path:   # CPU tensors down the CUDA dispatch (fused/_foreach, no C kernels)
+            from neogluon.optimizer import fused
+
+            def neo():
+                with fused.device_path():
+                    upd(idx, gs, ws)
+        else:
+            def neo():
+                upd(idx, gs, ws)
+        cands = [("neogluon Updater" + (" (device path)" if device_path else ""), neo)]
+        ps = [torch.nn.Parameter(w.clone()) for w in ws0]
+        for p_, g in zip(ps, gs0):
+            p_.grad = g.clone()
+        cands += _torch_baselines(rule, ps, torch)
+        best = {label: float("inf") for label, _ in cands}
+        for _ in range(rounds):   # interleaved rounds: each side sees the same conditions
+            for label, fn in cands:
+                best[label] = min(best[label], timed(fn))
+        for label, _ in cands:
+            ms = best[label]
+            rows.append((rule, label, ms, nbytes / (ms / 1e3) / 1e9))
+        del ws, gs, upd, ps, cands
+    return {"device": str(dev), "n_tensors": len(shapes), "n_values": n_values,
+            "name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+            "rows": rows}
+
+
+def device_table(res, markdown):
+    head = ["rule", "implementation", "ms/step", "GB/s (bytes that must move / time)"]
+    lines = []
+    if markdown:
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+    else:
+        lines.append(f"{head[0]:<8} {head[1]:<32} {head[2]:>9} {head[3]}")
+    for rule, label, ms, gbs in res["rows"]:
+        if markdown:
+            lines.append(f"| {rule} | {label} | {ms:.3f} | {gbs:.1f} |")
+        else:
+            lines.append(f"{rule:<8} {label:<32} {ms:9.3f} {gbs:8.1f}")
+    return "\n".join(lines)
+
+
+def main_device(args, argv):
+    small = args.small if args.small is not None else args.device == "cpu"
+    res = run_device(args.device, args.rounds, args.steps, args.only, small,
+                     device_path=args.device_path and args.device == "cpu")
+    title = (f"{res['device']} ({res['name']}), {res['n_tensors']} float32 tensors, "
+             f"{res['n_values'] / 1e6:.2f} M values")
+    print(title)
+    print(device_table(res, args.markdown))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    if not args.no_write:
+        cmd = "python bench/optimizer_step.py " + " ".join(argv if argv is not None
+                                                          else sys.argv[1:])
+        now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        smoke = (" CPU SMOKE RUN at a reduced size: it checks that the --device path runs; "
+                 "these are not performance figures (shared, loaded 2-core machine)."
+                 if res["device"] == "cpu" else "")
+        body = (f"## {SECTION}_{res['device'].split(':')[0]}\n\nCommand: `{cmd.strip()}` -- "
+                f"{now}; {title}; best step over {args.rounds} interleaved rounds of "
+                f"{args.steps} steps ({'CUDA events' if res['device'] != 'cpu' else 'wall clock'}"
+                f"). GB/s counts the bytes that must move (weights read and written, "
+                f"gradients read, each full-size state read and written).{smoke}\n\n"
+                + device_table(res, True) + "\n")
+        write_section(body, f"## {SECTION}_{res['device'].split(':')[0]}\n")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -357,7 +588,19 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write raw results here")
     ap.add_argument("--no-write", action="store_true",
                     help="do not rewrite the optimizer_step section of bench/RESULTS.md")
+    ap.add_argument("--device", default=None,
+                    help="cuda or cpu: neogluon vs torch.optim (fused, foreach) on that "
+                         "device instead of the CPU comparison with MXNet")
+    ap.add_argument("--small", action="store_true", default=None,
+                    help="--device: ResNet-50's tensors shrunk 16x (default on cpu)")
+    ap.add_argument("--full", dest="small", action="store_false",
+                    help="--device cpu: the full 25.6 M values")
+    ap.add_argument("--device-path", action="store_true",
+                    help="--device cpu: run neogluon's CUDA dispatch (torch fused/_foreach "
+                         "ops) on the CPU tensors instead of the compiled CPU kernels")
     args = ap.parse_args(argv)
+    if args.device:
+        return main_device(args, argv)
     raw = {}
     tables = []
     for th in args.threads:

@@ -302,12 +302,18 @@ class LAMB(_MultiTensor):
         if ck.usable(ws, gs, means, vars_):
             self._step_kernels(indices, ws, gs, means, vars_, lrs, wds)
             return
+        # the kernel's (and MXNet's lamb_update_phase1's) float32 hyper-parameters and
+        # bias-correction reciprocals
+        b1, b2, eps = _f32(b1), _f32(b2), _f32(eps)
         gg = M.scaled_grads(gs, self.rescale_grad, self._clip())
         _moments(gg, means, vars_, b1, b2)
         if self.bias_correction:
             ts = [self._index_update_count[i] for i in indices]
-            mh = torch._foreach_mul(means, [1.0 / (1.0 - b1 ** t) for t in ts])
-            vh = torch._foreach_mul(vars_, [1.0 / (1.0 - b2 ** t) for t in ts])
+            T = M.np_type(ws[0])
+            mh = torch._foreach_mul(means, [float(T(1) / T(1.0 - self.beta1 ** t))
+                                            for t in ts])
+            vh = torch._foreach_mul(vars_, [float(T(1) / T(1.0 - self.beta2 ** t))
+                                            for t in ts])
         else:
             mh, vh = means, vars_
         den = torch._foreach_sqrt(vh)
@@ -377,7 +383,8 @@ class FTML(_MultiTensor):
         return (_zeros_like(weight), _zeros_like(weight), _zeros_like(weight))
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
-        b1, b2 = self.beta1, self.beta2
+        # the kernel's (and MXNet's ftml_update's) float32 hyper-parameters
+        b1, b2, eps = _f32(self.beta1), _f32(self.beta2), _f32(self.epsilon)
         ts = [self._index_update_count[i] for i in indices]
         dl, vl, zl = ([s[j] for s in states] for j in range(3))
         if ck.usable(ws, gs, dl, vl, zl):
@@ -394,13 +401,19 @@ class FTML(_MultiTensor):
             gg = M.scaled_grads_wd(g, w, self.rescale_grad, wd, self._clip())
             _mul_(v, b2)
             torch._foreach_addcmul_(v, gg, gg, value=1.0 - b2)
-            d_t = torch._foreach_div(v, 1.0 - b2 ** t)
+            T = M.np_type(w[0])   # the kernel evaluates these in the tensor's precision
+            fa = T(1) - T(b1) ** T(t)
+            fb = T(1) - T(b2) ** T(t)
+            d_t = torch._foreach_div(v, float(fb))
             torch._foreach_sqrt_(d_t)
-            _add_(d_t, self.epsilon)
-            _mul_(d_t, (1.0 - b1 ** t) / lr)
+            _add_(d_t, eps)
+            _mul_(d_t, float(fa / T(lr)))
+            # separate products and sums, as the kernel rounds them (an add with alpha may
+            # fuse its multiply)
             _mul_(z, b1)
-            _add_(z, gg, alpha=1.0 - b1)
-            sig = torch._foreach_add(d_t, d, alpha=-b1)
+            _add_(z, torch._foreach_mul(gg, 1.0 - b1))
+            sig = torch._foreach_mul(d, -b1)
+            _add_(sig, d_t)
             _mul_(sig, w)
             torch._foreach_sub_(z, sig)
             torch._foreach_copy_(d, d_t)

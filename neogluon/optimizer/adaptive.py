@@ -161,6 +161,8 @@ class RMSProp(_MultiTensor):
                    params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(g1),
                            _f32(eps), -1.0 if cw is None else _f32(cw), _f32(self.gamma2)])
             return
+        # the kernel's (and MXNet's rmsprop(alex)_update's) float32 hyper-parameters
+        g1, eps, g2 = _f32(g1), _f32(eps), _f32(self.gamma2)
         for (lr, wd), pos in _groups(zip(lrs, wds)):
             w, g = M.pick(ws, pos), M.pick(gs, pos)
             n = [states[p][0] for p in pos]
@@ -181,7 +183,7 @@ class RMSProp(_MultiTensor):
                 _mul_(den, -1.0)
                 _add_(den, eps)
                 torch._foreach_sqrt_(den)
-                _mul_(delta, self.gamma2)
+                _mul_(delta, g2)
                 torch._foreach_addcdiv_(delta, gg, den, value=-lr)
                 _add_(w, delta)
             if cw is not None:

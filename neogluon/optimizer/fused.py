@@ -59,27 +59,30 @@ def usable(ws):
 
 def normalize_states(states, scales):
     """Bring every scaled state back to MXNet's layout (in place) and forget the factors."""
-    for idx in list(scales):
-        normalize_index(idx, scales)
+    _normalize(list(scales), scales)
 
 
-def normalize_index(idx, scales):
-    entry = scales.pop(idx, None)
-    if entry is None:
-        return
-    tensors, factors = entry
-    with torch.no_grad():
+def _normalize(indices, scales):
+    """Normalise ``indices``: one ``_foreach_div_`` per distinct factor (normally one or
+    two), not one op per tensor."""
+    by_f = {}
+    for idx in indices:
+        entry = scales.pop(idx, None)
+        if entry is None:
+            continue
+        tensors, factors = entry
         for t, f in zip(tensors, factors):
             if f != 1.0:
-                t.div_(f)
+                by_f.setdefault((f, t.device, t.dtype), []).append(t)
+    with torch.no_grad():
+        for (f, _, _), ts in by_f.items():
+            torch._foreach_div_(ts, f)
 
 
 def make_exact(indices, scales):
     """Normalise the given indices before a non-fused update touches their states."""
     if scales:
-        for idx in indices:
-            if idx in scales:
-                normalize_index(idx, scales)
+        _normalize(indices, scales)
 
 
 def factor_of(idx, scales, slot=0):
@@ -121,15 +124,43 @@ def sgd(indices, ws, gs, moms, lr, wd, momentum, rescale, scales):
 
 
 def _rescale_to(indices, tensors_per_slot, targets, scales):
-    """Make each index's state slots carry the target factors (a pass only when needed)."""
+    """Make each index's state slots carry the target factors (a pass only when needed, one
+    ``_foreach_mul_`` per distinct ratio)."""
+    targets = tuple(targets)
+    by_ratio = {}
     for p, idx in enumerate(indices):
         entry = scales.get(idx)
         olds = entry[1] if entry is not None else (1.0,) * len(targets)
         ts = tuple(slot[p] for slot in tensors_per_slot)
-        for t, fo, fn in zip(ts, olds, targets):
-            if fo != fn:
-                t.mul_(fn / fo)
-        scales[idx] = (ts, tuple(targets))
+        if olds != targets:
+            for t, fo, fn in zip(ts, olds, targets):
+                if fo != fn:
+                    by_ratio.setdefault(fn / fo, []).append(t)
+        scales[idx] = (ts, targets)
+    for ratio, ts in by_ratio.items():
+        torch._foreach_mul_(ts, ratio)
+
+
+def device_path():
+    """A context manager that sends CPU tensors down the path CUDA tensors take (torch's
+    fused and ``_foreach`` multi-tensor ops instead of the compiled CPU kernels), so that
+    tests on a CPU-only machine exercise exactly the code a GPU runs."""
+    from . import _ckernels
+    return _DevicePath(_ckernels)
+
+
+class _DevicePath:
+    def __init__(self, ck):
+        self._ck = ck
+
+    def __enter__(self):
+        self._old = (set_enabled(True), self._ck.set_enabled(False))
+        return self
+
+    def __exit__(self, *exc):
+        set_enabled(self._old[0])
+        self._ck.set_enabled(self._old[1])
+        return False
 
 
 _step_cache = {}

@@ -8,7 +8,13 @@ at once, never with a per-Parameter Python loop of small torch calls. Three path
    clipping, weight decay and state updates in a single pass over all tensors.
 2. Elsewhere (CUDA): SGD, NAG without momentum, Adam and AdamW run torch's fused multi-tensor
    kernels with their arguments chosen so the result is MXNet's (``fused.py``).
-3. Otherwise: ``torch._foreach_*`` sequences of MXNet's maths (``_math.py`` and each ``_step``).
+3. Otherwise: ``torch._foreach_*`` sequences of MXNet's maths (``_math.py`` and each ``_step``),
+   with the kernels' scalars (float32 hyper-parameters, products rounded as the kernel rounds
+   them), so paths 2 and 3 stay within a float32 ulp of path 1. Paths 2 and 3 issue a fixed
+   number of torch ops per update whatever the number of tensors (float16 gradients under
+   multi-precision too: one ``_foreach_copy_`` into reused float32 buffers);
+   ``fused.device_path()`` runs CPU tensors through them, for tests
+   (tests/test_optimizer_device_path.py).
 
 Users subclass
 :class:`Optimizer` the MXNet way (``create_state`` and ``update`` written with NDArray ops);
@@ -27,6 +33,7 @@ import math
 import operator
 import struct
 import warnings
+import weakref
 import zipfile
 import zlib
 
@@ -1015,7 +1022,7 @@ class _MultiTensor(Optimizer):
             mi, si = (1, 0) if self._mp_master_last else (0, 1)
             ws = [s[mi]._t for s in state]
             inner = [s[si] for s in state]
-            gs = [g._t.float() for g in grad]
+            gs = _float32_grads(list(map(_T, grad)))
         else:
             ws = list(map(_T, weight))
             inner = state
@@ -1056,6 +1063,30 @@ class _MultiTensor(Optimizer):
 
     def _step(self, indices, ws, gs, states, lrs, wds, scales):
         raise NotImplementedError
+
+
+# float16 gradient tensor -> its float32 copy for the multi-precision update, reused while the
+# gradient lives (Gluon keeps a Parameter's gradient array across steps). One
+# ``_foreach_copy_`` converts the whole list (a single multi-tensor kernel on CUDA) where
+# ``g.float()`` launched one conversion per tensor. The caching allocator would keep the
+# per-step copies' memory anyway, so keeping them costs no extra device memory in steady state.
+_G32 = {}  # id(gradient) -> (weak reference to it, float32 buffer); dropped with the gradient
+
+
+def _float32_grads(gs):
+    """float32 copies of the float16 gradients ``gs``, in one multi-tensor copy."""
+    cache = _G32
+    bufs = []
+    for g in gs:
+        e = cache.get(id(g))
+        if e is None or e[0]() is not g or e[1].shape != g.shape:
+            k = id(g)
+            e = (weakref.ref(g, lambda _r, k=k: cache.pop(k, None)),
+                 torch.empty(g.shape, dtype=torch.float32, device=g.device))
+            cache[k] = e
+        bufs.append(e[1])
+    torch._foreach_copy_(bufs, gs)
+    return bufs
 
 
 def _rates_depend_on_order(opt, indices):

@@ -344,11 +344,15 @@ class LARS(_MultiTensor):
                        lr=_f32s(lr_l), wd=_f32s(wd_l),
                        params=[_f32(self.rescale_grad), _ck_clip(self._clip()), _f32(mom)])
                 continue
-            gg = M.scaled_grads(g, self.rescale_grad, self._clip())
+            clip = self._clip()
             if use_mom:
-                M.sgd_mom_lists(w, gg, m, lr_l, wd_l, mom)
+                if clip is None:   # the kernel's step (lr*rescale)*g
+                    M.sgd_mom_lists(w, g, m, lr_l, wd_l, mom, rescale=self.rescale_grad)
+                else:
+                    M.sgd_mom_lists(w, M.scaled_grads(g, self.rescale_grad, clip), m, lr_l,
+                                    wd_l, mom)
             else:
-                M.sgd_plain_lists(w, gg, lr_l, wd_l)
+                M.sgd_plain_lists(w, M.scaled_grads(g, self.rescale_grad, clip), lr_l, wd_l)
 
 
 @register
