@@ -155,7 +155,7 @@ def _cast(x, target, amp_cast):
         t = x._t
         if not _castable(t, target):
             return x
-        if x._ag is not None and t.grad_fn is None and _TRACE.tracer is None:
+        if x._ag is not None and t.grad_fn is None:
             return _cached_cast(x, t, target, amp_cast)
         return amp_cast(x, dtype=target)
     return x
@@ -168,8 +168,9 @@ def _cast(x, target, amp_cast):
 # version; set_data and writes outside record() bump the global count), recording is the
 # same, and a recorded cast still has its history (a backward without retain_graph turns
 # the arrays of its graph into constants, so each step casts a weight once, for its graph).
+# While hybridize captures a forward pass the casts run inside the recorded operator (the
+# AMP wrapper is what the graph node calls), so a cached cast never becomes a graph input.
 _CAST_CACHE = {}
-_TRACE = None      # neogluon.gluon.block._TRACE (set by init): no caching while capturing
 _AG_STATE = None   # neogluon.autograd._state
 _WRITES = None     # neogluon.autograd._UNVERSIONED_WRITES
 
@@ -375,7 +376,7 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
                         ("fp32_ops", fp32_ops), ("conditional_fp32_ops", conditional_fp32_ops)):
         if value is not None and not isinstance(value, (list, tuple)):
             raise MXNetError(f"amp.init: {what} must be a list, got {type(value).__name__}")
-    global _NDArray, _TRACE, _AG_STATE, _WRITES
+    global _NDArray, _AG_STATE, _WRITES
     from .. import ndarray as nd
     from .. import autograd as _autograd
     from ..ndarray.ndarray import NDArray
@@ -423,7 +424,6 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
         def _fused(self, pred, label):
             return fused(self, _cast(pred, _F32, amp_cast), label)
         _install(_loss.SoftmaxCrossEntropyLoss, "_fused", _fused)
-    _TRACE = _block._TRACE
     _AG_STATE = _autograd._state
     _WRITES = _autograd._UNVERSIONED_WRITES
     _CAST_CACHE.clear()

@@ -1613,10 +1613,13 @@ class _AmpCastBF16(torch.autograd.Function):
     @staticmethod
     def forward(ctx, t):
         ctx.src = t.dtype
-        f = t.detach().to(torch.float32)
+        f = t.detach()
+        if f.dtype is not torch.float32:
+            f = f.to(torch.float32)
         r = f.to(torch.bfloat16)
-        # x * 0 keeps the sign of a flushed denormal; a NaN stays NaN for the fill below
-        r.mul_(f.abs() >= _F32_TINY)
+        # x * 0 keeps the sign of a flushed denormal (all operands already bfloat16 or
+        # bool: no conversion kernels)
+        r = torch.where(f.abs() < _F32_TINY, r * _BF16_ZERO, r)
         return r.masked_fill_(torch.isnan(r), float("nan"))
 
     @staticmethod
@@ -1627,6 +1630,7 @@ class _AmpCastBF16(torch.autograd.Function):
 _amp_cast_bf16 = _AmpCastBF16.apply
 # the smallest normal float32, as a 0-d tensor (a Python float would be wrapped per call)
 _F32_TINY = torch.tensor(1.1754943508222875e-38, dtype=torch.float32)
+_BF16_ZERO = torch.tensor(0.0, dtype=torch.bfloat16)
 
 
 @_export(fluent=False)
