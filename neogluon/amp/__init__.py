@@ -208,7 +208,7 @@ def _cast_step(target, fp32_param, amp_cast):
             kwargs = {k: (v if (k in fp32_param or k == "out") else _cast(v, target, amp_cast))
                       for k, v in kwargs.items()}
         else:
-            args = tuple(_cast(a, target, amp_cast) for a in args)
+            args = tuple([_cast(a, target, amp_cast) for a in args])
             if kwargs:
                 kwargs = {k: (v if k == "out" else _cast(v, target, amp_cast))
                           for k, v in kwargs.items()}
@@ -254,12 +254,19 @@ def _wrap(f, steps):
     """``f`` with the casting ``steps`` applied first (the last added runs first, as MXNet's
     nested wrappers do)."""
     order = tuple(reversed(steps))
+    if len(order) == 1:  # the common case: one decision per operator, no loop
+        only = order[0]
 
-    @functools.wraps(f)
-    def amp_op(*args, **kwargs):
-        for step in order:
-            args, kwargs = step(args, kwargs)
-        return f(*args, **kwargs)
+        @functools.wraps(f)
+        def amp_op(*args, **kwargs):
+            args, kwargs = only(args, kwargs)
+            return f(*args, **kwargs)
+    else:
+        @functools.wraps(f)
+        def amp_op(*args, **kwargs):
+            for step in order:
+                args, kwargs = step(args, kwargs)
+            return f(*args, **kwargs)
     amp_op._amp_original = f
     return amp_op
 
