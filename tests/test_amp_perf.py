@@ -219,3 +219,40 @@ def test_overflow_still_skips_and_halves(amp_bf16):
     tr.step(1)  # finite: updates, and the halved scale takes effect (MXNet's timing)
     assert not np.array_equal(net.weight.data().asnumpy(), before)
     assert tr._amp_loss_scaler.loss_scale == scale0 / 2
+
+
+@pytest.mark.parametrize("mode", ["imperative", "hybridize", "static"])
+def test_cast_cache_changes_no_numbers(amp_bf16, mode, monkeypatch):
+    """Training with the cast cache gives bit-identical losses and weights to casting on
+    every use (a stale cached cast would show after the first update)."""
+    def train():
+        mx.random.seed(3)
+        net = gluon.nn.HybridSequential()
+        net.add(gluon.nn.Dense(8, activation="relu", in_units=5), gluon.nn.Dense(3, in_units=8))
+        net.initialize(mx.init.Xavier())
+        if mode == "hybridize":
+            net.hybridize()
+        elif mode == "static":
+            net.hybridize(static_alloc=True, static_shape=True)
+        tr = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5,
+                                                          "momentum": 0.9})
+        amp.init_trainer(tr)
+        lossf = gluon.loss.SoftmaxCrossEntropyLoss()
+        x = nd.array(np.random.RandomState(1).uniform(-1, 1, (6, 5)))
+        y = nd.array([0, 1, 2, 0, 1, 2])
+        losses = []
+        for _ in range(4):
+            with autograd.record():
+                loss = lossf(net(x), y)
+                with amp.scale_loss(loss, tr) as scaled:
+                    autograd.backward(scaled)
+            tr.step(6)
+            losses.append(loss.asnumpy())
+        with autograd.predict_mode():
+            losses.append(net(x).astype("float32").asnumpy())
+        return losses, [p.data().asnumpy() for p in net.collect_params().values()]
+    cached = train()
+    monkeypatch.setattr(amp, "_cached_cast", lambda x, t, target, cast: cast(x, dtype=target))
+    plain = train()
+    for a, b in zip(cached[0] + cached[1], plain[0] + plain[1]):
+        np.testing.assert_array_equal(a, b)
