@@ -214,13 +214,14 @@ def gluon_step(name, config, dev):
 
         box = {}
 
-        def forward():
+        def forward():  # the scaled loss is recorded too: backward starts from it
             with mx.autograd.record():
-                box["loss"] = loss_fn(net(x), y)
+                loss = loss_fn(net(x), y)
+                with mx.amp.scale_loss(loss, trainer) as scaled:
+                    box["scaled"] = scaled
 
         def backward():
-            with mx.amp.scale_loss(box["loss"], trainer) as scaled:
-                mx.autograd.backward(scaled)
+            mx.autograd.backward(box["scaled"])
         step.phases = (forward, backward, lambda: trainer.step(batch))
         step.amp = amp_dtype
         return step, _gluon_info(net)
