@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+from weakref import ref as _weakref
 
 import numpy as np
 import torch
@@ -150,9 +151,53 @@ def _castable(t, target):
 
 
 def _cast(x, target, amp_cast):
-    if isinstance(x, _NDArray) and x.stype == "default" and _castable(x._t, target):
+    if isinstance(x, _NDArray) and x.stype == "default":
+        t = x._t
+        if not _castable(t, target):
+            return x
+        if x._ag is not None and t.grad_fn is None:
+            return _cached_cast(x, t, target, amp_cast)
         return amp_cast(x, dtype=target)
     return x
+
+
+# The casts of variables (Parameters' arrays, arrays with attach_grad), as torch.autocast
+# caches its weight casts: (id(source tensor), dtype) -> (weak reference to the source, its
+# version, the count of unversioned writes, recording flag, the cast array, its version).
+# An entry serves while the source is unchanged (the optimizer's in-place update bumps its
+# version; set_data and writes outside record() bump the global count), recording is the
+# same, and a recorded cast still has its history (a backward without retain_graph turns
+# the arrays of its graph into constants, so each step casts a weight once, for its graph).
+# While hybridize captures a forward pass the casts run inside the recorded operator (the
+# AMP wrapper is what the graph node calls), so a cached cast never becomes a graph input.
+_CAST_CACHE = {}
+_AG_STATE = None   # neogluon.autograd._state
+_WRITES = None     # neogluon.autograd._UNVERSIONED_WRITES
+
+
+def _cached_cast(x, t, target, amp_cast):
+    key = (id(t), target)
+    rec = _AG_STATE.recording
+    e = _CAST_CACHE.get(key)
+    if e is not None:
+        ref, ver, writes, erec, out, over = e
+        ot = out._t
+        if ref() is t and ver == t._version and writes == _WRITES[0] and erec == rec and \
+                ot._version == over and (not rec or ot.grad_fn is not None) and \
+                out._ctx == x._ctx:
+            return out
+    out = amp_cast(x, dtype=target)
+    if len(_CAST_CACHE) > 4096:
+        _clear_cast_cache()
+    _CAST_CACHE[key] = (_weakref(t), t._version, _WRITES[0], rec, out, out._t._version)
+    return out
+
+
+def _clear_cast_cache():
+    """Drop every cached cast (the Trainer calls it after an update, so that the low-precision
+    copies of the old weights are freed at once, as autocast frees its cache at the end of
+    its region)."""
+    _CAST_CACHE.clear()
 
 
 def _cast_step(target, fp32_param, amp_cast):
@@ -163,7 +208,7 @@ def _cast_step(target, fp32_param, amp_cast):
             kwargs = {k: (v if (k in fp32_param or k == "out") else _cast(v, target, amp_cast))
                       for k, v in kwargs.items()}
         else:
-            args = tuple(_cast(a, target, amp_cast) for a in args)
+            args = tuple([_cast(a, target, amp_cast) for a in args])
             if kwargs:
                 kwargs = {k: (v if k == "out" else _cast(v, target, amp_cast))
                           for k, v in kwargs.items()}
@@ -209,12 +254,19 @@ def _wrap(f, steps):
     """``f`` with the casting ``steps`` applied first (the last added runs first, as MXNet's
     nested wrappers do)."""
     order = tuple(reversed(steps))
+    if len(order) == 1:  # the common case: one decision per operator, no loop
+        only = order[0]
 
-    @functools.wraps(f)
-    def amp_op(*args, **kwargs):
-        for step in order:
-            args, kwargs = step(args, kwargs)
-        return f(*args, **kwargs)
+        @functools.wraps(f)
+        def amp_op(*args, **kwargs):
+            args, kwargs = only(args, kwargs)
+            return f(*args, **kwargs)
+    else:
+        @functools.wraps(f)
+        def amp_op(*args, **kwargs):
+            for step in order:
+                args, kwargs = step(args, kwargs)
+            return f(*args, **kwargs)
     amp_op._amp_original = f
     return amp_op
 
@@ -331,8 +383,9 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
                         ("fp32_ops", fp32_ops), ("conditional_fp32_ops", conditional_fp32_ops)):
         if value is not None and not isinstance(value, (list, tuple)):
             raise MXNetError(f"amp.init: {what} must be a list, got {type(value).__name__}")
-    global _NDArray
+    global _NDArray, _AG_STATE, _WRITES
     from .. import ndarray as nd
+    from .. import autograd as _autograd
     from ..ndarray.ndarray import NDArray
     _NDArray = NDArray
     from ..gluon.rnn import _op  # noqa: F401  (registers nd.RNN and nd._gluon_rnn)
@@ -378,6 +431,11 @@ def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops
         def _fused(self, pred, label):
             return fused(self, _cast(pred, _F32, amp_cast), label)
         _install(_loss.SoftmaxCrossEntropyLoss, "_fused", _fused)
+    _AG_STATE = _autograd._state
+    _WRITES = _autograd._UNVERSIONED_WRITES
+    _CAST_CACHE.clear()
+    from ..gluon import trainer as _trainer
+    _install(_trainer, "_amp_cast_cache", _CAST_CACHE)
     _block._install_traced_methods()  # hybridize's traced arrays call the wrapped methods
     _install_symbol_casts(target_name, target_precision_ops, conditional_fp32_ops, fp32_ops)
     _state.loss_scaler = LossScaler()
@@ -449,6 +507,7 @@ def _uninstall():
             setattr(owner, attr, orig)
     from ..gluon import block as _block
     _block._install_traced_methods()
+    _CAST_CACHE.clear()
     _state.initialized = False
     _state.target = None
     _state.loss_scaler = None
@@ -489,19 +548,12 @@ class LossScaler:
     def has_overflow(self, params) -> bool:
         """Whether a gradient of ``params`` (on any context) holds inf or nan; moves the
         schedule one step."""
-        grads = self._grads(params)
-        overflow = False
-        if grads:
-            with torch.no_grad():
-                # Each gradient's extremes (NaN propagates): finite iff every element is.
-                # One read of each array, as fast as a sum and unlike one never overflows.
-                dev = grads[0].device
-                ends = []
-                for g in grads:
-                    lo, hi = torch.aminmax(g.detach())
-                    ends.append(lo.float().to(dev))
-                    ends.append(hi.float().to(dev))
-                overflow = not bool(torch.isfinite(torch.stack(ends)).all())
+        found = _found_inf(self._grads(params))
+        # The one host read of the step: MXNet skips the whole update (the optimizer's
+        # update counts, the lr schedule and the states included) in the same step, which
+        # needs the answer on the host (torch's GradScaler reads it too, for an optimizer
+        # without a fused found_inf path). Everything before it stays on the device.
+        overflow = bool(found) if found is not None else False
         self._loss_scale = self._next_loss_scale
         if overflow:
             self._next_loss_scale = self._loss_scale / 2.0
@@ -514,6 +566,40 @@ class LossScaler:
             self._next_loss_scale = min(self._max_loss_scale, self._loss_scale * 2.0)
             logging.info("AMP: increasing loss scale to %f", self._next_loss_scale)
         return overflow
+
+
+def _found_inf(grads):
+    """A float32 device tensor: 1.0 when a gradient in ``grads`` holds inf or nan, else 0.0
+    (None for no gradients). One fused pass per (device, dtype) group
+    (``torch._amp_foreach_non_finite_check_and_unscale_``, torch's GradScaler's check, with a
+    unit scale so that the gradients keep their values); the groups' flags are combined on
+    the first gradient's device. Nothing here reads a value back to the host."""
+    if not grads:
+        return None
+    groups = {}
+    for g in grads:
+        groups.setdefault((g.device, g.dtype), []).append(g)
+    dev = grads[0].device
+    flags = []
+    with torch.no_grad():
+        for (d, dt), ts in groups.items():
+            found = torch.zeros((1,), dtype=torch.float32, device=d)
+            one = _UNIT.get(d)
+            if one is None:
+                one = _UNIT[d] = torch.ones((1,), dtype=torch.float32, device=d)
+            if dt in (torch.float32, torch.float16, torch.bfloat16, torch.float64) and \
+                    _FOREACH_CHECK is not None:
+                _FOREACH_CHECK([t.detach() for t in ts], found, one)
+            else:  # other float types: the same answer, one reduction per array
+                for t in ts:
+                    found = torch.maximum(found, (~torch.isfinite(t.detach())).any()
+                                          .to(torch.float32).reshape(1))
+            flags.append(found if d == dev else found.to(dev))
+        return flags[0] if len(flags) == 1 else torch.stack(flags).amax().reshape(1)
+
+
+_FOREACH_CHECK = getattr(torch, "_amp_foreach_non_finite_check_and_unscale_", None)
+_UNIT = {}   # device -> a float32 [1.0] (the unit scale of the overflow check)
 
 
 def _check_trainer(optimizer_or_trainer, fn):

@@ -42,6 +42,10 @@ _STALE = ("Gradient of Parameter `%s` on context %s has not been updated by back
           "updating of Parameters with stale gradient")
 
 
+# AMP's cache of weight casts (neogluon.amp._CAST_CACHE, set by amp.init); None without AMP
+_amp_cast_cache = None
+
+
 class Trainer:
     """Applies an ``Optimizer`` on a set of Parameters; use it together with ``autograd``.
 
@@ -493,6 +497,8 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
+        if _amp_cast_cache:
+            _amp_cast_cache.clear()  # AMP's low-precision copies of the weights about to change
         on_kv = bool(self._kvstore and self._update_on_kvstore)
         loss_scaler = getattr(self, "_amp_loss_scaler", None)
         if loss_scaler is not None and not on_kv and loss_scaler.has_overflow(self._params):

@@ -1602,18 +1602,35 @@ def amp_cast(data, dtype, out=None, name=None):
     return _assign_out(_new(_run(t.to, td, copy=True), data._ctx), out)
 
 
-def _amp_cast_bf16(t):
+class _AmpCastBF16(torch.autograd.Function):
     """float -> bfloat16 as MXNet 1.9.1's amp_cast (oneDNN): rounded to nearest even,
-    float32 denormals flushed to (signed) zero, NaNs the canonical quiet NaN."""
-    f = t.to(torch.float32)
-    tiny = (f.abs() < 1.1754943508222875e-38) & (f != 0)
-    f = torch.where(tiny, f * 0.0, f)
-    r = f.to(torch.bfloat16)
-    nan = torch.isnan(f)
-    if bool(nan.any()):
-        r = torch.where(nan, torch.tensor(float("nan"), dtype=torch.bfloat16, device=r.device),
-                        r)
-    return r
+    float32 denormals flushed to (signed) zero, NaNs the canonical quiet NaN; the gradient
+    is cast back as a plain cast's (MXNet's amp_cast backward). The fix-ups work in place on
+    the fresh result, all on the device: no host read and no recorded intermediate ops, so
+    a cast costs a handful of kernels (torch's vectorized conversion writes NaN as 0xFFFF;
+    the masked fill writes the canonical 0x7FC0)."""
+
+    @staticmethod
+    def forward(ctx, t):
+        ctx.src = t.dtype
+        f = t.detach()
+        if f.dtype is not torch.float32:
+            f = f.to(torch.float32)
+        r = f.to(torch.bfloat16)
+        # x * 0 keeps the sign of a flushed denormal (all operands already bfloat16 or
+        # bool: no conversion kernels)
+        r = torch.where(f.abs() < _F32_TINY, r * _BF16_ZERO, r)
+        return r.masked_fill_(torch.isnan(r), float("nan"))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.src)
+
+
+_amp_cast_bf16 = _AmpCastBF16.apply
+# the smallest normal float32, as a 0-d tensor (a Python float would be wrapped per call)
+_F32_TINY = torch.tensor(1.1754943508222875e-38, dtype=torch.float32)
+_BF16_ZERO = torch.tensor(0.0, dtype=torch.bfloat16)
 
 
 @_export(fluent=False)
