@@ -177,6 +177,11 @@ class _LSTMPointwise(torch.autograd.Function):
         return r[0], r[1], r[2], None, None
 
 
+# Function.apply without its Python prologue (functorch's dead-wrapper unwrapping, only
+# needed under functorch transforms, where the entry falls back anyway): the C apply
+_apply = super(torch.autograd.Function, _LSTMPointwise).apply
+
+
 def _traced():
     return (torch._C._len_torch_dispatch_stack() != 0 or torch.jit.is_tracing()
             or torch._C._are_functorch_transforms_active())
@@ -229,7 +234,7 @@ class _FusedCell:
             return
         ctx, ta, tb, tc = got
         if _state.recording:
-            h2, c2 = _LSTMPointwise.apply(ta, tb, tc, self.views, self.order)
+            h2, c2 = _apply(ta, tb, tc, self.views, self.order)
         else:
             with torch.no_grad():
                 x = ta if tb is None else torch.add(ta, tb)
