@@ -10,7 +10,8 @@ A = fusion off, B = on (chosen when each graph is captured). Two cases:
           -m neogluon.run bench/lstm_fuse_ab.py deepar ROUNDS [prof]
 
 Prints the median per-step time of each side, B/A, whether the two sides' numbers agree
-(symbolic: bit for bit, same initial parameters and data), and with ``prof`` the
+bit for bit (the same initial parameters and data, and for DeepAR the random generator
+seeded alike before each step, so the same zoneout masks), and with ``prof`` the
 torch.profiler aten op count and cProfile's Python call count per step of each side.
 """
 import sys, os, time, itertools, json, cProfile, pstats
@@ -99,8 +100,12 @@ else:
 
     nets = {"A": make(False), "B": make(True)}
 
+    count = {"A": 0, "B": 0}
+
     def step(k, b):
         net, trainer = nets[k]
+        count[k] += 1
+        mx.random.seed(count[k])     # the same zoneout masks for the n-th step of A and B
         t0 = time.perf_counter()
         with autograd.record():
             out = net(*b.values())
