@@ -1317,7 +1317,8 @@ class _Graph:
         # Each node becomes (kind, fn, args, kwargs, outputs, structure): kind 0 when every
         # positional argument is an array slot, 1 when some are constants, 3 when keyword
         # arguments are array slots too (graphs from symbols pass every input by name), 2
-        # when arrays sit inside containers (decoded on every call).
+        # when arrays sit inside containers (decoded on every call). Kind 4 (added by
+        # _fuse.fuse_lstm_cells afterwards) is a fused LSTM cell that reads and writes env.
         prog = []
         views_ok = self._views_ok()
         for node in self.nodes:
