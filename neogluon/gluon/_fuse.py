@@ -277,7 +277,7 @@ def _canon(node):
     return name, got
 
 
-def _act(canon, slot_of):
+def _act(canon):
     """'sigmoid' or 'tanh' when the node is that activation of one slot."""
     if canon is None:
         return None
@@ -328,7 +328,6 @@ def fuse_lstm_cells(graph, prog):
     pointwise subgraph replaced by one fused entry; ``prog`` itself when none matches."""
     if not _ENABLED[0]:
         return prog
-    from .block import _split_views_fn   # noqa: F401 (block is loaded by now)
     from ..ndarray.ops import _split_views
     nodes = graph.nodes
     if len(nodes) != len(prog) or len(nodes) < 10:
@@ -372,7 +371,7 @@ def fuse_lstm_cells(graph, prog):
             ci = sole(s)
             if ci is None or ci in removed:
                 break
-            kind = _act(canon[ci], None)
+            kind = _act(canon[ci])
             if kind != ("tanh" if k == 2 else "sigmoid"):
                 break
             acts.append(ci)
@@ -404,7 +403,7 @@ def fuse_lstm_cells(graph, prog):
         # h' = o * tanh(c')
         th_i = None
         for u in uses.get(c_out, ()):
-            if _act(canon[u], None) == "tanh" and u not in removed:
+            if _act(canon[u]) == "tanh" and u not in removed:
                 th_s = nodes[u]["out"][0]
                 if sole(th_s) is not None and sole(th_s) == sole(o_s):
                     th_i = u
