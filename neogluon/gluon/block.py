@@ -43,7 +43,7 @@ from ..ndarray.ops import split as _split_fn, _split_views as _split_views_fn
 from ..numpy.multiarray import ndarray as _npndarray, _same_seq
 from ..numpy import _hooks as _np_hooks
 from .utils import HookHandle
-from . import _compile, _cudagraph
+from . import _compile, _cudagraph, _fuse
 from .parameter import (Parameter, ParameterDict, DeferredInitializationError, _indent,
                         _brief_print_list, _atomic_nd_save, _nd_load)
 
@@ -1317,7 +1317,8 @@ class _Graph:
         # Each node becomes (kind, fn, args, kwargs, outputs, structure): kind 0 when every
         # positional argument is an array slot, 1 when some are constants, 3 when keyword
         # arguments are array slots too (graphs from symbols pass every input by name), 2
-        # when arrays sit inside containers (decoded on every call).
+        # when arrays sit inside containers (decoded on every call). Kind 4 (added by
+        # _fuse.fuse_lstm_cells afterwards) is a fused LSTM cell that reads and writes env.
         prog = []
         views_ok = self._views_ok()
         for node in self.nodes:
@@ -1349,7 +1350,8 @@ class _Graph:
                 prog.append((3, fn, (tmpl, pos), (kwc, kwr), outs, structure))
             else:
                 prog.append((2, fn, args, kwargs, outs, structure))
-        self._prog = prog
+        # LSTM cells' pointwise parts as one entry each (kind 4; see _fuse.py)
+        self._prog = _fuse.fuse_lstm_cells(self, prog)
 
     def _views_ok(self):
         """Which split nodes may give views of their input instead of copies: those whose
@@ -1437,6 +1439,9 @@ def _run_program(prog, env):
             for k, i in kw[1]:
                 kwargs[k] = env[i]
             res = fn(*args, **kwargs)
+        elif kind == 4:
+            fn(env)     # a fused entry (_fuse.py) writes its outputs itself
+            continue
         else:
             res = fn(*[_decode(v, env) for v in a],
                      **{k: _decode(v, env) for k, v in kw.items()})
