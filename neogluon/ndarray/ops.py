@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from ..base import MXNetError, to_torch_dtype
 from .. import autograd as _ag_mod
 from .ndarray import NDArray, _new, _run, _assign_out, _fresh, concat, stack, mx_mod  # noqa: F401
+from .. import _cbuild
 from . import _act_kernel
 from . import _failure
 
@@ -134,6 +135,11 @@ def _unary(name, fn):
     return op
 
 
+def _relu_grad_keep_nan(x, grad):
+    """``grad`` where ``x > 0``, ``x`` (NaN) where ``x`` is NaN, +0 elsewhere."""
+    return torch.where(x > 0, grad, torch.where(torch.isnan(x), x, torch.zeros_like(grad)))
+
+
 class _ReluKeepNaN(torch.autograd.Function):
     """relu whose gradient is NaN where the input is NaN, as MXNet's ``relu`` operator computes
     it (torch's threshold backward gives 0 there and would hide a diverged input)."""
@@ -146,7 +152,15 @@ class _ReluKeepNaN(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return torch.where(x > 0, grad, torch.where(torch.isnan(x), x, torch.zeros_like(grad)))
+        if torch.is_grad_enabled() or not _cbuild.untraced_cpu(x, grad):
+            return _relu_grad_keep_nan(x, grad)
+        # One pass (torch's threshold_backward: grad where x > 0, else +0) after a read-only
+        # NaN check, instead of five passes and three full-size temporaries: a ResNet's relu
+        # backward ran 2.5x MXNet's. A NaN in x makes the sum NaN (so does inf - inf: then the
+        # exact formula runs too, with the same result); the check reads x without allocating.
+        if torch.isnan(x.sum()):
+            return _relu_grad_keep_nan(x, grad)
+        return torch.ops.aten.threshold_backward(grad, x, 0)
 
 
 def _relu(x):
