@@ -93,8 +93,9 @@ def FullyConnected(data, weight, bias=None, num_hidden=None, no_bias=False, flat
             raise MXNetError(f"FullyConnected: unexpected shape for bias {bias.shape} "
                              f"(num_hidden {w.shape[0]})")
         b = b.reshape(-1)
-    if _state.recording:
-        r = F.linear(x, w, b)
+    if _state.recording or not (w.requires_grad or x.requires_grad or
+                                (b is not None and b.requires_grad)):
+        r = F.linear(x, w, b)   # (no input in a graph: grad mode changes nothing)
     else:
         r = _call_nograd(F.linear, x, w, b)
     if out is None:
@@ -826,7 +827,9 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
         from . import sparse  # row_sparse gradients live with the sparse arrays
         return sparse.Embedding(data, weight, input_dim=input_dim, output_dim=output_dim,
                                 dtype=dtype, sparse_grad=sparse_grad, out=out)
-    idx = _tt(data, "Embedding").detach()
+    idx = _tt(data, "Embedding")
+    if idx.requires_grad:
+        idx = idx.detach()
     w = _tt(weight, "Embedding", "weight")
     if w.dim() != 2 or (input_dim is not None and w.shape[0] != input_dim) or (
             output_dim is not None and w.shape[1] != output_dim):
