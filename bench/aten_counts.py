@@ -19,6 +19,12 @@ taken for each configuration, best of ``--rounds`` rounds, configurations altern
 one process (CPU timing on a shared machine: informative only, never a pass/fail check).
 
 ``counts(model, config)`` is the importable measurement that tests/test_aten_counts.py uses.
+Run it with ``NEOGLUON_CONV_WGRAD=onednn`` for counts that do not depend on a measurement: by
+default neogluon times a matrix-product alternative for small-image convolutions on the CPU
+(ndarray/_conv_gemm.py, several aten calls per convolution) and keeps the faster.
+
+``--small``: programs of many small nd operators (an LSTM cell unrolled step by step, an
+elementwise loss) against the same torch ops: aten calls and host microseconds per operator.
 """
 import argparse
 import collections
@@ -192,6 +198,77 @@ def counts(model, config, warmup=2):
     return _profile_counts(step)
 
 
+# ------------------------------------------------------------------ small-operator programs
+SMALL_H, SMALL_N, SMALL_T = 32, 4, 10
+
+
+def small_programs():
+    """``{name: (neogluon_fn, torch_fn)}``: programs of many small operators, the same ops in
+    the same order on both sides (forward only, outside autograd)."""
+    import neogluon as mx
+    nd = mx.nd
+    rng = np.random.RandomState(0)
+    H, N, T = SMALL_H, SMALL_N, SMALL_T
+    arrs = {k: rng.randn(*s).astype("float32") * 0.1 for k, s in
+            (("wx", (4 * H, H)), ("wh", (4 * H, H)), ("bx", (4 * H,)), ("bh", (4 * H,)),
+             ("x", (T, N, H)), ("p", (64, 10)), ("l", (64, 10)))}
+    a = {k: nd.array(v) for k, v in arrs.items()}
+    t = {k: torch.from_numpy(v) for k, v in arrs.items()}
+    sig = nd.sigmoid
+    F = torch.nn.functional
+
+    def lstm_nd():
+        h = c = nd.zeros((N, H))
+        for s in range(T):
+            g = (nd.FullyConnected(a["x"][s], a["wx"], a["bx"], num_hidden=4 * H)
+                 + nd.FullyConnected(h, a["wh"], a["bh"], num_hidden=4 * H))
+            i, f, gg, o = nd.split(g, num_outputs=4, axis=1)
+            c = sig(f) * c + sig(i) * nd.tanh(gg)
+            h = sig(o) * nd.tanh(c)
+        return h
+
+    def lstm_torch():
+        h = c = torch.zeros((N, H))
+        for s in range(T):
+            g = F.linear(t["x"][s], t["wx"], t["bx"]) + F.linear(h, t["wh"], t["bh"])
+            i, f, gg, o = torch.split(g, H, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return h
+
+    def loss_nd():
+        d = a["p"] - a["l"]
+        return nd.mean(nd.square(d), axis=1) * 0.5
+
+    def loss_torch():
+        d = t["p"] - t["l"]
+        return torch.mean(torch.square(d), dim=1) * 0.5
+
+    # nd operator calls per program: LSTM step: slice, 2 FC, add, split, 3 sigmoid, 2 tanh,
+    # 3 mul, add, mul (the zeros once); loss: sub, square, mean, mul
+    return {"lstm_cell_unrolled": (lstm_nd, lstm_torch, 1 + T * 15),
+            "elementwise_loss": (loss_nd, loss_torch, 4)}
+
+
+def small_report(rounds, reps=20):
+    torch.set_num_threads(1)
+    out = {}
+    for name, (fn_nd, fn_t, nops) in small_programs().items():
+        c_nd = sum(_profile_counts(fn_nd)["top"].values())
+        c_t = sum(_profile_counts(fn_t)["top"].values())
+        us = _timings({"neogluon": lambda: [fn_nd() for _ in range(reps)],
+                       "torch": lambda: [fn_t() for _ in range(reps)]}, rounds, per_round=1)
+        per = {k: v / reps / nops for k, v in us.items()}
+        out[name] = {"nd_ops": nops, "aten_top_neogluon": c_nd, "aten_top_torch": c_t,
+                     "us_per_op_neogluon": round(per["neogluon"], 2),
+                     "us_per_op_torch": round(per["torch"], 2),
+                     "ratio": round(per["neogluon"] / per["torch"], 2)}
+        print(f"  {name:20s} {nops:4d} nd ops  aten top {c_nd}/{c_t}  us/op neogluon "
+              f"{per['neogluon']:.2f} torch {per['torch']:.2f}  ratio "
+              f"{per['neogluon'] / per['torch']:.2f}")
+    return out
+
+
 # ------------------------------------------------------------------ report
 def _diff(a, b):
     """Ops ``a`` issues more often than ``b``: ``[(name, a_n, b_n)]``, most extra first."""
@@ -221,7 +298,17 @@ def main():
     ap.add_argument("--both", action="store_true",
                     help="also list the ops torch issues more often than neogluon")
     ap.add_argument("--json")
+    ap.add_argument("--small", action="store_true",
+                    help="only the small-operator programs: host us per nd operator vs torch")
     args = ap.parse_args()
+    if args.small:
+        print("== small-operator programs (forward, no autograd; best of %d rounds, "
+              "alternating; loaded machine)" % args.rounds)
+        rep = small_report(args.rounds)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rep, f, indent=1)
+        return
     torch.set_num_threads(1)
     configs = args.configs.split(",")
     report = {}
