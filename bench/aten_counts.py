@@ -112,19 +112,20 @@ def _data(model):
     return x, y
 
 
-def neogluon_step(model, hybridize=False):
+def neogluon_step(model, hybridize=False, device="cpu"):
     import neogluon as mx
     mx.random.seed(0)
+    ctx = mx.gpu(0) if device == "cuda" else mx.cpu()
     net = _gluon_net(mx, model)
-    net.initialize(mx.init.Xavier())
+    net.initialize(mx.init.Xavier(), ctx=ctx)
     if hybridize:
         net.hybridize()
     trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
                                {"learning_rate": 0.01, "momentum": 0.9})
     loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
     xn, yn = _data(model)
-    x = mx.nd.array(xn, dtype=xn.dtype if xn.dtype.kind == "f" else "float32")
-    y = mx.nd.array(yn)
+    x = mx.nd.array(xn, dtype=xn.dtype if xn.dtype.kind == "f" else "float32", ctx=ctx)
+    y = mx.nd.array(yn, ctx=ctx)
     n = yn.size if model == "lstm" else BATCH
 
     def step():
@@ -135,15 +136,15 @@ def neogluon_step(model, hybridize=False):
     return step
 
 
-def torch_step(model):
+def torch_step(model, device="cpu"):
     import torch.nn.functional as F
     torch.manual_seed(0)
-    net = _torch_net(model)
+    net = _torch_net(model).to(device)
     net.train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, foreach=True)
     xn, yn = _data(model)
     x = torch.from_numpy(xn) if xn.dtype.kind == "f" else torch.from_numpy(xn).long()
-    y = torch.from_numpy(yn).long()
+    x, y = x.to(device), torch.from_numpy(yn).long().to(device)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -154,20 +155,28 @@ def torch_step(model):
     return step
 
 
-def make_step(model, config):
+def make_step(model, config, device="cpu"):
     if config == "torch/eager":
-        return torch_step(model)
-    return neogluon_step(model, hybridize=config == "neogluon/hybridize")
+        return torch_step(model, device)
+    return neogluon_step(model, config == "neogluon/hybridize", device)
 
 
 # ------------------------------------------------------------------ counting
-def _profile_counts(step):
-    """``{'top': Counter, 'all': Counter, 'leaf': Counter}`` of aten op names in one ``step()``."""
+def _profile_counts(step, cuda=False):
+    """``{'top': Counter, 'all': Counter, 'leaf': Counter}`` of aten op names in one ``step()``,
+    and with ``cuda`` also ``'kernels'``: the CUDA kernels it launched, by name."""
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=acts) as prof:
         step()
+        if cuda:
+            torch.cuda.synchronize()
     top, every, leaf = collections.Counter(), collections.Counter(), collections.Counter()
+    kernels = collections.Counter()
     for ev in prof.events():
+        if cuda and ev.device_type == torch.autograd.DeviceType.CUDA:
+            kernels[ev.name] += 1
+            continue
         if not ev.name.startswith("aten::"):
             continue
         every[ev.name] += 1
@@ -178,7 +187,10 @@ def _profile_counts(step):
             top[ev.name] += 1
         if not any(c.name.startswith("aten::") for c in _descendants(ev)):
             leaf[ev.name] += 1
-    return {"top": top, "all": every, "leaf": leaf}
+    res = {"top": top, "all": every, "leaf": leaf}
+    if cuda:
+        res["kernels"] = kernels
+    return res
 
 
 def _descendants(ev):
@@ -189,13 +201,16 @@ def _descendants(ev):
         stack.extend(c.cpu_children)
 
 
-def counts(model, config, warmup=2):
-    """aten op counters of one training step of ``model`` in ``config`` after ``warmup`` steps."""
+def counts(model, config, warmup=2, device="cpu"):
+    """aten op counters of one training step of ``model`` in ``config`` after ``warmup`` steps
+    (on ``device`` "cuda": also the CUDA kernels launched, ``'kernels'``)."""
     torch.set_num_threads(1)
-    step = make_step(model, config)
+    step = make_step(model, config, device)
     for _ in range(warmup):
         step()
-    return _profile_counts(step)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return _profile_counts(step, cuda=device == "cuda")
 
 
 # ------------------------------------------------------------------ small-operator programs
@@ -270,6 +285,10 @@ def small_report(rounds, reps=20):
 
 
 # ------------------------------------------------------------------ report
+def _short(name):
+    return name[6:] if name.startswith("aten::") else name[:60]
+
+
 def _diff(a, b):
     """Ops ``a`` issues more often than ``b``: ``[(name, a_n, b_n)]``, most extra first."""
     rows = [(k, a[k], b.get(k, 0)) for k in a if a[k] > b.get(k, 0)]
@@ -298,6 +317,7 @@ def main():
     ap.add_argument("--both", action="store_true",
                     help="also list the ops torch issues more often than neogluon")
     ap.add_argument("--json")
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda (also counts CUDA kernels)")
     ap.add_argument("--small", action="store_true",
                     help="only the small-operator programs: host us per nd operator vs torch")
     args = ap.parse_args()
@@ -313,28 +333,32 @@ def main():
     configs = args.configs.split(",")
     report = {}
     for model in args.models.split(","):
-        res = {c: counts(model, c) for c in configs}
+        res = {c: counts(model, c, device=args.device) for c in configs}
         report[model] = {c: {k: sum(v.values()) for k, v in res[c].items()} for c in configs}
         print(f"\n== {model}: aten calls per training step (top-level / all levels / leaf)")
         for c in configs:
             r = report[model][c]
-            print(f"  {c:22s} top {r['top']:5d}  all {r['all']:5d}  leaf {r['leaf']:5d}")
+            print(f"  {c:22s} top {r['top']:5d}  all {r['all']:5d}  leaf {r['leaf']:5d}"
+                  + (f"  cuda kernels {r['kernels']:5d}" if "kernels" in r else ""))
         if "torch/eager" in res:
             for c in configs:
                 if c == "torch/eager":
                     continue
-                for level in ("top", "leaf"):
+                for level in ("top", "leaf") + (("kernels",) if args.device == "cuda" else ()):
                     d = _diff(res[c][level], res["torch/eager"][level])
                     if d:
                         print(f"  {c} extra vs torch ({level}): " + ", ".join(
-                            f"{n[6:]} {a}/{b}" for n, a, b in d))
+                            f"{_short(n)} {a}/{b}" for n, a, b in d))
                     report[model][c]["extra_" + level] = {n: [a, b] for n, a, b in d}
                     if args.both:
                         d = _diff(res["torch/eager"][level], res[c][level])
                         print(f"  torch extra vs {c} ({level}): " + ", ".join(
-                            f"{n[6:]} {a}/{b}" for n, a, b in d))
+                            f"{_short(n)} {a}/{b}" for n, a, b in d))
         if not args.no_time:
-            steps = {c: make_step(model, c) for c in configs}
+            steps = {c: make_step(model, c, args.device) for c in configs}
+            if args.device == "cuda":
+                steps = {c: (lambda f: lambda: (f(), torch.cuda.synchronize()))(f)
+                         for c, f in steps.items()}
             for s in steps.values():
                 s()
                 s()
