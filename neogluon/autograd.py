@@ -514,17 +514,23 @@ _unstash_tls = getattr(torch._C, "_remove_obj_from_tls", None)
 # Gradient hooks that fired during a backward and want work done once it is over (BatchNorm's
 # moving statistics: ndarray.nn_ops._Fold); the list is emptied by _after_backward.
 _AFTER = []
+# one entry per backward running in some thread (list append/pop are atomic)
+_IN_FLIGHT = []
 
 
 def _after_backward(retained):
     """Run the work the backward's hooks queued (called when the engine returns; ``retained``:
-    the graph was kept for another backward)."""
+    the graph was kept for another backward). The queue is process-wide (a CUDA backward runs
+    its hooks on the engine's device thread): while another thread's backward still runs, the
+    queued work is done but the scratch it read is kept as is (treated as retained)."""
+    _IN_FLIGHT.pop()
     if _AFTER:
         from .ndarray.nn_ops import _fold_queued
-        _fold_queued(_AFTER, retained)
+        _fold_queued(_AFTER, retained or bool(_IN_FLIGHT))
 
 
 def _engine_grad(outputs, grad_outputs, inputs, retain_graph):
+    _IN_FLIGHT.append(1)
     if _engine is None or _stash_tls is None or _unstash_tls is None:
         try:
             return torch.autograd.grad(outputs, inputs, grad_outputs,
@@ -619,6 +625,7 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     armed = None if retain_graph else _Armed()
     try:
         if not variables:
+            _IN_FLIGHT.append(1)
             try:
                 torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
             finally:
@@ -718,6 +725,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
         retain_graph = create_graph
     heads_t = [_head_t(h) for h in heads]
     with torch.enable_grad() if create_graph else torch.no_grad():
+        _IN_FLIGHT.append(1)
         try:
             grads = torch.autograd.grad(heads_t, [_leaf(v) for v in variables],
                                         [_fill(h, g) for h, g in zip(heads_t, hg)],
