@@ -315,3 +315,38 @@ def test_softmax_ce_over_last_axis_matches_log_softmax_pick_mean(shape, weight):
     per_row = np.prod(shape[1:-1]) if len(shape) > 2 else 1
     gwant = (sm - onehot) * (1.0 if weight is None else weight) / per_row
     np.testing.assert_allclose(pred.grad.asnumpy(), gwant, rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------------------------------------ split
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_split_is_one_aten_call_with_fresh_outputs(axis):
+    from torch.profiler import ProfilerActivity, profile
+    x = nd.array(np.arange(48, dtype="float32").reshape(4, 12) if axis == 0 else
+                 np.arange(48, dtype="float32").reshape(3, 16))
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        parts = nd.split(x, num_outputs=4, axis=axis)
+    top = [e.name for e in prof.events() if e.name.startswith("aten::") and (
+        e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))]
+    assert top == ["aten::split_copy"]
+    want = np.split(x.asnumpy(), 4, axis=axis)
+    parts[1][:] = -1        # MXNet's outputs are new arrays: no write shows through
+    np.testing.assert_array_equal(parts[0].asnumpy(), want[0])
+    np.testing.assert_array_equal(x.asnumpy(), np.concatenate(want, axis=axis))
+    # and differentiable, one node
+    w = nd.array(x.asnumpy())
+    w.attach_grad()
+    with autograd.record():
+        ps = nd.split(w, num_outputs=4, axis=axis)
+        y = sum((p * (i + 1)).sum() for i, p in enumerate(ps))
+    y.backward()
+    g = np.concatenate([np.full_like(p, i + 1) for i, p in enumerate(want)], axis=axis)
+    np.testing.assert_array_equal(w.grad.asnumpy(), g)
+
+
+def test_split_squeeze_axis_is_one_aten_call():
+    x = nd.array(np.arange(12, dtype="float32").reshape(3, 4))
+    parts = nd.split(x, num_outputs=4, axis=1, squeeze_axis=True)
+    assert [p.shape for p in parts] == [(3,)] * 4
+    np.testing.assert_array_equal(parts[2].asnumpy(), [2, 6, 10])
+    parts[2][:] = 0
+    assert x.asnumpy()[1, 2] == 6
