@@ -511,16 +511,39 @@ _stash_tls = getattr(torch._C, "_stash_obj_in_tls", None)
 _unstash_tls = getattr(torch._C, "_remove_obj_from_tls", None)
 
 
+# Gradient hooks that fired during a backward and want work done once it is over (BatchNorm's
+# moving statistics: ndarray.nn_ops._Fold); the list is emptied by _after_backward.
+_AFTER = []
+# one entry per backward running in some thread (list append/pop are atomic)
+_IN_FLIGHT = []
+
+
+def _after_backward(retained):
+    """Run the work the backward's hooks queued (called when the engine returns; ``retained``:
+    the graph was kept for another backward). The queue is process-wide (a CUDA backward runs
+    its hooks on the engine's device thread): while another thread's backward still runs, the
+    queued work is done but the scratch it read is kept as is (treated as retained)."""
+    _IN_FLIGHT.pop()
+    if _AFTER:
+        from .ndarray.nn_ops import _fold_queued
+        _fold_queued(_AFTER, retained or bool(_IN_FLIGHT))
+
+
 def _engine_grad(outputs, grad_outputs, inputs, retain_graph):
+    _IN_FLIGHT.append(1)
     if _engine is None or _stash_tls is None or _unstash_tls is None:
-        return torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph,
-                                   allow_unused=True)
+        try:
+            return torch.autograd.grad(outputs, inputs, grad_outputs,
+                                       retain_graph=retain_graph, allow_unused=True)
+        finally:
+            _after_backward(retain_graph)
     _stash_tls("context", contextvars.copy_context())
     try:
         return _engine.run_backward(tuple(outputs), tuple(grad_outputs), retain_graph, False,
                                     tuple(inputs), True, False)
     finally:
         _unstash_tls("context")
+        _after_backward(retain_graph)
 
 
 def _live_variables(among=None):
@@ -602,7 +625,11 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     armed = None if retain_graph else _Armed()
     try:
         if not variables:
-            torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
+            _IN_FLIGHT.append(1)
+            try:
+                torch.autograd.backward(heads_t, grads_out, retain_graph=retain_graph)
+            finally:
+                _after_backward(retain_graph)
             if not retain_graph:
                 _mark_freed(heads_t)
                 _consume(heads_t, armed)
@@ -623,8 +650,11 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     if not retain_graph:
         _mark_freed(heads_t)
         _consume(heads_t, armed)
-    # A fresh gradient that nothing else shares becomes the buffer's storage (set_) instead
-    # of being copied into it: the buffer tensor and its NDArray stay the same objects.
+    # A fresh gradient that nothing else shares becomes the buffer's storage instead of being
+    # copied into it: the buffer tensor and its NDArray stay the same objects. ``buf.data = g``
+    # (torch's set_data: a metadata swap, not an aten call; torch's own AccumulateGrad issues a
+    # detach to adopt a first gradient) rather than ``buf.set_(g)``. A buffer that is a slice
+    # of a larger one (the Trainer's flat gradient buckets) is written in place.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
     strided = torch.strided
     from .ndarray.ndarray import _DENSE_TYPES as _DENSE
@@ -647,18 +677,17 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
                 g = g.to(buf.dtype)  # (an integer variable's gradient comes as float64)
             if ag.grad_req == "add":
                 buf.add_(g)
-            elif (g.dtype is buf.dtype and g.shape == buf.shape and buf._base is None
-                  and g.is_contiguous() and buf.is_contiguous()
-                  and (g._base is None or (g.storage_offset() == 0 and
-                       g.untyped_storage().nbytes() == g.numel() * g.element_size()))):
+            elif (g.dtype is buf.dtype and g.shape == buf.shape and _whole(buf) and _whole(g)
+                  and g.device == buf.device):
                 # (A view that spans its whole storage, such as the transpose of a transpose
-                # linear's weight gradient comes back as, is adopted too.)
+                # linear's weight gradient comes back as, is adopted too; so a buffer that is
+                # such a view is replaced again.)
                 ptr = g.untyped_storage().data_ptr()
                 if ptr in taken:
                     buf.copy_(g)
                 else:
                     taken.add(ptr)
-                    buf.set_(g)
+                    buf.data = g
             else:
                 buf.copy_(g)
             ag.fresh = True
@@ -667,6 +696,14 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
 
 
 backward.__doc__ = _backward.__doc__
+
+
+def _whole(t):
+    """Whether tensor ``t`` is contiguous and spans its whole storage (not a slice of a
+    larger buffer, such as the Trainer's gradient buckets)."""
+    return t.is_contiguous() and (t._base is None or (
+        t.storage_offset() == 0 and
+        t.untyped_storage().nbytes() == t.numel() * t.element_size()))
 
 
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: bool = False,
@@ -688,6 +725,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
         retain_graph = create_graph
     heads_t = [_head_t(h) for h in heads]
     with torch.enable_grad() if create_graph else torch.no_grad():
+        _IN_FLIGHT.append(1)
         try:
             grads = torch.autograd.grad(heads_t, [_leaf(v) for v in variables],
                                         [_fill(h, g) for h, g in zip(heads_t, hg)],
@@ -695,6 +733,8 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph: boo
                                         allow_unused=True)
         except RuntimeError as err:
             raise MXNetError(f"autograd.grad failed: {err}") from None
+        finally:
+            _after_backward(retain_graph)
     if not retain_graph:
         _mark_freed(heads_t)
         _consume(heads_t)

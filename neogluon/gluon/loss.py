@@ -267,10 +267,14 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def _fusable(self, pred, label, sample_weight):
-        return (self._sparse_label and sample_weight is None and self._batch_axis == 0
-                and type(pred) is NDArray and type(label) is NDArray
-                and pred._t.dim() == 2 and self._axis in (-1, 1)
-                and label._t.numel() == pred._t.shape[0])
+        if not (self._sparse_label and sample_weight is None and self._batch_axis == 0
+                and type(pred) is NDArray and type(label) is NDArray):
+            return False
+        p = pred._t
+        nd = p.dim()
+        # classes on the last axis (a sequence model's (T, N, V) too), one label per row
+        return (nd >= 2 and self._axis in (-1, nd - 1) and p.shape[-1] > 0
+                and label._t.numel() * p.shape[-1] == p.numel())
 
     def forward(self, x, *args):
         # Hybridized, the common case still takes the fused kernel: it is faster than
@@ -307,9 +311,10 @@ class SoftmaxCrossEntropyLoss(Loss):
 
 
     def _fused(self, pred, label):
-        # The common (batch, classes) case in one fused torch call: the same numbers as
-        # log_softmax + pick + mean, with a much smaller autograd graph.
+        # The common (batch, ..., classes) case in one fused torch call: the same numbers as
+        # log_softmax + pick + mean, with a much smaller autograd graph (and fewer aten calls).
         x = pred._t
+        lead = x.shape[:-1]
         idx = label._t
         if idx.requires_grad:
             idx = idx.detach()
@@ -317,9 +322,9 @@ class SoftmaxCrossEntropyLoss(Loss):
             idx = idx.reshape(-1)
         # out-of-range labels are clipped, as MXNet's pick does
         if idx.dtype is torch.int64:
-            idx = idx.clamp(0, x.shape[1] - 1)
+            idx = idx.clamp(0, x.shape[-1] - 1)
         else:
-            idx = idx.long().clamp_(0, x.shape[1] - 1)
+            idx = idx.long().clamp_(0, x.shape[-1] - 1)
         if self._from_logits:
             fn = _torch_F.nll_loss
         else:
@@ -327,8 +332,14 @@ class SoftmaxCrossEntropyLoss(Loss):
         weight = self._weight
 
         def run():
-            out = fn(x, idx, reduction="none")
-            return out if weight is None else out * weight
+            if len(lead) == 1:
+                out = fn(x, idx, reduction="none")
+                return out if weight is None else out * weight
+            out = fn(x.reshape(-1, x.shape[-1]), idx, reduction="none")
+            if weight is not None:
+                out = out * weight
+            # the mean over every axis but the batch axis, as the operator path's
+            return out.view(lead).mean(tuple(range(1, len(lead))))
         if weight is not None:
             assert isinstance(weight, numeric_types), "weight must be a number"
         return _new(_run(run), pred._ctx)

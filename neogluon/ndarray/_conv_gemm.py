@@ -73,6 +73,11 @@ def _out_hw(x_shape, w_shape, stride, pad):
             (int(x_shape[3]) + 2 * pad[1] - int(w_shape[3])) // stride[1] + 1)
 
 
+def _per_filter(w_shape):
+    """Elements of one filter (C*kh*kw) of a (O, C, kh, kw) weight."""
+    return int(w_shape[1]) * int(w_shape[2]) * int(w_shape[3])
+
+
 def usable(x, w, stride, pad, dilate, num_group) -> bool:
     """Whether a 2-D convolution may take the products (see above)."""
     if not (x.dim() == 4 and w.dim() == 4 and num_group == 1 and tuple(dilate) == (1, 1)
@@ -82,7 +87,7 @@ def usable(x, w, stride, pad, dilate, num_group) -> bool:
     oh, ow = _out_hw(x.shape, w.shape, stride, pad)
     if oh <= 0 or ow <= 0:
         return False
-    k, L = w[0].numel(), oh * ow
+    k, L = _per_filter(w.shape), oh * ow   # (shape arithmetic: w[0] would be an aten call)
     n = x.shape[0]
     return L <= _MAX_L and k >= _MIN_K and n * k * L <= _MAX_COLS
 
@@ -347,7 +352,7 @@ class _ConvProduct(torch.autograd.Function):
         key = (tuple(x.shape), tuple(w.shape), stride, pad)
         cols = None
         oh, ow = _out_hw(x.shape, w.shape, stride, pad)
-        if x.shape[0] * w[0].numel() * oh * ow <= _MAX_KEPT:
+        if x.shape[0] * _per_filter(w.shape) * oh * ow <= _MAX_KEPT:
             product, r = _faster("forward", key, lambda: F.conv2d(x, w, b, stride, pad),
                                  lambda: product_forward(x, w, b, stride, pad))
             if r is None:

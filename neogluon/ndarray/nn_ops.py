@@ -93,8 +93,9 @@ def FullyConnected(data, weight, bias=None, num_hidden=None, no_bias=False, flat
             raise MXNetError(f"FullyConnected: unexpected shape for bias {bias.shape} "
                              f"(num_hidden {w.shape[0]})")
         b = b.reshape(-1)
-    if _state.recording:
-        r = F.linear(x, w, b)
+    if _state.recording or not (w.requires_grad or x.requires_grad or
+                                (b is not None and b.requires_grad)):
+        r = F.linear(x, w, b)   # (no input in a graph: grad mode changes nothing)
     else:
         r = _call_nograd(F.linear, x, w, b)
     if out is None:
@@ -590,6 +591,86 @@ def _fold_moving(mm, mv, mean, var, momentum):
     torch._foreach_add_([mm, mv], [mean, var], alpha=1.0 - momentum)
 
 
+# Free (batch mean, batch variance) scratch pairs for BatchNorm's fused kernel, per (channels,
+# dtype, device): a training forward takes one and its gradient hook (_Fold) gives it back
+# when the autograd graph that holds the hook is freed.
+_BN_FREE: dict = {}
+
+
+def _plain_eager(x):
+    """Whether ops on ``x`` run eagerly on real memory (no tracing mode, no CUDA graph being
+    captured): only then can BatchNorm reuse scratch buffers from one call to the next."""
+    if torch._C._is_torch_function_mode_enabled() or torch._C._len_torch_dispatch_stack():
+        return False
+    return not (x.is_cuda and torch.cuda.is_current_stream_capturing())
+
+
+class _Fold:
+    """BatchNorm's moving-statistic update, queued from a hook on the output's gradient
+    (MXNet folds the statistics in its backward) and made when that backward returns
+    (``_fold_queued``): ``moving = moving * momentum + batch * (1 - momentum)`` with the biased
+    batch variance, as ``_fold_moving``. ``st`` holds the batch mean and the unbiased variance
+    that torch's fused kernel wrote (a scratch pair, the two rows of the (2, channels) buffer
+    ``st[2]``, which its backward has saved: read only
+    while the graph may run again). The kernel writes ``1 * batch + 0 * scratch``, so a pair
+    is reused only when it holds zeros: after a backward that freed the graph, the fold zeroes
+    the pairs it read (``clean``), and the pair goes back to ``free`` when the graph holding
+    the hook is freed."""
+    __slots__ = ("mm", "mv", "st", "momentum", "k", "free", "clean")
+
+    def __init__(self, mm, mv, st, momentum, n, free):
+        self.mm, self.mv, self.st, self.momentum, self.free = mm, mv, st, momentum, free
+        self.k = (n - 1) / n if n > 1 else 0.0   # (n = 1: torch's unbiased variance is NaN)
+        self.clean = False
+
+    def __call__(self, grad):
+        _ag_mod._AFTER.append(self)
+        return None
+
+    def __del__(self):
+        if self.clean:
+            self.free.append(self.st)
+
+
+def _fold_queued(queue, retained=False):
+    """Fold the moving statistics of every BatchNorm whose hook fired in a backward: three
+    multi-tensor aten calls per (momentum, dtype, device) group for the whole network instead
+    of a few per layer, and one more that zeroes the scratch pairs for reuse when the graph
+    was not ``retained``. A layer used twice in the graph is folded in the order its hooks
+    fired (a second round), as sequential updates would."""
+    folds = queue[:]
+    del queue[:len(folds)]
+    rounds = []           # [(moving tensors seen, {group key: [folds]})]
+    for f in folds:
+        key = (f.momentum, f.mm.dtype, f.mv.dtype, f.mm.device)
+        for rnd in rounds:
+            if id(f.mm) not in rnd[0] and id(f.mv) not in rnd[0]:
+                break
+        else:
+            rnd = (set(), {})
+            rounds.append(rnd)
+        rnd[0].update((id(f.mm), id(f.mv)))
+        rnd[1].setdefault(key, []).append(f)
+    with torch.no_grad():
+        for _, groups in rounds:
+            for (m, *_), fs in groups.items():
+                uv = [f.st[1] for f in fs]
+                if all(f.k for f in fs):
+                    bv = torch._foreach_mul(uv, [f.k for f in fs])
+                else:
+                    bv = [u * f.k if f.k else torch.zeros_like(u) for f, u in zip(fs, uv)]
+                moving = [t for f in fs for t in (f.mm, f.mv)]
+                batch = [t for f, v in zip(fs, bv) for t in (f.st[0], v)]
+                torch._foreach_mul_(moving, m)
+                torch._foreach_add_(moving, batch, alpha=1.0 - m)
+        if not retained:
+            scratch = [f.st[2] for f in folds]
+            if scratch:
+                torch._foreach_zero_(scratch)
+            for f in folds:
+                f.clean = True
+
+
 def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9,
               fix_gamma=True, use_global_stats=False, output_mean_var=False, axis=1,
               cudnn_off=False, min_calib_range=None, max_calib_range=None, out=None,
@@ -637,9 +718,28 @@ def BatchNorm(data, gamma, beta, moving_mean, moving_var, eps=1e-3, momentum=0.9
     xc = x if ax == 1 else x.movedim(ax, 1)
     if nd == 1:
         xc = x.reshape(1, -1)
-    if training:
+    hooked = training and _state.recording and not output_mean_var and _plain_eager(x)
+    if hooked:
         # The batch statistics come out of the fused kernel itself: with momentum 1 torch
-        # writes the batch mean and the unbiased variance into these scratch buffers.
+        # writes the batch mean and the unbiased variance into a scratch pair (reused: the
+        # forward issues the kernel alone); the hook folds them into the moving ones.
+        key = (c, mm.dtype, x.device)
+        free = _BN_FREE.get(key)
+        if free is None:
+            free = _BN_FREE.setdefault(key, [])
+        try:
+            st = free.pop()
+        except IndexError:   # (mean, variance, the (2, c) buffer both are rows of)
+            base = torch.zeros((2, c), dtype=mm.dtype, device=x.device)
+            st = (*base.unbind(0), base)
+        r = _run(torch.batch_norm, xc, g, b, st[0], st[1], True, 1.0, eps,
+                 torch.backends.cudnn.enabled)
+        if r.requires_grad:
+            r.register_hook(_Fold(mm, mv, st, float(momentum), xc.numel() // max(c, 1), free))
+    elif training:
+        # As above, with new scratch buffers (a traced or captured graph, or no hook) and the
+        # biased variance computed here (for output_mean_var, or for the compiled graph's
+        # hook plans, gluon._compile).
         mean, uvar = torch.zeros((2, c), dtype=mm.dtype, device=x.device)  # (one fill)
         # torch.batch_norm, not F.batch_norm: the latter refuses one value per channel
         # (batch 1 after global pooling, as in GluonCV's PSPNet/DeepLab heads), which MXNet
@@ -826,7 +926,9 @@ def Embedding(data, weight, input_dim=None, output_dim=None, dtype="float32",
         from . import sparse  # row_sparse gradients live with the sparse arrays
         return sparse.Embedding(data, weight, input_dim=input_dim, output_dim=output_dim,
                                 dtype=dtype, sparse_grad=sparse_grad, out=out)
-    idx = _tt(data, "Embedding").detach()
+    idx = _tt(data, "Embedding")
+    if idx.requires_grad:
+        idx = idx.detach()
     w = _tt(weight, "Embedding", "weight")
     if w.dim() != 2 or (input_dim is not None and w.shape[0] != input_dim) or (
             output_dim is not None and w.shape[1] != output_dim):
