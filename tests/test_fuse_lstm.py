@@ -19,7 +19,7 @@ def _restore():
 
 
 def _fused_entries(graph):
-    return sum(1 for e in graph._prog if e[0] == 4)
+    return sum(1 for e in graph._prog if e[0] == 4 and isinstance(e[1], _fuse._FusedCell))
 
 
 class _Unrolled(gluon.HybridBlock):

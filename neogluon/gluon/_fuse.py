@@ -44,12 +44,23 @@ import os
 import torch
 
 from ..ndarray import _act_kernel
-from ..ndarray.ndarray import NDArray, _new, _state
+from ..ndarray.ndarray import NDArray, _new, _run, _state
 
-__all__ = ["fuse_lstm_cells", "set_enabled", "enabled"]
+__all__ = ["fuse_lstm_cells", "fuse_dropout_masks", "set_enabled", "enabled",
+           "set_masks_enabled"]
 
 _ENABLED = [os.environ.get("NEOGLUON_FUSE_LSTM", "1").strip().lower()
             not in ("0", "false", "no", "off")]
+_MASKS = [os.environ.get("NEOGLUON_FUSE_MASKS", "1").strip().lower()
+          not in ("0", "false", "no", "off")]
+
+
+def set_masks_enabled(flag):
+    """Turn the dropout-mask pass (:func:`fuse_dropout_masks`) on or off for graphs captured
+    from now on; returns the old setting."""
+    prev = _MASKS[0]
+    _MASKS[0] = bool(flag)
+    return prev
 
 
 def set_enabled(flag):
@@ -250,6 +261,8 @@ _PARAMS = {
     "sigmoid": ("data",), "tanh": ("data",),
     "Activation": ("data", "act_type"),
     "elemwise_add": ("lhs", "rhs"), "elemwise_mul": ("lhs", "rhs"),
+    "ones_like": ("data",), "where": ("condition", "x", "y"),
+    "Dropout": ("data", "p", "mode", "axes", "cudnn_off"),
 }
 
 
@@ -459,3 +472,110 @@ def fuse_lstm_cells(graph, prog):
         if idx not in removed:
             out.append(e)
     return out
+
+
+# ------------------------------------------------------------------ zoneout masks
+class _MaskedWhere:
+    """A program entry for ``where(Dropout(ones_like(like), p), x, y)`` (ZoneoutCell's
+    choice between a new and an old state; see :func:`fuse_dropout_masks`)."""
+
+    __slots__ = ("like", "x", "y", "out", "keep", "always", "sub")
+
+    def __init__(self, like, x, y, out, p, always, sub):
+        self.like, self.x, self.y, self.out = like, x, y, out
+        self.keep = 1.0 - p
+        self.always, self.sub = always, sub
+
+    def __call__(self, env):
+        lk, a, b = env[self.like], env[self.x], env[self.y]
+        if type(lk) is NDArray and type(a) is NDArray and type(b) is NDArray and (
+                self.always or _state.training):
+            tl, ta, tb = lk._t, a._t, b._t
+            if (type(tl) is torch.Tensor and type(ta) is torch.Tensor
+                    and type(tb) is torch.Tensor and tl.device.type == "cpu"
+                    and tl.dtype.is_floating_point and ta.dtype is tb.dtype
+                    and tl.shape == ta.shape and not _traced()):
+                # aten's CPU dropout of ``ones``: noise = empty_like(ones).bernoulli_(1 - p),
+                # noise /= 1 - p, ones * noise; the same draw on the same generator gives
+                # the same mask, and where() only asks which entries are nonzero
+                m = torch.empty_like(tl).bernoulli_(self.keep)
+                env[self.out] = _new(_run(torch.where, m != 0, ta, tb), a._ctx)
+                return
+        from .block import _run_program
+        _run_program(self.sub, env)
+
+
+def fuse_dropout_masks(graph, prog):
+    """``prog`` (one entry per ``graph.nodes`` node) with every
+    ``where(Dropout(ones_like(like), p=p), x, y)`` chain (gluon's ``ZoneoutCell``) whose mask
+    and ones are used by that chain only replaced by one entry at the Dropout's place; the
+    ones_like's and the where's places become None (the caller drops them), so the list
+    keeps its length for :func:`fuse_lstm_cells`. Only ``0 < p < 1`` without ``axes``
+    matches. The entry draws the mask as aten's CPU dropout does (the same generator, the
+    same number of draws in the same order, so the same masks) without the ones, the scale
+    and the product, and hands over to the recorded operators off the CPU (CUDA's dropout is
+    another kernel with its own draws), outside training for ``mode='training'``, for
+    non-float or non-NDArray values, shapes where() would broadcast, and under tracing."""
+    if not _MASKS[0]:
+        return prog
+    nodes = graph.nodes
+    if len(nodes) != len(prog) or any("out" in n["kwargs"] for n in nodes):
+        return prog
+    uses = {}
+    producer = {}
+    for idx, node in enumerate(nodes):
+        acc = []
+        _slots_in(node["args"], acc)
+        _slots_in(node["kwargs"], acc)
+        for s in acc:
+            uses.setdefault(s, []).append(idx)
+        for s in node["out"]:
+            producer[s] = idx
+    outputs = set(graph.out_slots)
+
+    def sole(slot):
+        u = uses.get(slot)
+        return u[0] if u and len(u) == 1 and slot not in outputs and slot in producer \
+            else None
+
+    prog = list(prog)
+    for di, node in enumerate(nodes):
+        c = _canon(node)
+        if c is None or c[0] != "Dropout" or node["structure"] != 0:
+            continue
+        a = c[1]
+        o_s = _ref(a.get("data"))
+        p = a.get("p", 0.5)
+        mode = a.get("mode", "training")
+        if o_s is None or isinstance(p, bool) or not isinstance(p, (int, float)) or \
+                not 0 < p < 1 or mode not in ("training", "always") or \
+                a.get("axes", ()) not in ((), [], None) or \
+                any(_ref(v) is not None for k, v in a.items() if k != "data"):
+            continue
+        oi = producer.get(o_s)
+        if oi is None or sole(o_s) != di or prog[oi] is None:
+            continue
+        co = _canon(nodes[oi])
+        if co is None or co[0] != "ones_like" or nodes[oi]["structure"] != 0:
+            continue
+        like = _ref(co[1].get("data"))
+        m_s = node["out"][0]
+        wi = sole(m_s)
+        if like is None or wi is None or prog[wi] is None:
+            continue
+        cw = _canon(nodes[wi])
+        if cw is None or cw[0] != "where" or set(cw[1]) != {"condition", "x", "y"} or \
+                nodes[wi]["structure"] != 0:
+            continue
+        x, y = _ref(cw[1]["x"]), _ref(cw[1]["y"])
+        if _ref(cw[1]["condition"]) != m_s or x is None or y is None or m_s in (x, y):
+            continue
+        # x and y must be ready at the Dropout's place: the draw keeps its place among the
+        # graph's other draws
+        if producer.get(x, -1) >= di or producer.get(y, -1) >= di:
+            continue
+        sub = [prog[oi], prog[di], prog[wi]]
+        prog[di] = (4, _MaskedWhere(like, x, y, nodes[wi]["out"][0], float(p),
+                                    mode == "always", sub), None, None, None, None)
+        prog[oi] = prog[wi] = None
+    return prog

@@ -1350,8 +1350,10 @@ class _Graph:
                 prog.append((3, fn, (tmpl, pos), (kwc, kwr), outs, structure))
             else:
                 prog.append((2, fn, args, kwargs, outs, structure))
-        # LSTM cells' pointwise parts as one entry each (kind 4; see _fuse.py)
-        self._prog = _fuse.fuse_lstm_cells(self, prog)
+        # zoneout masks (where of a Dropout of ones) and LSTM cells' pointwise parts as one
+        # entry each (kind 4; see _fuse.py); the first pass leaves None where it took nodes
+        prog = _fuse.fuse_lstm_cells(self, _fuse.fuse_dropout_masks(self, prog))
+        self._prog = [e for e in prog if e is not None]
 
     def _views_ok(self):
         """Which split nodes may give views of their input instead of copies: those whose

@@ -1,0 +1,101 @@
+"""Zoneout mask fusion (neogluon/gluon/_fuse.py, fuse_dropout_masks) A/B for the GluonTS 0.14
+DeepAR training step in one process, alternating by round: A = mask pass off, B = on (chosen
+when each side's graph is captured; the LSTM cell fusion is on for both).
+
+    GTS_DATA=/tmp/gtsw/data.jsonl PYTHONPATH=. OMP_NUM_THREADS=1 /tmp/gtsng/bin/python \\
+        -m neogluon.run bench/deepar_masks_ab.py ROUNDS [prof]
+
+The same initial parameters and batches; the random generator seeded alike before the n-th
+step of each side (the same zoneout masks). Prints the median per-step time of each side,
+whether every step's loss and, at the end, every parameter agree bit for bit, and with
+``prof`` cProfile's Python call count, torch.profiler's aten op count and the autograd node
+count per step.
+"""
+import sys, os, time, itertools, json, cProfile, pstats, hashlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np
+import mxnet as mx
+import torch
+from neogluon import autograd
+from neogluon.gluon import _fuse
+import gluonts_models as gm
+from gluonts.dataset.common import ListDataset
+from gluonts.mx.trainer import Trainer
+
+torch.set_num_threads(1)
+rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+rows = [json.loads(l) for l in open(os.environ.get("GTS_DATA", "/tmp/gtsw/data.jsonl"))]
+train = ListDataset([{"start": r["start"], "target": r["target"][:-24]} for r in rows], freq="H")
+mx.random.seed(1); np.random.seed(1)
+est = gm.build("deepar", "H", Trainer(epochs=1, num_batches_per_epoch=10))
+loader = est.create_training_data_loader(est.create_transformation().apply(train))
+batches = list(itertools.islice(iter(loader), 5))
+
+
+def make(on):
+    prev = _fuse.set_masks_enabled(on)
+    mx.random.seed(1)
+    net = est.create_training_network()
+    net.initialize(ctx=mx.cpu(), init="xavier")
+    net.hybridize(static_alloc=True, static_shape=True)
+    t = mx.gluon.Trainer(net.collect_params(), mx.optimizer.Adam(learning_rate=1e-3),
+                         kvstore="device")
+    mx.random.seed(0)
+    with autograd.record():
+        net(*batches[0].values())    # capture now, with this setting
+    _fuse.set_masks_enabled(prev)
+    return net, t
+
+
+nets = {"A": make(False), "B": make(True)}
+count = {"A": 0, "B": 0}
+
+
+def step(k, b):
+    net, trainer = nets[k]
+    count[k] += 1
+    mx.random.seed(count[k])
+    t0 = time.perf_counter()
+    with autograd.record():
+        out = net(*b.values())
+        loss = out[0] if isinstance(out, (list, tuple)) else out
+    loss.backward()
+    trainer.step(loss.shape[0])
+    mx.nd.waitall()
+    return time.perf_counter() - t0, hashlib.sha1(loss.asnumpy().tobytes()).hexdigest()
+
+
+for k in "AB":
+    for i in range(2):
+        step(k, batches[i])
+res = {"A": [], "B": []}
+vals = {"A": [], "B": []}
+for r in range(rounds):
+    for k in (("A", "B") if r % 2 == 0 else ("B", "A")):
+        for i in range(5):
+            dt, v = step(k, batches[i])
+            res[k].append(dt)
+            vals[k].append(v)
+for k in "AB":
+    v = np.array(res[k]) * 1e3
+    print(k, "median %.1f ms  mean %.1f ms  min %.1f ms  n=%d" % (np.median(v), v.mean(),
+                                                                   v.min(), len(v)))
+print("B/A median %.3f" % (np.median(res["B"]) / np.median(res["A"])))
+print("losses identical A vs B (every step, bit for bit):", vals["A"] == vals["B"])
+pa = [p.data().asnumpy().tobytes() for p in nets["A"][0].collect_params().values()]
+pb = [p.data().asnumpy().tobytes() for p in nets["B"][0].collect_params().values()]
+print("parameters identical after %d steps:" % count["A"], pa == pb)
+if len(sys.argv) > 2 and sys.argv[2] == "prof":
+    for k in "AB":
+        pr = cProfile.Profile()
+        pr.enable()
+        step(k, batches[0])
+        pr.disable()
+        st = pstats.Stats(pr)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as p:
+            step(k, batches[1])
+        aten = sum(e.count for e in p.key_averages() if e.key.startswith("aten::"))
+        nodes = sum(e.count for e in p.key_averages()
+                    if e.key.startswith("autograd::engine::evaluate_function"))
+        print(k, "per step: python calls %d, aten ops (incl. nested) %d, autograd nodes %d"
+              % (st.total_calls, aten, nodes))
