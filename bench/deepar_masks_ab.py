@@ -1,9 +1,11 @@
-"""Zoneout mask fusion (neogluon/gluon/_fuse.py, fuse_dropout_masks) A/B for the GluonTS 0.14
-DeepAR training step in one process, alternating by round: A = mask pass off, B = on (chosen
-when each side's graph is captured; the LSTM cell fusion is on for both).
+"""Replay passes of neogluon/gluon/_fuse.py (fuse_dropout_masks: zoneout masks;
+share_fc_transposes: one weight transpose per replay) A/B for the GluonTS 0.14 DeepAR
+training step in one process, alternating by round: A = the passes named in OFF (default
+both: ``masks,fc``) off, B = all on (chosen when each side's graph is captured; the LSTM
+cell fusion is on for both).
 
-    GTS_DATA=/tmp/gtsw/data.jsonl PYTHONPATH=. OMP_NUM_THREADS=1 /tmp/gtsng/bin/python \\
-        -m neogluon.run bench/deepar_masks_ab.py ROUNDS [prof]
+    GTS_DATA=/tmp/gtsw/data.jsonl PYTHONPATH=. OMP_NUM_THREADS=1 [OFF=masks|fc|masks,fc] \\
+        /tmp/gtsng/bin/python -m neogluon.run bench/deepar_masks_ab.py ROUNDS [prof]
 
 The same initial parameters and batches; the random generator seeded alike before the n-th
 step of each side (the same zoneout masks). Prints the median per-step time of each side,
@@ -32,8 +34,12 @@ loader = est.create_training_data_loader(est.create_transformation().apply(train
 batches = list(itertools.islice(iter(loader), 5))
 
 
+OFF = os.environ.get("OFF", "masks,fc").split(",")
+
+
 def make(on):
-    prev = _fuse.set_masks_enabled(on)
+    prev = _fuse.set_masks_enabled(on or "masks" not in OFF)
+    prev_fc = _fuse.set_fc_share_enabled(on or "fc" not in OFF)
     mx.random.seed(1)
     net = est.create_training_network()
     net.initialize(ctx=mx.cpu(), init="xavier")
@@ -44,6 +50,7 @@ def make(on):
     with autograd.record():
         net(*batches[0].values())    # capture now, with this setting
     _fuse.set_masks_enabled(prev)
+    _fuse.set_fc_share_enabled(prev_fc)
     return net, t
 
 

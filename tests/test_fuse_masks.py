@@ -202,3 +202,113 @@ def test_fallback_under_dispatch_mode_and_for_int_data():
     with pytest.raises(mx.base.MXNetError, match="where"):
         with autograd.record():
             net(a, mx.nd.zeros((2, 3), dtype="float64"))
+
+
+# ---------------------------------------------------------------- shared FC transposes
+def _fc_entries(graph):
+    return sum(1 for e in graph._prog if e[0] == 4 and isinstance(e[1], _fuse._SharedFC))
+
+
+def _count_nodes(t):
+    seen, todo = set(), [t.grad_fn]
+    while todo:
+        fn = todo.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        todo.extend(f for f, _ in fn.next_functions)
+    return len(seen)
+
+
+def _run_fc(on, net_fn, shape, record=True, dtype="float32"):
+    prev = _fuse.set_fc_share_enabled(on)
+    try:
+        mx.random.seed(3)
+        net = net_fn()
+        net.initialize(mx.init.Xavier())
+        net.cast(dtype)
+        net.hybridize(static_alloc=True)
+        x = mx.nd.array(np.random.RandomState(0).uniform(-2, 2, shape), dtype=dtype)
+        x.attach_grad()
+        res, nodes = [], None
+        for it in range(3):
+            mx.random.seed(10 + it)
+            if record:
+                with autograd.record():
+                    out = net(x)
+                    out = out[0] if isinstance(out, (list, tuple)) else out
+                    loss = (out * out).sum()
+                nodes = _count_nodes(loss._t)
+                loss.backward()
+                res += [out.asnumpy(), x.grad.asnumpy()]
+                res += [p.grad().asnumpy() for p in net.collect_params().values()]
+            else:
+                out = net(x)
+                res.append((out[0] if isinstance(out, (list, tuple)) else out).asnumpy())
+        return res, _fc_entries(list(net._graphs.values())[0]), nodes
+    finally:
+        _fuse.set_fc_share_enabled(prev)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_shared_fc_transposes_bitwise(dtype):
+    ref, n0, nodes0 = _run_fc(False, _Zoneout, (3, 4, 4), dtype=dtype)
+    got, n1, nodes1 = _run_fc(True, _Zoneout, (3, 4, 4), dtype=dtype)
+    # 2 layers x 4 steps x (i2h, h2h)
+    assert n0 == 0 and n1 == 16
+    _same(ref, got)
+    # one transpose node per weight (4) instead of one per FullyConnected (16)
+    assert nodes1 == nodes0 - 12, (nodes0, nodes1)
+
+
+def test_shared_fc_not_recording():
+    ref, _, _ = _run_fc(False, _Zoneout, (3, 4, 4), record=False)
+    got, n, _ = _run_fc(True, _Zoneout, (3, 4, 4), record=False)
+    assert n == 16
+    _same(ref, got)
+
+
+class _TwiceDense(gluon.HybridBlock):
+    def __init__(self, flatten=True, use_bias=True):
+        super().__init__()
+        with self.name_scope():
+            self.d = gluon.nn.Dense(5, flatten=flatten, use_bias=use_bias)
+
+    def hybrid_forward(self, F, x):
+        return self.d(F.tanh(self.d(x)) + x.sum())
+
+
+@pytest.mark.parametrize("kw,shape,entries", [
+    (dict(), (4, 5), 2),                         # 2-D data: shared
+    (dict(flatten=False), (4, 3, 5), 2),         # 3-D data: the entries run the operator
+    (dict(use_bias=False), (4, 5), 0),           # no bias: linear is mm, not matched
+])
+def test_shared_fc_variants(kw, shape, entries):
+    def make():
+        return _TwiceDense(**kw)
+    ref, _, _ = _run_fc(False, make, shape)
+    got, n, _ = _run_fc(True, make, shape)
+    assert n == entries
+    _same(ref, got)
+
+
+def test_shared_fc_bad_shape_keeps_operator_error():
+    class Bad(gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            with self.name_scope():
+                self.w = self.params.get("w", shape=(3, 4))
+                self.b = self.params.get("b", shape=(3,))
+
+        def hybrid_forward(self, F, x, y, w, b):
+            return F.FullyConnected(x, w, b, num_hidden=3) + \
+                F.FullyConnected(y, w, b, num_hidden=3).sum()
+
+    net = Bad()
+    net.initialize()
+    net.hybridize()
+    with autograd.record():
+        net(mx.nd.ones((2, 4)), mx.nd.ones((2, 4)))
+    with pytest.raises(mx.base.MXNetError, match="FullyConnected"):
+        with autograd.record():
+            net(mx.nd.ones((2, 4)), mx.nd.ones((2, 6)))

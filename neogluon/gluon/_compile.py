@@ -136,7 +136,7 @@ class _HookCollector(torch.overrides.TorchFunctionMode):
 def _replay(graph, env_inputs, env_params, ctx):
     """graph._prog run on NDArrays (the same loop as _Graph.run, parameters given)."""
     from .block import _run_program
-    env = [None] * graph.nslots
+    env = [None] * graph._nenv
     for s, a in zip(graph.inputs, env_inputs):
         env[s] = a
     for (s, _), a in zip(graph.params, env_params):

@@ -46,13 +46,25 @@ import torch
 from ..ndarray import _act_kernel
 from ..ndarray.ndarray import NDArray, _new, _run, _state
 
-__all__ = ["fuse_lstm_cells", "fuse_dropout_masks", "set_enabled", "enabled",
-           "set_masks_enabled"]
+__all__ = ["fuse_lstm_cells", "fuse_dropout_masks", "share_fc_transposes", "set_enabled",
+           "enabled", "set_masks_enabled", "set_fc_share_enabled"]
 
 _ENABLED = [os.environ.get("NEOGLUON_FUSE_LSTM", "1").strip().lower()
             not in ("0", "false", "no", "off")]
 _MASKS = [os.environ.get("NEOGLUON_FUSE_MASKS", "1").strip().lower()
           not in ("0", "false", "no", "off")]
+
+
+_FC_SHARE = [os.environ.get("NEOGLUON_SHARE_FC_TRANSPOSE", "1").strip().lower()
+             not in ("0", "false", "no", "off")]
+
+
+def set_fc_share_enabled(flag):
+    """Turn :func:`share_fc_transposes` on or off for graphs captured from now on; returns
+    the old setting."""
+    prev = _FC_SHARE[0]
+    _FC_SHARE[0] = bool(flag)
+    return prev
 
 
 def set_masks_enabled(flag):
@@ -263,6 +275,7 @@ _PARAMS = {
     "elemwise_add": ("lhs", "rhs"), "elemwise_mul": ("lhs", "rhs"),
     "ones_like": ("data",), "where": ("condition", "x", "y"),
     "Dropout": ("data", "p", "mode", "axes", "cudnn_off"),
+    "FullyConnected": ("data", "weight", "bias", "num_hidden", "no_bias", "flatten"),
 }
 
 
@@ -578,4 +591,90 @@ def fuse_dropout_masks(graph, prog):
         prog[di] = (4, _MaskedWhere(like, x, y, nodes[wi]["out"][0], float(p),
                                     mode == "always", sub), None, None, None, None)
         prog[oi] = prog[wi] = None
+    return prog
+
+
+# ------------------------------------------------------------------ shared weight transposes
+class _SharedFC:
+    """A program entry for a ``FullyConnected`` whose weight other FullyConnected entries of
+    the graph use too: ``addmm(bias, x, wT)`` with one ``wT = weight.t()`` per replay,
+    kept in an extra env slot (see :func:`share_fc_transposes`)."""
+
+    __slots__ = ("x", "w", "b", "wt", "out", "first", "num_hidden", "sub")
+
+    def __init__(self, x, w, b, wt, out, first, num_hidden, sub):
+        self.x, self.w, self.b, self.wt, self.out = x, w, b, wt, out
+        self.first, self.num_hidden, self.sub = first, num_hidden, sub
+
+    def __call__(self, env):
+        if self.first:
+            wt = None
+            w = env[self.w]
+            if _state.recording and type(w) is NDArray:
+                tw = w._t
+                if type(tw) is torch.Tensor and tw.dim() == 2 and not _traced():
+                    wt = tw.t()
+            env[self.wt] = wt
+        else:
+            wt = env[self.wt]
+        if wt is not None:
+            a, b = env[self.x], env[self.b]
+            if type(a) is NDArray and type(b) is NDArray:
+                tx, tb = a._t, b._t
+                n, k = wt.shape
+                if (type(tx) is torch.Tensor and type(tb) is torch.Tensor and tx.dim() == 2
+                        and tb.dim() == 1 and tx.shape[1] == n and tb.shape[0] == k
+                        and (self.num_hidden is None or self.num_hidden == k)
+                        and tx.dtype is wt.dtype and tb.dtype is wt.dtype
+                        and tx.device == wt.device and tb.device == wt.device):
+                    # what F.linear runs for a 2-D input with a bias: addmm(b, x, w.t())
+                    env[self.out] = _new(torch.addmm(tb, tx, wt), a._ctx)
+                    return
+        from .block import _run_program
+        _run_program(self.sub, env)
+
+
+def share_fc_transposes(graph, prog):
+    """``prog`` (one entry per ``graph.nodes`` node, None for nodes another pass took) with
+    each ``FullyConnected(data, weight, bias)`` whose weight slot two or more such nodes read
+    replaced by a :class:`_SharedFC` entry. ``F.linear`` of a 2-D input with a bias is
+    ``addmm(bias, x, weight.t())``, and under autograd every call records its own transpose
+    node; an RNN unrolled over T steps records T of them per weight. The entries compute
+    the transpose once per replay (at the first of them, recording only) and call
+    ``addmm`` on it: the same ATen calls on the same operands, so the same values; the
+    weight's gradient is the same per-use products summed in the same order, transposed once
+    instead of per use. Anything else (not recording, a non-2-D input, no bias, mixed
+    dtypes or devices, tracing) runs the recorded operator. Sets ``graph._nenv`` (the env
+    length with the transposes' slots)."""
+    if not _FC_SHARE[0]:
+        return prog
+    nodes = graph.nodes
+    if len(nodes) != len(prog):
+        return prog
+    users = {}
+    for idx, node in enumerate(nodes):
+        if prog[idx] is None or "out" in node["kwargs"] or node["structure"] != 0:
+            continue
+        c = _canon(node)
+        if c is None or c[0] != "FullyConnected":
+            continue
+        a = c[1]
+        x, w, b = _ref(a.get("data")), _ref(a.get("weight")), _ref(a.get("bias"))
+        nh = a.get("num_hidden")
+        if x is None or w is None or b is None or a.get("no_bias", False) not in (False, 0) \
+                or not (nh is None or (isinstance(nh, int) and not isinstance(nh, bool))) \
+                or _ref(a.get("flatten")) is not None:
+            continue
+        users.setdefault(w, []).append((idx, x, b, nh))
+    nenv = graph.nslots
+    prog = list(prog)
+    for w, us in users.items():
+        if len(us) < 2:
+            continue
+        slot = nenv
+        nenv += 1
+        for k, (idx, x, b, nh) in enumerate(us):
+            prog[idx] = (4, _SharedFC(x, w, b, slot, nodes[idx]["out"][0], k == 0, nh,
+                                      [prog[idx]]), None, None, None, None)
+    graph._nenv = nenv
     return prog

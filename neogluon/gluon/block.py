@@ -1350,9 +1350,13 @@ class _Graph:
                 prog.append((3, fn, (tmpl, pos), (kwc, kwr), outs, structure))
             else:
                 prog.append((2, fn, args, kwargs, outs, structure))
-        # zoneout masks (where of a Dropout of ones) and LSTM cells' pointwise parts as one
-        # entry each (kind 4; see _fuse.py); the first pass leaves None where it took nodes
-        prog = _fuse.fuse_lstm_cells(self, _fuse.fuse_dropout_masks(self, prog))
+        # zoneout masks (where of a Dropout of ones), FullyConnected layers sharing a weight
+        # (one transpose) and LSTM cells' pointwise parts as one entry each (kind 4; see
+        # _fuse.py); the first pass leaves None where it took nodes
+        self._nenv = self.nslots    # env length; share_fc_transposes adds slots
+        prog = _fuse.fuse_dropout_masks(self, prog)
+        prog = _fuse.share_fc_transposes(self, prog)
+        prog = _fuse.fuse_lstm_cells(self, prog)
         self._prog = [e for e in prog if e is not None]
 
     def _views_ok(self):
@@ -1372,7 +1376,7 @@ class _Graph:
         return ok
 
     def run(self, inputs, ctx):
-        env = [None] * self.nslots
+        env = [None] * self._nenv
         for s, a in zip(self.inputs, inputs):
             env[s] = a
         for s, p in self.params:
