@@ -80,6 +80,22 @@ def test_zoneout_masks_bitwise(dtype):
     _same(ref, got)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("shape", [(32, 40), (3, 7, 5), (1,)])
+def test_bool_bernoulli_draws_as_dropout(dtype, shape):
+    # the entry's premise: on the CPU, bernoulli_ into a bool tensor draws what aten's
+    # dropout draws for its noise, and leaves the generator in the same state
+    for seed in range(5):
+        for p in (0.1, 0.5, 0.9):
+            torch.manual_seed(seed)
+            a = torch.dropout(torch.ones(shape, dtype=dtype), p, True) != 0
+            after_a = torch.rand(3)
+            torch.manual_seed(seed)
+            b = torch.empty(shape, dtype=torch.bool).bernoulli_(1 - p)
+            after_b = torch.rand(3)
+            assert torch.equal(a, b) and torch.equal(after_a, after_b)
+
+
 def test_masks_are_random_and_follow_the_seed():
     a, _ = _run(True)
     mx.random.seed(0)

@@ -206,7 +206,9 @@ _apply = super(torch.autograd.Function, _LSTMPointwise).apply
 
 
 def _traced():
-    return (torch._C._len_torch_dispatch_stack() != 0 or torch.jit.is_tracing()
+    # (torch._C._is_tracing is torch.jit.is_tracing() outside TorchScript, where this
+    # Python never runs)
+    return (torch._C._len_torch_dispatch_stack() != 0 or torch._C._is_tracing()
             or torch._C._are_functorch_transforms_active())
 
 
@@ -509,10 +511,16 @@ class _MaskedWhere:
                     and tl.dtype.is_floating_point and ta.dtype is tb.dtype
                     and tl.shape == ta.shape and not _traced()):
                 # aten's CPU dropout of ``ones``: noise = empty_like(ones).bernoulli_(1 - p),
-                # noise /= 1 - p, ones * noise; the same draw on the same generator gives
-                # the same mask, and where() only asks which entries are nonzero
-                m = torch.empty_like(tl).bernoulli_(self.keep)
-                env[self.out] = _new(_run(torch.where, m != 0, ta, tb), a._ctx)
+                # noise /= 1 - p, ones * noise, and where() asks which entries are nonzero.
+                # The CPU bernoulli_ draws one double per element whatever the tensor's
+                # dtype (tests/test_fuse_masks.py checks it): a bool tensor of the same
+                # layout gets that condition directly, from the same draws.
+                m = torch.empty_like(tl, dtype=torch.bool).bernoulli_(self.keep)
+                if _state.recording:
+                    r = torch.where(m, ta, tb)
+                else:
+                    r = _run(torch.where, m, ta, tb)
+                env[self.out] = _new(r, a._ctx)
                 return
         from .block import _run_program
         _run_program(self.sub, env)

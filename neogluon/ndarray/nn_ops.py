@@ -895,7 +895,8 @@ def Dropout(data, p=0.5, mode="training", axes=(), cudnn_off=False, out=None, na
         r = _run(torch.mul, x, torch.full((), float("nan"), dtype=x.dtype, device=x.device))
         return _assign_out(_new(r, data._ctx), out)
     if not axes:
-        r = _run(F.dropout, x, p, True)
+        # torch.dropout is what F.dropout calls after its Python checks (p is checked above)
+        r = _run(torch.dropout, x, p, True)
     else:
         shape = list(x.shape)
         for a in axes:
