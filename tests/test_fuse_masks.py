@@ -328,3 +328,61 @@ def test_shared_fc_bad_shape_keeps_operator_error():
     with pytest.raises(mx.base.MXNetError, match="FullyConnected"):
         with autograd.record():
             net(mx.nd.ones((2, 4)), mx.nd.ones((2, 6)))
+
+
+def _sym_lstm(on, hidden, batch):
+    prev = _fuse.set_fc_share_enabled(on)
+    try:
+        cell = mx.rnn.SequentialRNNCell()
+        for k in range(2):
+            cell.add(mx.rnn.LSTMCell(num_hidden=hidden, prefix=f"lstm_l{k}_"))
+        data = mx.sym.Variable("data")
+        out, st = cell.unroll(4, inputs=data, merge_outputs=True, layout="NTC")
+        ex = mx.sym.Group([mx.sym.sum(out * out), st[-1]]).simple_bind(
+            mx.cpu(), data=(batch, 4, 5))
+        rs = np.random.RandomState(0)
+        for v in ex.arg_dict.values():
+            v[:] = rs.uniform(-1, 1, v.shape)
+        res = []
+        heads = [mx.nd.ones((1,)), mx.nd.ones((batch, hidden)) * 0.5]
+        for _ in range(2):
+            ex.forward(is_train=True)
+            ex.backward(heads)
+            res += [o.asnumpy() for o in ex.outputs]
+            res += [g.asnumpy() for g in ex.grad_arrays if g is not None]
+        return res
+    finally:
+        _fuse.set_fc_share_enabled(prev)
+
+
+@pytest.mark.parametrize("hidden,batch", [(8, 3), (200, 32)])
+def test_shared_fc_symbolic_executor_bitwise(hidden, batch):
+    # mx.rnn.LSTMCell through an executor (lstm_bucketing.py's network), larger GEMMs too
+    _same(_sym_lstm(False, hidden, batch), _sym_lstm(True, hidden, batch))
+
+
+def test_shared_fc_higher_order_gradients():
+    def run(on):
+        prev = _fuse.set_fc_share_enabled(on)
+        try:
+            mx.random.seed(1)
+            net = _Zoneout(p_out=0.0, p_state=0.0)
+            net.initialize(mx.init.Xavier())
+            net.hybridize()
+            x = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (3, 4, 4)))
+            x.attach_grad()
+            with autograd.record():
+                out, c = net(x)
+                y = (out * out).sum() + c.sum()
+                (gx,) = autograd.grad(y, [x], create_graph=True, retain_graph=True)
+                z = (gx * gx).sum()
+            z.backward()
+            return [gx.asnumpy(), x.grad.asnumpy()] + \
+                [p.grad().asnumpy() for p in net.collect_params().values()], \
+                _fc_entries(list(net._graphs.values())[0])
+        finally:
+            _fuse.set_fc_share_enabled(prev)
+    (a, n0), (b, n1) = run(False), run(True)
+    assert n0 == 0 and n1 == 16
+    _same(a, b)
+    assert np.abs(b[1]).sum() > 0
