@@ -512,9 +512,11 @@ class _MaskedWhere:
                     and tl.shape == ta.shape and not _traced()):
                 # aten's CPU dropout of ``ones``: noise = empty_like(ones).bernoulli_(1 - p),
                 # noise /= 1 - p, ones * noise, and where() asks which entries are nonzero.
-                # The CPU bernoulli_ draws one double per element whatever the tensor's
-                # dtype (tests/test_fuse_masks.py checks it): a bool tensor of the same
-                # layout gets that condition directly, from the same draws.
+                # The CPU bernoulli_'s draws do not depend on the tensor's dtype (one double
+                # per element from the generator; on Intel CPUs with MKL, an MKL stream
+                # seeded by one draw, converted from int): a bool tensor of the same layout
+                # gets that condition directly from the same draws (tests/test_fuse_masks.py
+                # checks it on the running CPU).
                 m = torch.empty_like(tl, dtype=torch.bool).bernoulli_(self.keep)
                 if _state.recording:
                     r = torch.where(m, ta, tb)
