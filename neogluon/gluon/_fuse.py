@@ -659,8 +659,8 @@ def share_fc_transposes(graph, prog):
     if not _FC_SHARE[0]:
         return prog
     nodes = graph.nodes
-    if len(nodes) != len(prog):
-        return prog
+    if len(nodes) != len(prog) or any("out" in n["kwargs"] for n in nodes):
+        return prog     # (a node writing into an array could change a weight between uses)
     users = {}
     for idx, node in enumerate(nodes):
         if prog[idx] is None or "out" in node["kwargs"] or node["structure"] != 0:
