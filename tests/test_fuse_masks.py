@@ -331,6 +331,8 @@ def test_shared_fc_bad_shape_keeps_operator_error():
 
 
 def _sym_lstm(on, hidden, batch):
+    import gc
+    gc.collect()     # (earlier executors' graphs out of the count below)
     prev = _fuse.set_fc_share_enabled(on)
     try:
         cell = mx.rnn.SequentialRNNCell()
@@ -350,7 +352,9 @@ def _sym_lstm(on, hidden, batch):
             ex.backward(heads)
             res += [o.asnumpy() for o in ex.outputs]
             res += [g.asnumpy() for g in ex.grad_arrays if g is not None]
-        return res
+        from neogluon.gluon import block as blk
+        shared = max(_fc_entries(g) for g in gc.get_objects() if isinstance(g, blk._Graph))
+        return res, shared
     finally:
         _fuse.set_fc_share_enabled(prev)
 
@@ -358,7 +362,9 @@ def _sym_lstm(on, hidden, batch):
 @pytest.mark.parametrize("hidden,batch", [(8, 3), (200, 32)])
 def test_shared_fc_symbolic_executor_bitwise(hidden, batch):
     # mx.rnn.LSTMCell through an executor (lstm_bucketing.py's network), larger GEMMs too
-    _same(_sym_lstm(False, hidden, batch), _sym_lstm(True, hidden, batch))
+    (ref, _), (got, n) = _sym_lstm(False, hidden, batch), _sym_lstm(True, hidden, batch)
+    assert n == 16           # 2 layers x 4 steps x (i2h, h2h)
+    _same(ref, got)
 
 
 def test_shared_fc_higher_order_gradients():
