@@ -351,6 +351,22 @@ def _slots_in(v, acc):
             _slots_in(x, acc)
 
 
+def _dataflow(nodes):
+    """Who reads and who writes each slot of a graph's node list: (uses: slot -> indexes of
+    the nodes reading it, in order; producer: slot -> index of the node writing it)."""
+    uses = {}
+    producer = {}
+    for idx, node in enumerate(nodes):
+        acc = []
+        _slots_in(node["args"], acc)
+        _slots_in(node["kwargs"], acc)
+        for s in acc:
+            uses.setdefault(s, []).append(idx)
+        for s in node["out"]:
+            producer[s] = idx
+    return uses, producer
+
+
 def fuse_lstm_cells(graph, prog):
     """``prog`` (``graph._prog``'s entries, one per ``graph.nodes`` node) with every LSTM cell
     pointwise subgraph replaced by one fused entry; ``prog`` itself when none matches."""
@@ -362,18 +378,8 @@ def fuse_lstm_cells(graph, prog):
         return prog
     if any("out" in n["kwargs"] for n in nodes):
         return prog
-    uses = {}
-    producer = {}
-    canon = []
-    for idx, node in enumerate(nodes):
-        acc = []
-        _slots_in(node["args"], acc)
-        _slots_in(node["kwargs"], acc)
-        for s in acc:
-            uses.setdefault(s, []).append(idx)
-        for s in node["out"]:
-            producer[s] = idx
-        canon.append(_canon(node))
+    uses, producer = _dataflow(nodes)
+    canon = [_canon(node) for node in nodes]
     outputs = set(graph.out_slots)
 
     def single(slot, consumer):
@@ -544,16 +550,7 @@ def fuse_dropout_masks(graph, prog):
     nodes = graph.nodes
     if len(nodes) != len(prog) or any("out" in n["kwargs"] for n in nodes):
         return prog
-    uses = {}
-    producer = {}
-    for idx, node in enumerate(nodes):
-        acc = []
-        _slots_in(node["args"], acc)
-        _slots_in(node["kwargs"], acc)
-        for s in acc:
-            uses.setdefault(s, []).append(idx)
-        for s in node["out"]:
-            producer[s] = idx
+    uses, producer = _dataflow(nodes)
     outputs = set(graph.out_slots)
 
     def sole(slot):
