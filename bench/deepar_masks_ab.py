@@ -15,6 +15,7 @@ count per step.
 """
 import sys, os, time, itertools, json, cProfile, pstats, hashlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import alternate_ab  # noqa: E402
 import numpy as np
 import mxnet as mx
 import torch
@@ -75,24 +76,8 @@ def step(k, b):
     return time.perf_counter() - t0, hashlib.sha1(loss.asnumpy().tobytes()).hexdigest()
 
 
-for k in "AB":
-    for i in range(2):
-        step(k, batches[i])
-for k in "AB":
-    cpu[k].clear()
-res = {"A": [], "B": []}
-vals = {"A": [], "B": []}
-for r in range(rounds):
-    for k in (("A", "B") if r % 2 == 0 else ("B", "A")):
-        for i in range(5):
-            dt, v = step(k, batches[i])
-            res[k].append(dt)
-            vals[k].append(v)
-for k in "AB":
-    v = np.array(res[k]) * 1e3
-    print(k, "median %.1f ms  mean %.1f ms  min %.1f ms  n=%d" % (np.median(v), v.mean(),
-                                                                   v.min(), len(v)))
-print("B/A median %.3f" % (np.median(res["B"]) / np.median(res["A"])))
+res, vals = alternate_ab(step, batches[:5], rounds,
+                         on_warm=lambda: [cpu[k].clear() for k in "AB"])
 print("CPU time (process_time) median A %.1f ms, B %.1f ms, B/A %.3f"
       % (np.median(cpu["A"]) * 1e3, np.median(cpu["B"]) * 1e3,
          np.median(cpu["B"]) / np.median(cpu["A"])))

@@ -10,6 +10,7 @@ same initial parameters, each with its own trainer.
 import sys, time, json, itertools, cProfile, pstats
 import os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import alternate_ab  # noqa: E402
 import numpy as np
 import mxnet as mx
 from mxnet import autograd
@@ -50,18 +51,8 @@ def step(k, b):
     trainer.step(loss.shape[0])
     mx.nd.waitall()
     return time.perf_counter() - t0, float(loss.asnumpy().mean())
-for k in "AB":
-    for i in range(2): step(k, batches[i])
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
-res = {"A": [], "B": []}; losses = {"A": [], "B": []}
-for r in range(rounds):
-    for k in (("A", "B") if r % 2 == 0 else ("B", "A")):
-        for i in range(5):
-            dt, l = step(k, batches[i]); res[k].append(dt); losses[k].append(l)
-for k in "AB":
-    v = np.array(res[k]) * 1e3
-    print(k, "median %.1f ms  mean %.1f ms  min %.1f ms  n=%d" % (np.median(v), v.mean(), v.min(), len(v)))
-print("B/A median %.3f" % (np.median(res["B"]) / np.median(res["A"])))
+res, losses = alternate_ab(step, batches[:5], rounds)
 print("last losses (dropout masks differ between the two):", losses["A"][-1], losses["B"][-1])
 if len(sys.argv) > 2:
     for k in "AB":
