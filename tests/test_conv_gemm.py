@@ -91,11 +91,16 @@ def test_convolution_gradients_with_the_choice_fixed(mode, monkeypatch):
 
 
 @pytest.mark.parametrize("winner", ["product", "onednn"])
-def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, monkeypatch):
+@pytest.mark.parametrize("scale", [1e-3, 1.0])
+def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, scale, monkeypatch):
+    # scale 1e-3: calls of 0.1 and 1 ms, timed three times each; scale 1: calls of 0.1 and
+    # 1 s, over G._LONG, timed once each
     monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
     monkeypatch.setattr(G, "_choice", {})
-    monkeypatch.setattr(G, "_timed", lambda fn, which: (0.1 if which == winner else 1.0, fn()))
+    monkeypatch.setattr(G, "_timed", lambda fn, which: (
+        (0.1 if which == winner else 1.0) * scale, fn()))
     calls = _counting(monkeypatch)
+    m = 4 if scale < 1 else 2     # one untimed call + three timed (or one) per path
     data = _data()
     _check_conv(*data)
     fkey = ("forward", (6, 96, 4, 4), (10, 96, 3, 3), (2, 2), (1, 1), torch.get_num_threads())
@@ -105,10 +110,10 @@ def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, monkeypatch):
         # forward and input gradient measured (one untimed + three timed calls each way);
         # the weight gradient then comes from the kept im2col, unmeasured
         assert G._choice == {fkey: True, dkey: True}
-        assert calls == {"forward": 4, "wgrad": 1, "dgrad": 4}
+        assert calls == {"forward": m, "wgrad": 1, "dgrad": m}
     else:
         assert G._choice == {fkey: False, wkey: False, dkey: False}
-        assert calls == {"forward": 4, "wgrad": 4, "dgrad": 4}
+        assert calls == {"forward": m, "wgrad": m, "dgrad": m}
     calls.update(forward=0, wgrad=0, dgrad=0)
     _check_conv(*data)          # nothing measured again
     assert calls == ({"forward": 1, "wgrad": 1, "dgrad": 1} if winner == "product" else
@@ -120,7 +125,7 @@ def test_large_im2col_is_not_kept_and_the_weight_gradient_is_measured(monkeypatc
     monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
     monkeypatch.setattr(G, "_choice", {})
     monkeypatch.setattr(G, "_MAX_KEPT", 10)
-    monkeypatch.setattr(G, "_timed", lambda fn, which: (0.1 if which == "product" else 1.0,
+    monkeypatch.setattr(G, "_timed", lambda fn, which: (1e-4 if which == "product" else 1e-3,
                                                         fn()))
     calls = _counting(monkeypatch)
     _check_conv(*_data())

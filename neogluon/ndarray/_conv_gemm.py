@@ -16,7 +16,7 @@ per layer), which is then one product with no measuring.
 Which way is faster depends on the shape, the processor and the thread count, so it is
 measured: the first forward (and, where the forward stays oneDNN's, the first weight
 gradient) of each shape and thread count runs both ways, one untimed and three timed calls
-each, alternating, and keeps the faster. Only shapes where the product can win are tried
+each (one when a call takes over 20 ms), alternating, and keeps the faster. Only shapes where the product can win are tried
 (``L <= 64`` output pixels, ``C*kh*kw >= 512``, ``im2col`` under 64 MiB).
 ``NEOGLUON_CONV_WGRAD=gemm`` always takes the products for those shapes, ``=onednn`` never
 (for runs that must round identically from one process to the next). The input gradient
@@ -48,6 +48,7 @@ _MIN_K = 512            # input channels x kernel pixels
 _MAX_COLS = 16 << 20    # im2col elements (64 MiB of float32)
 _MAX_KEPT = 4 << 20     # im2col elements a product forward may keep for the backward (16 MiB)
 
+_LONG = 0.02            # seconds: a call this long is timed once when measuring
 _choice: dict = {}      # (shapes, stride, pad, threads) -> True (product) / False (oneDNN)
 _lock = threading.Lock()
 
@@ -335,13 +336,17 @@ def _faster(kind, key, onednn, product):
         hit = _choice.get(key)
         if hit is not None:
             return hit, None
-        # one untimed call each (oneDNN creates its primitive then), then three timed calls
-        # each, alternating, and the best of each: the host's noise is not one-sided
+        # one untimed call each (oneDNN creates its primitive then), then up to three timed
+        # calls each, alternating, and the best of each: the host's noise is not one-sided.
+        # Calls that take over _LONG s are timed once: their noise is small against them, and
+        # measuring large layers (d2l's ResNet at batch 128) cost seconds of a first epoch.
         r_dnn, r_mm = onednn(), product()
         t_dnn = t_mm = float("inf")
         for _ in range(3):
             t_dnn = min(t_dnn, _timed(onednn, "onednn")[0])
             t_mm = min(t_mm, _timed(product, "product")[0])
+            if min(t_dnn, t_mm) > _LONG:
+                break
         _choice[key] = t_mm < t_dnn
         return _choice[key], (r_mm if _choice[key] else r_dnn)
 
