@@ -93,7 +93,7 @@ SMALL_DATA = {"alexnet", "vgg", "nin", "googlenet", "batch-norm", "resnet", "den
 
 HEADER = '''# Extracted by tools/d2l_chapters.py from d2l-en {tag}: {path} (MXNet tab).
 import os as _os, sys as _sys
-_sys.path.insert(0, {tools!r})
+_sys.path.insert(0, _os.environ.get('D2L_SHIM_DIR') or {tools!r})
 import d2l_shim as _d2l_shim
 _d2l_shim.install()
 
@@ -154,7 +154,10 @@ def run_one(args, name):
     script = os.path.join(args.root, "scripts", name + ".py")
     work = os.path.join(args.root, "work")  # d2l's default data folder is ../data
     os.makedirs(work, exist_ok=True)
+    # the scripts find tools/d2l_shim.py through D2L_SHIM_DIR (this checkout's tools/), so
+    # scripts extracted by another checkout still run
     env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS=str(args.threads),
+               D2L_SHIM_DIR=HERE,
                MXNET_HOME=os.path.join(args.root, "mxhome-small" if name in SMALL_DATA
                                        else "mxhome-full"))
     if args.impl == "neogluon":
