@@ -41,3 +41,23 @@ def alternate_ab(step, batches, rounds, warmup=2, on_warm=None):
               % (statistics.median(ms), statistics.fmean(ms), min(ms), len(ms)))
     print("B/A median %.3f" % (statistics.median(res["B"]) / statistics.median(res["A"])))
     return res, vals
+
+
+def step_counts(step, k, first, second):
+    """Work of one step of side ``k``, counted (independent of the host's load): Python calls
+    (cProfile, over ``step(k, first)``), then aten ops at all levels and autograd nodes
+    evaluated (torch.profiler, over ``step(k, second)``)."""
+    import cProfile
+    import pstats
+    import torch
+    pr = cProfile.Profile()
+    pr.enable()
+    step(k, first)
+    pr.disable()
+    calls = pstats.Stats(pr).total_calls
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as p:
+        step(k, second)
+    ev = p.key_averages()
+    aten = sum(e.count for e in ev if e.key.startswith("aten::"))
+    nodes = sum(e.count for e in ev if e.key.startswith("autograd::engine::evaluate_function"))
+    return calls, aten, nodes

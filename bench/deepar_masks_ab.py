@@ -13,9 +13,9 @@ whether every step's loss and, at the end, every parameter agree bit for bit, an
 ``prof`` cProfile's Python call count, torch.profiler's aten op count and the autograd node
 count per step.
 """
-import sys, os, time, itertools, json, cProfile, pstats, hashlib
+import sys, os, time, itertools, json, hashlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import alternate_ab  # noqa: E402
+from _timing import alternate_ab, step_counts  # noqa: E402
 import numpy as np
 import mxnet as mx
 import torch
@@ -87,15 +87,5 @@ pb = [p.data().asnumpy().tobytes() for p in nets["B"][0].collect_params().values
 print("parameters identical after %d steps:" % count["A"], pa == pb)
 if len(sys.argv) > 2 and sys.argv[2] == "prof":
     for k in "AB":
-        pr = cProfile.Profile()
-        pr.enable()
-        step(k, batches[0])
-        pr.disable()
-        st = pstats.Stats(pr)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as p:
-            step(k, batches[1])
-        aten = sum(e.count for e in p.key_averages() if e.key.startswith("aten::"))
-        nodes = sum(e.count for e in p.key_averages()
-                    if e.key.startswith("autograd::engine::evaluate_function"))
         print(k, "per step: python calls %d, aten ops (incl. nested) %d, autograd nodes %d"
-              % (st.total_calls, aten, nodes))
+              % step_counts(step, k, batches[0], batches[1]))

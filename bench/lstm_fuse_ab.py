@@ -14,9 +14,9 @@ bit for bit (the same initial parameters and data, and for DeepAR the random gen
 seeded alike before each step, so the same zoneout masks), and with ``prof`` the
 torch.profiler aten op count and cProfile's Python call count per step of each side.
 """
-import sys, os, time, itertools, json, cProfile, pstats, hashlib
+import sys, os, time, itertools, json, hashlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import alternate_ab  # noqa: E402
+from _timing import alternate_ab, step_counts  # noqa: E402
 import numpy as np
 
 case = sys.argv[1] if len(sys.argv) > 1 else "symbolic"
@@ -119,14 +119,6 @@ else:
 res, vals = alternate_ab(step, batches[:5], rounds)
 print("outputs identical A vs B (every step, bit for bit):", vals["A"] == vals["B"])
 if len(sys.argv) > 3 and sys.argv[-1] == "prof":
-    import torch
     for k in "AB":
-        pr = cProfile.Profile()
-        pr.enable()
-        step(k, batches[0])
-        pr.disable()
-        st = pstats.Stats(pr)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as p:
-            step(k, batches[1])
-        aten = sum(e.count for e in p.key_averages() if e.key.startswith("aten::"))
-        print(k, "per step: python calls %d, aten ops (incl. nested) %d" % (st.total_calls, aten))
+        print(k, "per step: python calls %d, aten ops (incl. nested) %d, autograd nodes %d"
+              % step_counts(step, k, batches[0], batches[1]))
