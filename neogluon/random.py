@@ -12,9 +12,9 @@ _seed_all = [None]      # the last seed(s) for every device: devices first used 
 # MXNet starts its generators from a fixed seed, so an unseeded MXNet program draws the same
 # numbers on every run (its initial weights, dropout masks, samplers). neogluon does the same:
 # at import every generator random operators draw from (neogluon's per-device ones and torch's
-# global ones, which dropout uses) starts from DEFAULT_SEED. NEOGLUON_SEED=<int> picks another
+# global ones, which dropout uses) starts from _DEFAULT_SEED. NEOGLUON_SEED=<int> picks another
 # start; NEOGLUON_SEED=random seeds each process differently (torch's own default).
-DEFAULT_SEED = 0
+_DEFAULT_SEED = 0
 
 
 def _start_seed(env=None):
@@ -22,7 +22,7 @@ def _start_seed(env=None):
     import os
     raw = (os.environ.get("NEOGLUON_SEED", "") if env is None else env).strip()
     if not raw:
-        return DEFAULT_SEED
+        return _DEFAULT_SEED
     if raw.lower() == "random":
         return None
     try:
