@@ -14,6 +14,7 @@ from typing import Sequence
 
 import torch
 
+from . import _malloc
 from .base import MXNetError
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
@@ -620,6 +621,8 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     hg = _head_grads(heads, head_grads)
     variables, leaves = _live_variables(variables)
     heads_t = [_head_t(h) for h in heads]
+    if _malloc._applied is None and heads_t and heads_t[0].is_cpu:
+        _malloc.keep_freed_memory()   # training on the CPU: keep freed memory for reuse
     grads_out = [torch.ones_like(h) if g is None else (g if g.dtype is h.dtype else g.to(h.dtype))
                  for h, g in zip(heads_t, hg)]
     armed = None if retain_graph else _Armed()

@@ -93,21 +93,21 @@ def test_convolution_gradients_with_the_choice_fixed(mode, monkeypatch):
 @pytest.mark.parametrize("winner", ["product", "onednn"])
 @pytest.mark.parametrize("scale", [1e-3, 1.0])
 def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, scale, monkeypatch):
-    # scale 1e-3: calls of 0.1 and 1 ms, timed three times each; scale 1: calls of 0.1 and
-    # 1 s, over G._LONG, timed once each
+    # scale 1e-3: calls of 0.1 and 1 ms, a first call and three timed each; scale 1: calls
+    # of 0.1 and 1 s, over G._LONG and 10x apart, decided on the first call each
     monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
     monkeypatch.setattr(G, "_choice", {})
     monkeypatch.setattr(G, "_timed", lambda fn, which: (
         (0.1 if which == winner else 1.0) * scale, fn()))
     calls = _counting(monkeypatch)
-    m = 4 if scale < 1 else 2     # one untimed call + three timed (or one) per path
+    m = 4 if scale < 1 else 1     # a first call + three timed (or none) per path
     data = _data()
     _check_conv(*data)
     fkey = ("forward", (6, 96, 4, 4), (10, 96, 3, 3), (2, 2), (1, 1), torch.get_num_threads())
     wkey = ("wgrad",) + fkey[1:]
     dkey = ("dgrad",) + fkey[1:]
     if winner == "product":
-        # forward and input gradient measured (one untimed + three timed calls each way);
+        # forward and input gradient measured (m calls each way);
         # the weight gradient then comes from the kept im2col, unmeasured
         assert G._choice == {fkey: True, dkey: True}
         assert calls == {"forward": m, "wgrad": 1, "dgrad": m}
@@ -119,6 +119,21 @@ def test_auto_measures_once_per_shape_and_keeps_the_faster(winner, scale, monkey
     assert calls == ({"forward": 1, "wgrad": 1, "dgrad": 1} if winner == "product" else
                      {"forward": 0, "wgrad": 0, "dgrad": 0})
     assert len(G._choice) == (2 if winner == "product" else 3)
+
+
+@pytest.mark.parametrize("ratio,calls_each", [(1.2, 2), (1.6, 1)])
+def test_long_calls_close_together_are_timed_again(ratio, calls_each, monkeypatch):
+    # both first calls over G._LONG: 1.2x apart is timed once more each way, 1.6x is not
+    monkeypatch.setenv("NEOGLUON_CONV_WGRAD", "auto")
+    monkeypatch.setattr(G, "_choice", {})
+    monkeypatch.setattr(G, "_MAX_KEPT", 10)     # no forward product: wgrad and dgrad measured
+    monkeypatch.setattr(G, "_timed", lambda fn, which: (
+        (1.0 if which == "product" else ratio) * 2 * G._LONG, fn()))
+    calls = _counting(monkeypatch)
+    _check_conv(*_data())
+    assert calls == {"forward": 0, "wgrad": calls_each, "dgrad": calls_each}
+    assert sorted(k[0] for k in G._choice) == ["dgrad", "wgrad"]
+    assert all(G._choice.values())
 
 
 def test_large_im2col_is_not_kept_and_the_weight_gradient_is_measured(monkeypatch):
@@ -144,6 +159,8 @@ def test_where_it_does_not_apply():
     assert not G.usable(torch.zeros(2, 8, 4, 4), torch.zeros(8, 8, 3, 3),        # small K
                         (1, 1), (1, 1), (1, 1), 1)
     assert not G.usable(torch.zeros(2, 64, 16, 16), w, (1, 1), (1, 1), (1, 1), 1)  # L > 64
+    assert G.usable(torch.zeros(64, 64, 4, 4), w, (1, 1), (1, 1), (1, 1), 1)     # N*L 1024
+    assert not G.usable(torch.zeros(65, 64, 4, 4), w, (1, 1), (1, 1), (1, 1), 1)  # N*L > 1024
     assert not G.usable(torch.zeros(2, 64, 2, 2), torch.zeros(8, 64, 5, 5),       # no output
                         (1, 1), (0, 0), (1, 1), 1)
 

@@ -15,9 +15,14 @@ per layer), which is then one product with no measuring.
 
 Which way is faster depends on the shape, the processor and the thread count, so it is
 measured: the first forward (and, where the forward stays oneDNN's, the first weight
-gradient) of each shape and thread count runs both ways, one untimed and three timed calls
-each (one when a call takes over 20 ms), alternating, and keeps the faster. Only shapes where the product can win are tried
-(``L <= 64`` output pixels, ``C*kh*kw >= 512``, ``im2col`` under 64 MiB).
+gradient) of each shape and thread count runs both ways, a first call and three timed calls
+each (one when a call takes over 20 ms; none when both first calls take over 20 ms and one
+is 1.5 times the other), alternating, and keeps the faster. Only shapes where the product
+can win are tried (``L <= 64`` output pixels per image and ``N*L <= 1024`` in the batch,
+``C*kh*kw >= 512``, ``im2col`` under 64 MiB). With more output pixels oneDNN's algorithm is
+as fast or faster and measuring is only a cost: d2l's ResNet-18 at 96x96 and batch 128
+(``N*L`` 1,152 and 4,608 in its last two stages) kept oneDNN for all but one of the nine
+measured passes, that one within noise, and paid 1.2-1.9 s of its first step for measuring.
 ``NEOGLUON_CONV_WGRAD=gemm`` always takes the products for those shapes, ``=onednn`` never
 (for runs that must round identically from one process to the next). The input gradient
 is measured the same way against ``col2im(w^T (C*kh*kw, O) @ go (O, N*L))``:
@@ -44,11 +49,13 @@ from .. import _cbuild
 from ._conv_kernel import torch_conv_backward
 
 _MAX_L = 64             # output pixels per image
+_MAX_NL = 1024          # output pixels in the batch (the products' columns)
 _MIN_K = 512            # input channels x kernel pixels
 _MAX_COLS = 16 << 20    # im2col elements (64 MiB of float32)
 _MAX_KEPT = 4 << 20     # im2col elements a product forward may keep for the backward (16 MiB)
 
 _LONG = 0.02            # seconds: a call this long is timed once when measuring
+_DECISIVE = 1.5         # first calls over _LONG this far apart decide without more timing
 _choice: dict = {}      # (shapes, stride, pad, threads) -> True (product) / False (oneDNN)
 _lock = threading.Lock()
 
@@ -90,7 +97,7 @@ def usable(x, w, stride, pad, dilate, num_group) -> bool:
         return False
     k, L = _per_filter(w.shape), oh * ow   # (shape arithmetic: w[0] would be an aten call)
     n = x.shape[0]
-    return L <= _MAX_L and k >= _MIN_K and n * k * L <= _MAX_COLS
+    return L <= _MAX_L and n * L <= _MAX_NL and k >= _MIN_K and n * k * L <= _MAX_COLS
 
 
 def _grad_matrix(grad):
@@ -336,17 +343,22 @@ def _faster(kind, key, onednn, product):
         hit = _choice.get(key)
         if hit is not None:
             return hit, None
-        # one untimed call each (oneDNN creates its primitive then), then up to three timed
-        # calls each, alternating, and the best of each: the host's noise is not one-sided.
-        # Calls that take over _LONG s are timed once: their noise is small against them, and
-        # measuring large layers (d2l's ResNet at batch 128) cost seconds of a first epoch.
-        r_dnn, r_mm = onednn(), product()
-        t_dnn = t_mm = float("inf")
-        for _ in range(3):
-            t_dnn = min(t_dnn, _timed(onednn, "onednn")[0])
-            t_mm = min(t_mm, _timed(product, "product")[0])
-            if min(t_dnn, t_mm) > _LONG:
-                break
+        # the first call each way is timed too (oneDNN creates its primitive in it): calls
+        # over _LONG s that differ by _DECISIVE or more are decided on it, which leaves only
+        # the slower way's one call as the price of measuring (d2l's ResNet-18 at batch 128:
+        # most of its measured layers, 50-150 ms a call). Otherwise up to three timed calls
+        # each, alternating, and the best of each: the host's noise is not one-sided; calls
+        # over _LONG s are timed once, their noise being small against them.
+        t_dnn, r_dnn = _timed(onednn, "onednn")
+        t_mm, r_mm = _timed(product, "product")
+        fast, slow = min(t_dnn, t_mm), max(t_dnn, t_mm)
+        if not (fast > _LONG and slow >= _DECISIVE * fast):
+            t_dnn = t_mm = float("inf")
+            for _ in range(3):
+                t_dnn = min(t_dnn, _timed(onednn, "onednn")[0])
+                t_mm = min(t_mm, _timed(product, "product")[0])
+                if min(t_dnn, t_mm) > _LONG:
+                    break
         _choice[key] = t_mm < t_dnn
         return _choice[key], (r_mm if _choice[key] else r_dnn)
 
