@@ -913,12 +913,12 @@ def __getattr__(name):
     if name == "LogValidationMetricsCallback":
         from .callback import LogValidationMetricsCallback
         return LogValidationMetricsCallback
+    if name == "SKLEARN_INSTALLED":
+        # MXNet's model.py records whether scikit-learn is there (its old FeedForward
+        # sklearn mixin); looked up on first use, as importing it takes 1-2 s
+        import importlib.util
+        globals()[name] = importlib.util.find_spec("sklearn") is not None
+        return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}", name=name)
 
 
-# MXNet's model.py records whether scikit-learn imports (its old FeedForward sklearn mixin).
-try:
-    import sklearn.base as _sklearn_base  # noqa: F401,E402
-    SKLEARN_INSTALLED = True
-except ImportError:
-    SKLEARN_INSTALLED = False
