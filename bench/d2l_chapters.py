@@ -63,7 +63,10 @@ def main():
             loss[impl] = ", ".join(f"{k} {last[k]:.3f}" for k in d2l_chapters.KEYS
                                    if k in last) or "-"
         ratio = med["neogluon"] / med["mxnet"]
-        out[name] = {"mx_s": med["mxnet"], "ng_s": med["neogluon"], "ratio": ratio}
+        out[name] = {"mx_s": med["mxnet"], "ng_s": med["neogluon"], "ratio": ratio,
+                     "epochs": {impl: [[round(s, 2) for s in res.get("result", {})
+                                        .get("epoch_s", [])] for res in runs[name][impl]]
+                                for impl in ("mxnet", "neogluon")}}
         print(f"| {name} | {med['mxnet']:.2f} | {med['neogluon']:.2f} | {ratio:.2f} | "
               f"{loss['mxnet']} | {loss['neogluon']} |", flush=True)
     print("JSON " + json.dumps(out))

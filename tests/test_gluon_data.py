@@ -274,6 +274,19 @@ def test_forked_workers_leave_the_parents_objects_to_the_parent():
     assert gc.get_freeze_count() == 0
 
 
+def test_worker_processes_start_when_the_loader_is_made():
+    """As MXNet's DataLoader starts its pool in the constructor: the first pass finds its
+    workers running, and the pass that started them drew nothing (same shuffles)."""
+    before = len(multiprocessing.active_children())
+    np.random.seed(5)
+    dl = gdata.DataLoader(_dataset(), batch_size=4, shuffle=True, num_workers=2)
+    assert len(multiprocessing.active_children()) == before + 2
+    got = [[b[1].asnumpy().tolist() for b in dl] for _ in range(2)]
+    np.random.seed(5)
+    dl0 = gdata.DataLoader(_dataset(), batch_size=4, shuffle=True)
+    assert got == [[b[1].asnumpy().tolist() for b in dl0] for _ in range(2)]
+
+
 def test_two_passes_at_once_over_worker_processes():
     # MXNet 1.9.1: each iterator has its own batches; torch's persistent loader has one
     # iterator, so a second pass started under the first gets workers of its own

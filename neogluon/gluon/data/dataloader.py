@@ -183,9 +183,10 @@ class _BatchSamplerView(torch.utils.data.Sampler):
 
     def __init__(self, batch_sampler):
         self.batch_sampler = batch_sampler
+        self.idle = False   # passes yield nothing (while the workers are started)
 
     def __iter__(self):
-        return iter(self.batch_sampler)
+        return iter(()) if self.idle else iter(self.batch_sampler)
 
     def __len__(self):
         return len(self.batch_sampler)
@@ -301,8 +302,26 @@ class DataLoader:
         self._lock = threading.Lock()
         self.auto_reload = auto_reload
         self._iter = None
+        if self._num_workers > 0 and not thread_pool:
+            self._start_workers()
         if auto_reload:
             self.refresh()
+
+    def _start_workers(self):
+        """Fork the worker processes now, as MXNet's DataLoader starts its worker pool when
+        it is made: the first pass finds them ready (d2l makes its loaders before the first
+        epoch; starting 4 workers took 0.2-0.3 s of that epoch). An empty pass over torch's
+        persistent loader starts them without drawing the first pass's order."""
+        with warnings.catch_warnings(), _frozen_heap():
+            warnings.filterwarnings("ignore", message="This DataLoader will create")
+            loader = self._new_torch_loader(persistent=True)
+            loader.batch_sampler.idle = True
+            try:
+                for _ in loader:
+                    pass
+            finally:
+                loader.batch_sampler.idle = False
+        self._torch_loader = loader
 
     # ---------------------------------------------------------------- iteration
     def __iter__(self):
