@@ -49,7 +49,11 @@ def _hard_input(shape, dtype, rng):
 @needs_kernel
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("convention", ["valid", "full"])
-def test_kernel_equals_torch_pooling_bit_for_bit(dtype, convention):
+@pytest.mark.parametrize("layout", ["planes", "channels_last"])
+def test_kernel_equals_torch_pooling_bit_for_bit(dtype, convention, layout, monkeypatch):
+    # planes: the C kernel; channels_last: torch's channels-last pooling between two layout
+    # changes, the other way the forward may take (NEOGLUON_POOL_CL=on forces it)
+    monkeypatch.setenv("NEOGLUON_POOL_CL", "off" if layout == "planes" else "on")
     rng = np.random.default_rng(3)
     cases = 0
     for shape in [(2, 3, 7, 9), (3, 2, 12, 13)]:
@@ -66,6 +70,48 @@ def test_kernel_equals_torch_pooling_bit_for_bit(dtype, convention):
                 assert np.array_equal(g1, g0, equal_nan=True), (shape, k, s, p)
                 cases += 1
     assert cases == 120
+
+
+@needs_kernel
+def test_auto_times_both_forwards_once_per_shape_and_keeps_the_faster(monkeypatch):
+    monkeypatch.setenv("NEOGLUON_POOL_CL", "auto")
+    monkeypatch.setattr(pk, "_cl_choice", {})
+    calls = {"planes": 0, "channels_last": 0}
+    for name, attr in (("planes", "_plane_forward"), ("channels_last",
+                                                      "_channels_last_forward")):
+        real = getattr(pk, attr)
+
+        def counted(*a, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*a)
+        monkeypatch.setattr(pk, attr, counted)
+    fast = {"t": "channels_last"}
+
+    def timed(fn):   # the way whose counter the call moves takes 1 ms, the other 2
+        before = dict(calls)
+        r = fn()
+        moved = "planes" if calls["planes"] > before["planes"] else "channels_last"
+        return (0.001 if moved == fast["t"] else 0.002), r
+    monkeypatch.setattr(pk, "_timed", timed)
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.standard_normal((4, 16, 6, 6)).astype(np.float32))
+    want = F.max_pool2d(x, 3, 2)
+    for winner in ("channels_last", "planes"):
+        fast["t"] = winner
+        pk._cl_choice.clear()
+        calls.update(planes=0, channels_last=0)
+        y = pk.max_pool2d(x, (3, 3), (2, 2), (0, 0), (2, 2))
+        assert torch.equal(y, want)
+        assert calls == {"planes": 2, "channels_last": 2}       # two timed calls each way
+        assert list(pk._cl_choice.values()) == [winner == "channels_last"]
+        pk.max_pool2d(x, (3, 3), (2, 2), (0, 0), (2, 2))       # decided: one call
+        assert calls[winner] == 3 and sum(calls.values()) == 5
+    # few channels or large planes: the C kernel, nothing timed
+    pk._cl_choice.clear()
+    calls.update(planes=0, channels_last=0)
+    pk.max_pool2d(torch.zeros(2, 4, 6, 6), (2, 2), (2, 2), (0, 0), (3, 3))
+    pk.max_pool2d(torch.zeros(1, 16, 40, 40), (2, 2), (2, 2), (0, 0), (20, 20))
+    assert calls == {"planes": 2, "channels_last": 0} and not pk._cl_choice
 
 
 @needs_kernel
