@@ -36,12 +36,15 @@ def worker(which, steps, batch=128):
     from d2l import mxnet as d2l
     npx.set_np()
 
+    def b1():   # the 7x7/2 stem ResNet and DenseNet share in the book
+        blk = nn.Sequential()
+        blk.add(nn.Conv2D(64, kernel_size=7, strides=2, padding=3), nn.BatchNorm(),
+                nn.Activation('relu'), nn.MaxPool2D(pool_size=3, strides=2, padding=1))
+        return blk
+
     def resnet18():
         net = nn.Sequential()
-        b1 = nn.Sequential()
-        b1.add(nn.Conv2D(64, kernel_size=7, strides=2, padding=3), nn.BatchNorm(),
-               nn.Activation('relu'), nn.MaxPool2D(pool_size=3, strides=2, padding=1))
-        net.add(b1)
+        net.add(b1())
         for i, c in enumerate((64, 128, 256, 512)):
             blk = nn.Sequential()
             for j in range(2):
@@ -96,10 +99,7 @@ def worker(which, steps, batch=128):
 
     def densenet():
         net = nn.Sequential()
-        b1 = nn.Sequential()
-        b1.add(nn.Conv2D(64, kernel_size=7, strides=2, padding=3), nn.BatchNorm(),
-               nn.Activation('relu'), nn.MaxPool2D(pool_size=3, strides=2, padding=1))
-        net.add(b1)
+        net.add(b1())
         ch = 64
         for i in range(4):
             net.add(DenseBlock(4, 32))

@@ -228,11 +228,8 @@ def _forward(x, kernel, stride, pad, outs, ceil):
     mode = _cl_mode()
     if mode == "off" or (mode == "auto" and (c < _MIN_CL_CHANNELS or h * w > _MAX_CL_PIXELS)):
         return _plane_forward(x, kernel, stride, pad, outs)
-    if mode == "on":
-        r = _channels_last_forward(x, kernel, stride, pad, outs, ceil)
-        return r if r is not None else _plane_forward(x, kernel, stride, pad, outs)
     key = (tuple(x.shape), x.dtype, kernel, stride, pad, ceil, torch.get_num_threads())
-    hit = _cl_choice.get(key)
+    hit = True if mode == "on" else _cl_choice.get(key)
     if hit is not None:
         r = _channels_last_forward(x, kernel, stride, pad, outs, ceil) if hit else None
         return r if r is not None else _plane_forward(x, kernel, stride, pad, outs)

@@ -312,8 +312,7 @@ class DataLoader:
         it is made: the first pass finds them ready (d2l makes its loaders before the first
         epoch; starting 4 workers took 0.2-0.3 s of that epoch). An empty pass over torch's
         persistent loader starts them without drawing the first pass's order."""
-        with warnings.catch_warnings(), _frozen_heap():
-            warnings.filterwarnings("ignore", message="This DataLoader will create")
+        with _starting_workers():
             loader = self._new_torch_loader(persistent=True)
             loader.batch_sampler.idle = True
             try:
@@ -405,10 +404,7 @@ class DataLoader:
             generator=torch.Generator().manual_seed(_worker_base_seed()))
 
     def _process_iter(self):
-        with self._lock, warnings.catch_warnings():
-            # torch warns when num_workers exceeds the CPUs it counts; MXNet starts the
-            # workers it is asked for without a word (scripts say num_workers=4 everywhere).
-            warnings.filterwarnings("ignore", message="This DataLoader will create")
+        with self._lock, _starting_workers():
             if self._passes:
                 # a pass over the kept workers is still under way (``zip(loader, loader)``,
                 # an iterator kept while another starts): torch's persistent loader has one
@@ -420,8 +416,7 @@ class DataLoader:
                     self._torch_loader = self._new_torch_loader(persistent=True)
                 loader, shared = self._torch_loader, True
                 self._passes += 1
-            with _frozen_heap():
-                it = iter(loader)   # (starts the worker processes on a loader's first pass)
+            it = iter(loader)   # (starts the worker processes on a loader's first pass)
         try:
             while True:
                 try:
@@ -461,6 +456,17 @@ class DataLoader:
         executor = getattr(self, "_executor", None)
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _starting_workers():
+    """Around making and first iterating a torch loader with worker processes: torch warns
+    when num_workers exceeds the CPUs it counts, where MXNet starts the workers it is asked
+    for without a word (scripts say num_workers=4 everywhere); and the parent's objects are
+    frozen while the workers are forked (``_frozen_heap``)."""
+    with warnings.catch_warnings(), _frozen_heap():
+        warnings.filterwarnings("ignore", message="This DataLoader will create")
+        yield
 
 
 @contextlib.contextmanager
