@@ -908,6 +908,11 @@ def _fill_param(dst, src, name):
 from . import symbol as sym  # noqa: E402,F401
 
 
+def __dir__():
+    # the names __getattr__ supplies on first use are in MXNet's dir(mxnet.model) too
+    return sorted(set(globals()) | {"LogValidationMetricsCallback", "SKLEARN_INSTALLED"})
+
+
 def __getattr__(name):
     # (mx.callback imports this module: its class is looked up on first use)
     if name == "LogValidationMetricsCallback":
