@@ -517,17 +517,24 @@ _unstash_tls = getattr(torch._C, "_remove_obj_from_tls", None)
 _AFTER = []
 # one entry per backward running in some thread (list append/pop are atomic)
 _IN_FLIGHT = []
+# Held while a backward's end takes the queue and does its work: two backwards ending at once
+# in two threads would otherwise both take (and fold) the same entries, or update one layer's
+# moving statistics at the same time (torch releases the GIL inside each kernel).
+_AFTER_LOCK = threading.Lock()
 
 
 def _after_backward(retained):
     """Run the work the backward's hooks queued (called when the engine returns; ``retained``:
     the graph was kept for another backward). The queue is process-wide (a CUDA backward runs
     its hooks on the engine's device thread): while another thread's backward still runs, the
-    queued work is done but the scratch it read is kept as is (treated as retained)."""
-    _IN_FLIGHT.pop()
-    if _AFTER:
-        from .ndarray.nn_ops import _fold_queued
-        _fold_queued(_AFTER, retained or bool(_IN_FLIGHT))
+    queued work is done but the scratch it read is kept as is (treated as retained). A hook
+    fires only after its backward entered ``_IN_FLIGHT``, so taking the queue and looking at
+    ``_IN_FLIGHT`` under one lock never zeroes the scratch of a backward still running."""
+    with _AFTER_LOCK:
+        _IN_FLIGHT.pop()
+        if _AFTER:
+            from .ndarray.nn_ops import _fold_queued
+            _fold_queued(_AFTER, retained or bool(_IN_FLIGHT))
 
 
 def _engine_grad(outputs, grad_outputs, inputs, retain_graph):

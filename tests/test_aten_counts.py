@@ -240,35 +240,44 @@ def test_retained_graph_scratch_is_not_reused_while_the_graph_lives():
 
 def test_moving_stats_with_backwards_in_two_threads():
     # the fold queue is process-wide; a backward ending while another thread's runs must not
-    # zero (or fold twice) the other's statistics (a smoke test: whether the two backwards
-    # overlap is up to the scheduler)
+    # zero (or fold twice) the other's statistics, and two ending at once must not both fold
+    # the same entries. Whether backwards overlap is up to the scheduler: a tiny switch
+    # interval and ten rounds of four threads made the unlocked queue fail ~80% of runs.
+    import sys
     import threading
     rng = np.random.RandomState(4)
-    data = [[rng.randn(8, 3).astype("float32") for _ in range(20)] for _ in range(2)]
-    layers = [_bn(), _bn()]
-    errors = []
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(10):
+            data = [[rng.randn(8, 3).astype("float32") for _ in range(40)] for _ in range(4)]
+            layers = [_bn() for _ in data]
+            errors = []
 
-    def run(bn, xs):
-        try:
-            for xn in xs:
-                with autograd.record():
-                    y = (bn(nd.array(xn)) * 2).sum()
-                y.backward()
-                del y
-        except Exception as err:  # noqa: BLE001 - reported below
-            errors.append(err)
-    threads = [threading.Thread(target=run, args=a) for a in zip(layers, data)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    for bn, xs in zip(layers, data):
-        mm, mv = np.zeros(3), np.ones(3)
-        for xn in xs:
-            mm, mv = _bn_expect(mm, mv, xn)
-        np.testing.assert_allclose(bn.running_mean.data().asnumpy(), mm, rtol=1e-4, atol=1e-6)
-        np.testing.assert_allclose(bn.running_var.data().asnumpy(), mv, rtol=1e-4)
+            def run(bn, xs):
+                try:
+                    for xn in xs:
+                        with autograd.record():
+                            y = (bn(nd.array(xn)) * 2).sum()
+                        y.backward()
+                        del y
+                except Exception as err:  # noqa: BLE001 - reported below
+                    errors.append(err)
+            threads = [threading.Thread(target=run, args=a) for a in zip(layers, data)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors, errors
+            for bn, xs in zip(layers, data):
+                mm, mv = np.zeros(3), np.ones(3)
+                for xn in xs:
+                    mm, mv = _bn_expect(mm, mv, xn)
+                np.testing.assert_allclose(bn.running_mean.data().asnumpy(), mm, rtol=1e-4,
+                                           atol=1e-6)
+                np.testing.assert_allclose(bn.running_var.data().asnumpy(), mv, rtol=1e-4)
+    finally:
+        sys.setswitchinterval(old)
 
 
 def test_network_backward_folds_every_batchnorm_in_four_calls():
