@@ -49,14 +49,15 @@ def _hard_input(shape, dtype, rng):
 @needs_kernel
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("convention", ["valid", "full"])
-@pytest.mark.parametrize("layout", ["planes", "channels_last"])
+@pytest.mark.parametrize("layout", ["rows", "interleaved"])
 def test_kernel_equals_torch_pooling_bit_for_bit(dtype, convention, layout, monkeypatch):
-    # planes: the C kernel; channels_last: torch's channels-last pooling between two layout
-    # changes, the other way the forward may take (NEOGLUON_POOL_CL=on forces it)
-    monkeypatch.setenv("NEOGLUON_POOL_CL", "off" if layout == "planes" else "on")
+    # rows: the loop over each plane's output rows; interleaved: several planes scanned at
+    # once (the small-plane forward); the shapes have 6 planes, so the interleaved kernel
+    # also runs a partly filled group of planes
+    monkeypatch.setattr(pk, "_blocked", lambda *a: layout == "interleaved")
     rng = np.random.default_rng(3)
     cases = 0
-    for shape in [(2, 3, 7, 9), (3, 2, 12, 13)]:
+    for shape in [(2, 3, 7, 9), (3, 2, 12, 13), (1, 11, 5, 6)]:
         for k, s in itertools.product([(1, 1), (2, 2), (3, 3), (2, 3), (3, 1)],
                                       [(1, 1), (2, 2), (3, 2), (1, 2)]):
             for p in itertools.product(range(k[0] // 2 + 1), range(k[1] // 2 + 1)):
@@ -69,49 +70,31 @@ def test_kernel_equals_torch_pooling_bit_for_bit(dtype, convention, layout, monk
                 assert np.array_equal(y1, y0, equal_nan=True), (shape, k, s, p)
                 assert np.array_equal(g1, g0, equal_nan=True), (shape, k, s, p)
                 cases += 1
-    assert cases == 120
+    assert cases == 180
 
 
 @needs_kernel
-def test_auto_times_both_forwards_once_per_shape_and_keeps_the_faster(monkeypatch):
-    monkeypatch.setenv("NEOGLUON_POOL_CL", "auto")
-    monkeypatch.setattr(pk, "_cl_choice", {})
-    calls = {"planes": 0, "channels_last": 0}
-    for name, attr in (("planes", "_plane_forward"), ("channels_last",
-                                                      "_channels_last_forward")):
-        real = getattr(pk, attr)
+def test_small_planes_take_the_interleaved_forward_and_large_ones_the_rows(monkeypatch):
+    calls = []
+    lib = pk._LIB.get()
 
-        def counted(*a, _real=real, _name=name):
-            calls[_name] += 1
-            return _real(*a)
-        monkeypatch.setattr(pk, attr, counted)
-    fast = {"t": "channels_last"}
-
-    def timed(fn):   # the way whose counter the call moves takes 1 ms, the other 2
-        before = dict(calls)
-        r = fn()
-        moved = "planes" if calls["planes"] > before["planes"] else "channels_last"
-        return (0.001 if moved == fast["t"] else 0.002), r
-    monkeypatch.setattr(pk, "_timed", timed)
+    class Spy:
+        def __getattr__(self, name):
+            fn = getattr(lib, name)
+            return lambda *a: calls.append(name) or fn(*a)
+    monkeypatch.setattr(pk._LIB, "get", lambda: Spy())
     rng = np.random.default_rng(0)
-    x = torch.from_numpy(rng.standard_normal((4, 16, 6, 6)).astype(np.float32))
-    want = F.max_pool2d(x, 3, 2)
-    for winner in ("channels_last", "planes"):
-        fast["t"] = winner
-        pk._cl_choice.clear()
-        calls.update(planes=0, channels_last=0)
-        y = pk.max_pool2d(x, (3, 3), (2, 2), (0, 0), (2, 2))
-        assert torch.equal(y, want)
-        assert calls == {"planes": 2, "channels_last": 2}       # two timed calls each way
-        assert list(pk._cl_choice.values()) == [winner == "channels_last"]
-        pk.max_pool2d(x, (3, 3), (2, 2), (0, 0), (2, 2))       # decided: one call
-        assert calls[winner] == 3 and sum(calls.values()) == 5
-    # few channels or large planes: the C kernel, nothing timed
-    pk._cl_choice.clear()
-    calls.update(planes=0, channels_last=0)
-    pk.max_pool2d(torch.zeros(2, 4, 6, 6), (2, 2), (2, 2), (0, 0), (3, 3))
-    pk.max_pool2d(torch.zeros(1, 16, 40, 40), (2, 2), (2, 2), (0, 0), (20, 20))
-    assert calls == {"planes": 2, "channels_last": 0} and not pk._cl_choice
+    for shape, k, s, want in [((4, 16, 22, 22), 3, 2, "ng_maxpool2d_fwd_blocked"),
+                              ((2, 8, 48, 48), 3, 2, "ng_maxpool2d_fwd_blocked"),
+                              ((2, 8, 40, 40), 2, 2, "ng_maxpool2d_fwd"),
+                              ((1, 8, 112, 112), 3, 2, "ng_maxpool2d_fwd"),
+                              ((1, 2, 10, 10), 3, 2, "ng_maxpool2d_fwd")]:
+        x = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
+        outs = ((shape[2] - k) // s + 1,) * 2
+        del calls[:]
+        y = pk.max_pool2d(x, (k, k), (s, s), (0, 0), outs)
+        assert calls == [want], (shape, calls)
+        assert torch.equal(y, F.max_pool2d(x, k, s))
 
 
 @needs_kernel
@@ -128,13 +111,18 @@ def test_one_dimensional_pooling_uses_the_kernel_and_equals_torch(kernel_on, mon
 
 
 @needs_kernel
-def test_threads_split_planes_with_the_same_bits(kernel_on):
-    x = torch.randn(8, 16, 40, 40, requires_grad=True)
+@pytest.mark.parametrize("layout", ["rows", "interleaved"])
+def test_threads_split_planes_with_the_same_bits(kernel_on, layout, monkeypatch):
+    # 320 planes over 3 threads: 107 a thread, so each thread ends on a partial group of
+    # interleaved planes
+    monkeypatch.setattr(pk, "_blocked", lambda *a: layout == "interleaved")
+    x = torch.randn(8, 40, 40, 40, requires_grad=True)
     outs = []
     old = torch.get_num_threads()
     try:
         for n in (1, 3):
             torch.set_num_threads(n)
+            assert pk._threads(8 * 40 * 20 * 20) == n
             y = pk.max_pool2d(x, (3, 3), (2, 2), (1, 1), (20, 20))
             g, = torch.autograd.grad(y, x, torch.ones_like(y))
             outs.append((y, g))

@@ -5,7 +5,9 @@ window with a data-dependent branch per element; on random-looking activations t
 is mispredicted about half the time, so LeNet's first pooling layer cost about as much as its
 convolution and a ResNet stem's 3x3/2 pooling of a 112x112 map ~0.3 s a step. The forward
 below walks each output row once per window offset, keeping the running maximum and its
-position for the whole row with branch-free selects, which the compiler vectorises.
+position for the whole row with branch-free selects, which the compiler vectorises. On
+small planes (rows of a few outputs) a second forward interleaves a vector's worth of planes
+and scans each window once for all of them (``_blocked`` picks it).
 
 Same results as torch's kernel, bit for bit: the window is scanned in the same row-major
 order, a strictly greater value (or a NaN) takes over, so the first maximum wins (the last NaN
@@ -21,8 +23,6 @@ modes), when the library builds (see ``neogluon._cbuild``) and unless
 from __future__ import annotations
 
 import ctypes
-import os
-import time
 
 import torch
 
@@ -31,6 +31,7 @@ from .. import _cbuild
 SOURCE = _cbuild.PARALLEL_C + r"""
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <math.h>
 
 typedef struct {
@@ -93,6 +94,79 @@ typedef struct {
 FWD(float)
 FWD(double)
 
+/* Small planes: rows of a few outputs leave the loop above little to vectorise (NiN's
+   96x22x22 -> 10x10: 10 outputs a row). Here one vector's worth of planes (8 float32 or 4
+   float64 with 256-bit registers, half as many with 128-bit ones) is interleaved into a scratch buffer, position-major, each
+   window is scanned once for all lanes with the same rule and scan order as above, as
+   whole-vector compares and bit selects (GCC/Clang vector extensions), and the maxima and
+   positions are spread back to their planes. MXNet's oneDNN pools in the same way in its
+   8-channel blocked layout. */
+#if defined(__AVX__)
+#define VBYTES 32
+#else
+#define VBYTES 16   /* SSE2, NEON: wider generic vectors are split into poor code */
+#endif
+#define BLK(T, MT)                                                                        \
+  enum { NL_##T = VBYTES / sizeof(T) };                                                   \
+  typedef T v_##T __attribute__((vector_size(VBYTES)));                                   \
+  typedef MT m_##T __attribute__((vector_size(NL_##T * sizeof(MT))));                     \
+  static void blk_##T(const job_t *j) {                                                   \
+    const int H = j->H, W = j->W, Ho = j->Ho, Wo = j->Wo;                                 \
+    const int64_t HW = (int64_t)H * W, HoWo = (int64_t)Ho * Wo;                           \
+    v_##T *buf = (v_##T *)aligned_alloc(sizeof(v_##T),                                    \
+                                        sizeof(v_##T) * (size_t)(HW + HoWo));             \
+    m_##T *ib = (m_##T *)aligned_alloc(sizeof(m_##T), sizeof(m_##T) * (size_t)HoWo);      \
+    if (!buf || !ib) { free(buf); free(ib); fwd_##T(j); return; }                         \
+    v_##T *ob = buf + HW;                                                                 \
+    const v_##T ninf = (v_##T){0} - INFINITY;                                             \
+    for (int64_t p = j->p0; p < j->p1; p += NL_##T) {                                     \
+      const int nb = j->p1 - p < NL_##T ? (int)(j->p1 - p) : NL_##T;                      \
+      const T *xp = (const T *)j->x + p * HW;                                             \
+      if (nb < NL_##T) memset(buf, 0, sizeof(v_##T) * (size_t)HW);                        \
+      for (int b = 0; b < nb; ++b)                                                        \
+        for (int64_t q = 0; q < HW; ++q) buf[q][b] = xp[b * HW + q];                      \
+      for (int oh = 0; oh < Ho; ++oh) {                                                   \
+        const int hs = oh * j->sh - j->ph, hf = hs < 0 ? 0 : hs;                          \
+        for (int ow = 0; ow < Wo; ++ow) {                                                 \
+          const int ws = ow * j->sw - j->pw, wf = ws < 0 ? 0 : ws;                        \
+          v_##T m = ninf;                                                                 \
+          m_##T mi = (m_##T){0} + (MT)(hf * W + wf);                                      \
+          for (int i = 0; i < j->kh; ++i) {                                               \
+            const int h = hs + i;                                                         \
+            if (h < 0 || h >= H) continue;                                                \
+            for (int k = 0; k < j->kw; ++k) {                                             \
+              const int w = ws + k;                                                       \
+              if (w < 0 || w >= W) continue;                                              \
+              const v_##T v = buf[(int64_t)h * W + w];                                    \
+              const m_##T t = (v > m) | (v != v);  /* greater, or NaN: takes over */      \
+              m = (v_##T)(((m_##T)v & t) | ((m_##T)m & ~t));                              \
+              mi = (((m_##T){0} + (MT)(h * W + w)) & t) | (mi & ~t);                      \
+            }                                                                             \
+          }                                                                               \
+          ob[(int64_t)oh * Wo + ow] = m;                                                  \
+          ib[(int64_t)oh * Wo + ow] = mi;                                                 \
+        }                                                                                 \
+      }                                                                                   \
+      T *op = (T *)j->out + p * HoWo;                                                     \
+      int32_t *ip = j->idx + p * HoWo;                                                    \
+      for (int b = 0; b < nb; ++b)                                                        \
+        for (int64_t o = 0; o < HoWo; ++o) {                                              \
+          op[b * HoWo + o] = ob[o][b];                                                    \
+          ip[b * HoWo + o] = (int32_t)ib[o][b];                                           \
+        }                                                                                 \
+    }                                                                                     \
+    free(buf); free(ib);                                                                  \
+  }
+
+BLK(float, int32_t)
+BLK(double, int64_t)
+
+static void *run_blk(void *a) {
+  const job_t *j = (const job_t *)a;
+  if (j->dt) blk_double(j); else blk_float(j);
+  return 0;
+}
+
 static void *run_fwd(void *a) {
   const job_t *j = (const job_t *)a;
   if (j->dt) fwd_double(j); else fwd_float(j);
@@ -126,6 +200,13 @@ void ng_maxpool2d_fwd(int dt, const void *x, void *out, int32_t *idx, int64_t P,
   split(&j, P, nthreads, run_fwd);
 }
 
+void ng_maxpool2d_fwd_blocked(int dt, const void *x, void *out, int32_t *idx, int64_t P,
+                              int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw,
+                              int ph, int pw, int nthreads) {
+  job_t j = {dt, x, out, idx, 0, 0, 0, P, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw};
+  split(&j, P, nthreads, run_blk);
+}
+
 void ng_maxpool2d_bwd(int dt, const void *g, const int32_t *idx, void *gi, int64_t P, int H,
                       int W, int Ho, int Wo, int nthreads) {
   job_t j = {dt, 0, 0, (int32_t *)idx, g, gi, 0, P, H, W, Ho, Wo, 0, 0, 0, 0, 0, 0};
@@ -150,6 +231,8 @@ def _build():
     vp, i64, i = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     lib.ng_maxpool2d_fwd.argtypes = [i, vp, vp, vp, i64] + [i] * 11
     lib.ng_maxpool2d_fwd.restype = None
+    lib.ng_maxpool2d_fwd_blocked.argtypes = lib.ng_maxpool2d_fwd.argtypes
+    lib.ng_maxpool2d_fwd_blocked.restype = None
     lib.ng_maxpool2d_bwd.argtypes = [i, vp, vp, vp, i64, i, i, i, i, i]
     lib.ng_maxpool2d_bwd.restype = None
     return lib
@@ -172,84 +255,41 @@ def _threads(n_out):
     return max(1, min(torch.get_num_threads(), n_out // _PER_THREAD))
 
 
-def _cl_mode() -> str:
-    """``auto`` (time both ways per shape), ``on`` or ``off``, from NEOGLUON_POOL_CL."""
-    m = os.environ.get("NEOGLUON_POOL_CL", "auto").strip().lower() or "auto"
-    return m if m in ("auto", "on", "off") else "auto"
+def _blocked(planes, h, w, ho, wo, kh, kw) -> bool:
+    """Whether the interleaved kernel (``blk_*``) pools these planes rather than the row
+    loop. Its cost is mostly the interleaving (~2 passes over the input), the row loop's the
+    windows (kh * kw per output, poorly vectorised when rows are short). One thread, batch
+    128, float32 (ms, row/interleaved): 96x22x22 3x3/2 24/11, 256x10x10 13/2.8, 384x4x4
+    3x3/2 3.7/0.5, 192x12x12 3x3/1 51/16, 6x28x28 2x2/2 1.1/0.6, 64x56x56 3x3/2 59/48; but
+    64x64x64 3x3/2 61/65, 32x40x40 2x2/2 7.4/10.6, 64x112x112 3x3/2 168/192. Small planes
+    always, mid-sized ones when the windows read each input at least twice over."""
+    if planes < 4:
+        return False
+    px = h * w
+    return px <= 1024 or (px < 4096 and kh * kw * ho * wo >= 2 * px)
 
 
-_MAX_CL_PIXELS = 1024   # larger planes: the layout changes cost more than the pooling saves
-_MIN_CL_CHANNELS = 8
-_cl_choice: dict = {}   # (shape, kernel, stride, pad, ceil, threads) -> channels-last faster
-
-
-def _plane_forward(x, kernel, stride, pad, outs):
-    """The C kernel: (out, int32 positions), both NCHW."""
+def _forward(x, kernel, stride, pad, outs):
+    """(out, int32 positions), both NCHW, from one of the two C kernels (same numbers)."""
     n, c, h, w = x.shape
     ho, wo = outs
     out = torch.empty((n, c, ho, wo), dtype=x.dtype)
     idx = torch.empty((n, c, ho, wo), dtype=torch.int32)
     if out.numel():
-        _LIB.get().ng_maxpool2d_fwd(
-            int(x.dtype is torch.float64), x.data_ptr(), out.data_ptr(), idx.data_ptr(),
-            n * c, h, w, ho, wo, kernel[0], kernel[1], stride[0], stride[1], pad[0],
-            pad[1], _threads(out.numel()))
+        lib = _LIB.get()
+        fn = (lib.ng_maxpool2d_fwd_blocked
+              if _blocked(n * c, h, w, ho, wo, kernel[0], kernel[1]) else lib.ng_maxpool2d_fwd)
+        fn(int(x.dtype is torch.float64), x.data_ptr(), out.data_ptr(), idx.data_ptr(),
+           n * c, h, w, ho, wo, kernel[0], kernel[1], stride[0], stride[1], pad[0], pad[1],
+           _threads(out.numel()))
     return out, idx
-
-
-def _channels_last_forward(x, kernel, stride, pad, outs, ceil):
-    """torch's channels-last pooling, which takes a vector of channels per window position,
-    between two layout changes: the same maxima and positions as the C kernel (torch's
-    rule: a strictly greater value or a NaN takes over; positions ``h * W + w``)."""
-    y, i = torch.ops.aten.max_pool2d_with_indices(
-        x.contiguous(memory_format=torch.channels_last), list(kernel), list(stride),
-        list(pad), [1, 1], ceil)
-    if tuple(y.shape[2:]) != tuple(outs):
-        return None
-    idx = torch.empty(y.shape, dtype=torch.int32)
-    idx.copy_(i)
-    return y.contiguous(), idx
-
-
-def _timed(fn):
-    t = time.perf_counter()
-    r = fn()
-    return time.perf_counter() - t, r
-
-
-def _forward(x, kernel, stride, pad, outs, ceil):
-    """(out, positions) of the max pooling: the C kernel walks one NCHW plane at a time with
-    strided loads; on small planes with many channels torch's channels-last kernel is faster
-    even with the two layout changes (96x22x22 -> 10x10, batch 128: 34 against 55 ms;
-    384x4x4: 1.6 against 11.6), on large planes far slower (64x48x48: 250 against 88). Which
-    one runs is timed on the first call per shape and thread count (both give the same
-    numbers); NEOGLUON_POOL_CL=on/off fixes it."""
-    n, c, h, w = x.shape
-    mode = _cl_mode()
-    if mode == "off" or (mode == "auto" and (c < _MIN_CL_CHANNELS or h * w > _MAX_CL_PIXELS)):
-        return _plane_forward(x, kernel, stride, pad, outs)
-    key = (tuple(x.shape), x.dtype, kernel, stride, pad, ceil, torch.get_num_threads())
-    hit = True if mode == "on" else _cl_choice.get(key)
-    if hit is not None:
-        r = _channels_last_forward(x, kernel, stride, pad, outs, ceil) if hit else None
-        return r if r is not None else _plane_forward(x, kernel, stride, pad, outs)
-    t_cl, r_cl = _timed(lambda: _channels_last_forward(x, kernel, stride, pad, outs, ceil))
-    t_pl, r_pl = _timed(lambda: _plane_forward(x, kernel, stride, pad, outs))
-    if r_cl is None:
-        _cl_choice[key] = False
-        return r_pl
-    t_cl = min(t_cl, _timed(lambda: _channels_last_forward(x, kernel, stride, pad, outs,
-                                                           ceil))[0])
-    t_pl = min(t_pl, _timed(lambda: _plane_forward(x, kernel, stride, pad, outs))[0])
-    _cl_choice[key] = t_cl < t_pl
-    return r_cl if _cl_choice[key] else r_pl
 
 
 class _MaxPool2d(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, kernel, stride, pad, outs, ceil):
         x = x.contiguous()
-        out, idx = _forward(x, kernel, stride, pad, outs, ceil)
+        out, idx = _forward(x, kernel, stride, pad, outs)
         ctx.save_for_backward(x, idx)
         ctx.geometry = (kernel, stride, pad, ceil)
         return out
