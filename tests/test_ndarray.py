@@ -258,3 +258,24 @@ def test_torch_failures_surface_as_mxnet_errors():
         nd.Pooling(nd.ones((1, 1, 2, 2)), kernel=(3, 3), pool_type="max")
     with pytest.raises(mx.MXNetError, match="floating point"):
         nd.softmax(nd.array([1, 2], dtype="int32"))
+
+
+def test_mixed_dtype_arithmetic_is_refused_imperatively_and_hybridized():
+    # MXNet 1.9.1 refuses float32 (op) float64 for nd arrays (type inference fails in the
+    # operator), in a hybridized block too; a captured forward must not quietly promote
+    a = mx.nd.ones((2, 2))
+    b = mx.nd.ones((2, 2), dtype="float64")
+
+    class Net(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):
+            return F.elemwise_mul(x, y) + F.broadcast_add(x, y)
+
+    for hybrid in (False, True):
+        net = Net()
+        if hybrid:
+            net.hybridize()
+        with pytest.raises(mx.MXNetError, match="dtype mismatch: float32 .* float64"):
+            net(a, b)
+        assert net(a, b.astype("float32")).dtype == np.float32
+    with pytest.raises(mx.MXNetError, match="dtype mismatch"):
+        a * b

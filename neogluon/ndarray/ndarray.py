@@ -400,7 +400,9 @@ class NDArray:
 
     # ------------------------------------------------------------------ arithmetic
     def _operand(self, other):
-        if type(other) is NDArray:
+        if type(other) is NDArray or (isinstance(other, NDArray) and
+                                      other.stype == "default"):
+            # (dense subclasses too: the arrays hybridize captures a forward pass with)
             o = other._t
             if o.dtype is not self._t.dtype:
                 raise MXNetError(
