@@ -664,7 +664,9 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
     # copied into it: the buffer tensor and its NDArray stay the same objects. ``buf.data = g``
     # (torch's set_data: a metadata swap, not an aten call; torch's own AccumulateGrad issues a
     # detach to adopt a first gradient) rather than ``buf.set_(g)``. A buffer that is a slice
-    # of a larger one (the Trainer's flat gradient buckets) is written in place.
+    # of a larger one (the Trainer's flat gradient buckets), or one that views were taken of
+    # (``g = x.grad[1:]`` before the backward: MXNet writes the buffer they share), is
+    # written in place.
     taken = {t.untyped_storage().data_ptr() for t in grads_out}
     strided = torch.strided
     from .ndarray.ndarray import _DENSE_TYPES as _DENSE
@@ -693,7 +695,7 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
                 # linear's weight gradient comes back as, is adopted too; so a buffer that is
                 # such a view is replaced again.)
                 ptr = g.untyped_storage().data_ptr()
-                if ptr in taken:
+                if ptr in taken or _viewed(buf):
                     buf.copy_(g)
                 else:
                     taken.add(ptr)
@@ -706,6 +708,18 @@ def _backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bo
 
 
 backward.__doc__ = _backward.__doc__
+
+
+_use_count = getattr(torch._C, "_storage_Use_Count", None)
+
+
+def _viewed(t):
+    """Whether another tensor shares ``t``'s storage (a view of the gradient buffer that
+    must see the new gradient): the storage's reference count beyond ``t`` and the Python
+    storage object made to read it. Without the counter (older torch) no view is assumed."""
+    if _use_count is None:
+        return False
+    return _use_count(t.untyped_storage()._cdata) > 2
 
 
 def _whole(t):

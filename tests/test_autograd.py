@@ -47,6 +47,25 @@ def test_grad_buffer_identity_survives_adoption():
         np.testing.assert_allclose(g_t.numpy(), 2 * k)
 
 
+def test_views_of_the_gradient_taken_before_backward_see_the_new_gradient():
+    # MXNet writes every backward into the same buffer, so a slice or reshape of x.grad made
+    # earlier reads the new values; adopting torch's result as the buffer's storage would
+    # leave such views on the old one
+    x = nd.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    tail, flat = x.grad[1:], x.grad.reshape((3, 1))
+    net = gluon.nn.Dense(2, in_units=2)
+    net.initialize()
+    row = net.weight.grad()[0]
+    for k in (1.0, 2.0):
+        with autograd.record():
+            y = (x * x * k).sum() + net(nd.ones((1, 2))).sum() * k
+        y.backward()
+        assert tail.asnumpy().tolist() == [4 * k, 6 * k]
+        assert flat.asnumpy().ravel().tolist() == [2 * k, 4 * k, 6 * k]
+        assert row.asnumpy().tolist() == [k, k]
+
+
 def test_add_req_accumulates_across_backwards_and_zero_grad_pattern():
     w = nd.ones(2)
     w.attach_grad(grad_req="add")
