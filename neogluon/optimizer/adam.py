@@ -399,8 +399,12 @@ class FTML(_MultiTensor):
             v = [states[p][1] for p in pos]
             z = [states[p][2] for p in pos]
             gg = M.scaled_grads_wd(g, w, self.rescale_grad, wd, self._clip())
+            # v = b2 * v + ((1 - b2) * g) * g, rounded step by step as the kernel does
+            # (addcmul's own order and fusing of the products differ between CPUs' builds)
             _mul_(v, b2)
-            torch._foreach_addcmul_(v, gg, gg, value=1.0 - b2)
+            sq = torch._foreach_mul(gg, 1.0 - b2)
+            _mul_(sq, gg)
+            _add_(v, sq)
             T = M.np_type(w[0])   # the kernel evaluates these in the tensor's precision
             fa = T(1) - T(b1) ** T(t)
             fb = T(1) - T(b2) ** T(t)
