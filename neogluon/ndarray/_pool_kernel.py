@@ -96,11 +96,11 @@ FWD(double)
 
 /* Small planes: rows of a few outputs leave the loop above little to vectorise (NiN's
    96x22x22 -> 10x10: 10 outputs a row). Here one vector's worth of planes (8 float32 or 4
-   float64 with 256-bit registers, half as many with 128-bit ones) is interleaved into a scratch buffer, position-major, each
-   window is scanned once for all lanes with the same rule and scan order as above, as
-   whole-vector compares and bit selects (GCC/Clang vector extensions), and the maxima and
-   positions are spread back to their planes. MXNet's oneDNN pools in the same way in its
-   8-channel blocked layout. */
+   float64 with 256-bit registers, half as many with 128-bit ones) is interleaved into a
+   scratch buffer, position-major, each window is scanned once for all lanes with the same
+   rule and scan order as above, as whole-vector compares and bit selects (GCC/Clang vector
+   extensions), and the maxima and positions are spread back to their planes. MXNet's oneDNN
+   pools in the same way in its 8-channel blocked layout. */
 #if defined(__AVX__)
 #define VBYTES 32
 #else
